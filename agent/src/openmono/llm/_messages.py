@@ -1,0 +1,84 @@
+"""Request-side types: chat messages and tool specs sent to the model; what a probe learns."""
+
+from __future__ import annotations
+
+import json
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+
+class ToolCall(BaseModel):
+    """A tool call inside an assistant message; `arguments` is a JSON string (a dict is dumped)."""
+
+    id: str
+    name: str
+    arguments: str = "{}"
+
+    @field_validator("arguments", mode="before")
+    @classmethod
+    def _dump_dict(cls, value: Any) -> Any:
+        # Callers often hold parsed arguments; the wire (and the session file) carry a JSON string.
+        if isinstance(value, dict | list):
+            return json.dumps(value, ensure_ascii=False)
+        return value
+
+    def to_wire(self) -> dict[str, Any]:
+        return {
+            "id": self.id,
+            "type": "function",
+            "function": {"name": self.name, "arguments": self.arguments},
+        }
+
+
+class ChatMessage(BaseModel):
+    """One message of the conversation as sent to an OpenAI-compatible endpoint."""
+
+    role: Literal["system", "user", "assistant", "tool"]
+    content: str | None = None
+    reasoning_content: str | None = None
+    tool_calls: list[ToolCall] = Field(default_factory=list)
+    tool_call_id: str | None = None
+    name: str | None = None
+
+    def to_wire(self) -> dict[str, Any]:
+        """The message's JSON for `/v1/chat/completions` (empty fields left out)."""
+        # "" rather than null: several chat templates break on a null content next to tool calls.
+        out: dict[str, Any] = {"role": self.role, "content": self.content or ""}
+        if self.reasoning_content:
+            out["reasoning_content"] = self.reasoning_content
+        if self.tool_calls:
+            out["tool_calls"] = [tc.to_wire() for tc in self.tool_calls]
+        if self.tool_call_id is not None:
+            out["tool_call_id"] = self.tool_call_id
+        if self.name is not None:
+            out["name"] = self.name
+        return out
+
+
+class ToolSpec(BaseModel):
+    """A tool offered to the model: name, description and the JSON schema of its parameters."""
+
+    model_config = ConfigDict(frozen=True)
+
+    name: str
+    description: str = ""
+    parameters: dict[str, Any] = Field(default_factory=lambda: {"type": "object", "properties": {}})
+
+    def to_wire(self) -> dict[str, Any]:
+        return {
+            "type": "function",
+            "function": {
+                "name": self.name,
+                "description": self.description,
+                "parameters": self.parameters,
+            },
+        }
+
+
+class ModelInfo(BaseModel):
+    """What the startup probe learnt: the served model's name and its context size per slot."""
+
+    model: str
+    n_ctx: int | None = None
+    source: Literal["props", "models"] = "props"
