@@ -1,1 +1,1 @@
-"""Test support: real processes on free loopback ports, waited on by polling (never fixed sleeps)."""
+"""Test support: real processes on free loopback ports, waited on by polling (no fixed sleeps)."""

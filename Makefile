@@ -1,0 +1,49 @@
+# OpenMono — every target documents itself: `make help` (the default) lists them.
+SHELL := /bin/bash
+.DEFAULT_GOAL := help
+UV ?= $(shell command -v uv 2>/dev/null || echo $(HOME)/.local/bin/uv)
+RUN := $(UV) run --frozen
+
+.PHONY: help setup up down status logs test test-fast lint types check bench compose-config clean
+
+help: ## List the targets
+	@awk 'BEGIN {FS = ":.*?## "} /^[a-zA-Z_-]+:.*?## / {printf "  \033[36m%-15s\033[0m %s\n", $$1, $$2}' $(MAKEFILE_LIST)
+
+setup: ## Install uv, the workspace (Caddy, llama.cpp server, model) and the OS packages (as root)
+	@bash scripts/setup.sh
+
+up: setup ## Bring the native stack up, wait until healthy, print where it listens and /services
+	@$(RUN) openmono up
+
+down: ## Stop exactly the processes `make up` started
+	@$(RUN) openmono down
+
+status: ## Table of the stack's services: pid, address, healthy, detail
+	@$(RUN) openmono status
+
+logs: ## Follow the stack's logs
+	@tail -n 50 -F $${OPENMONO_DATA_DIR:-$$HOME/.openmono}/stack/logs/*.log
+
+test: setup ## Run the whole test suite (real processes on 127.0.0.1)
+	@$(RUN) pytest
+
+test-fast: ## Unit tests only
+	@$(RUN) pytest tests/unit -q
+
+lint: ## ruff check + ruff format --check
+	@$(RUN) ruff check .
+	@$(RUN) ruff format --check .
+
+types: ## mypy --strict on the product packages
+	@$(RUN) mypy
+
+check: setup lint types test ## Lint + types + tests: exactly what .ci/run runs
+
+bench: setup ## Benchmarks: print medians and ratios against a baseline measured in the same run
+	@for b in bench/*.py; do echo "== $$b"; $(RUN) python $$b || exit 1; done
+
+compose-config: ## Validate compose/docker-compose.yml offline (docker-compose config)
+	@docker-compose --env-file compose/.env.example -f compose/docker-compose.yml config -q && echo "compose config ok"
+
+clean: ## Remove caches (keeps .venv and the data dir)
+	@rm -rf .mypy_cache .ruff_cache .pytest_cache

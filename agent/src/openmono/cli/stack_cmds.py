@@ -1,0 +1,88 @@
+"""`openmono up | down | status`: the native stack from the command line."""
+
+from __future__ import annotations
+
+import json
+import sys
+
+import click
+import httpx
+from rich.console import Console
+from rich.table import Table
+
+from openmono.stack import runner
+from openmono.stack.envfile import ensure_secret
+from openmono.stack.errors import StackError
+from openmono.stack.services import HOST, Context
+from openmono.stack.settings import find_project_root, load_settings
+
+
+def _context() -> Context:
+    root = find_project_root()
+    return Context(root, load_settings(root))
+
+
+def _say(line: str) -> None:
+    click.echo(line)
+
+
+@click.command()
+def up() -> None:
+    """Start the native stack (gateway, llama-server, what .env enables); wait until healthy."""
+    try:
+        root = find_project_root()
+        env_file = root / "compose" / ".env"
+        _, generated = ensure_secret(env_file, "LLAMA_API_KEY")
+        if generated:
+            click.echo(f"generated LLAMA_API_KEY into {env_file} (mode 0600)")
+        ctx = Context(root, load_settings(root))
+        runner.up(ctx, _say)
+    except StackError as exc:
+        click.echo(f"error: {exc}", err=True)
+        sys.exit(1)
+    s = ctx.settings
+    gateway = f"http://{HOST}:{s.gateway_port}"
+    click.echo(f"\ngateway   {gateway}   (bearer: LLAMA_API_KEY in {env_file})")
+    click.echo(f"llm       {gateway}/v1   (OpenAI-compatible; llama.cpp /props, /metrics)")
+    click.echo(f"logs      {s.stack_dir / 'logs'}")
+    try:
+        services = httpx.get(f"{gateway}/services", timeout=3.0).json()
+        click.echo(f"/services {json.dumps(services)}")
+    except (httpx.HTTPError, ValueError) as exc:
+        click.echo(f"/services could not be read: {exc}", err=True)
+
+
+@click.command()
+def down() -> None:
+    """Stop exactly the processes this stack started (whole process groups)."""
+    try:
+        runner.down(_context(), _say)
+    except StackError as exc:
+        click.echo(f"error: {exc}", err=True)
+        sys.exit(1)
+
+
+@click.command()
+@click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
+def status(as_json: bool) -> None:
+    """Show each service: pid, address, healthy, detail. Exit code 1 if one is unhealthy."""
+    try:
+        rows = runner.status(_context())
+    except StackError as exc:
+        click.echo(f"error: {exc}", err=True)
+        sys.exit(1)
+    if as_json:
+        click.echo(json.dumps([row.__dict__ for row in rows]))
+    else:
+        table = Table("service", "pid", "address", "healthy", "detail")
+        for row in rows:
+            table.add_row(
+                row.service,
+                str(row.pid or "-"),
+                row.address,
+                "[green]yes[/]" if row.healthy else "[red]no[/]",
+                row.detail,
+            )
+        Console().print(table)
+    if not rows or not all(row.healthy for row in rows):
+        sys.exit(1)

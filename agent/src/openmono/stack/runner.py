@@ -1,0 +1,179 @@
+"""`openmono up | down | status`: run the enabled services in order, wait for health, stop exactly
+ours.
+
+Each service gets a progress line while it starts (`[2/3] llama-server  starting … healthy in 2.6
+s`);
+a service that does not become healthy in time stops the run, shows the tail of its log, and stops
+what
+this run started, so a failed `up` leaves nothing half-running.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from openmono.stack.errors import StackError
+from openmono.stack.health import Health, port_in_use
+from openmono.stack.process import is_ours_and_alive, read_pidfile, spawn, stop_group
+from openmono.stack.services import HOST, SERVICES, Context, ServiceSpec
+
+Say = Callable[[str], None]
+
+
+@dataclass(frozen=True)
+class Row:
+    """One line of `openmono status`."""
+
+    service: str
+    pid: int | None
+    address: str
+    healthy: bool
+    detail: str
+
+
+def _running_pid(ctx: Context, spec: ServiceSpec) -> int | None:
+    record = read_pidfile(ctx.pidfile(spec.name))
+    return record.pid if record and is_ours_and_alive(record) else None
+
+
+def enabled_services(ctx: Context) -> list[ServiceSpec]:
+    return [spec for spec in SERVICES if spec.enabled(ctx.settings)]
+
+
+def _child_env(ctx: Context, spec: ServiceSpec) -> dict[str, str]:
+    env = dict(os.environ)
+    env.update(ctx.settings.as_env())
+    # Caddy keeps autosave/state under XDG dirs: keep them inside this stack's data dir
+    env["XDG_CONFIG_HOME"] = str(ctx.settings.stack_dir / "xdg-config")
+    env["XDG_DATA_HOME"] = str(ctx.settings.stack_dir / "xdg-data")
+    env.update(spec.env(ctx))
+    return env
+
+
+def _tail(path: Path, lines: int = 25) -> str:
+    try:
+        return "\n".join(path.read_text(errors="replace").splitlines()[-lines:])
+    except OSError:
+        return "(no log)"
+
+
+def up(ctx: Context, say: Say) -> None:
+    """Start every enabled service that is not already running, in order, waiting for each."""
+    if not ctx.settings.llama_api_key.get_secret_value():
+        raise StackError("LLAMA_API_KEY is empty: `make up` generates one into compose/.env")
+    specs = enabled_services(ctx)
+    started: list[ServiceSpec] = []
+    for i, spec in enumerate(specs, 1):
+        label = f"[{i}/{len(specs)}] {spec.name:<13}"
+        pid = _running_pid(ctx, spec)
+        if pid is not None:
+            say(f"{label} already running (pid {pid}) on {spec.address(ctx.settings)}")
+            continue
+        if spec.owns_port and port_in_use(HOST, spec.port(ctx.settings)):
+            _rollback(ctx, started, say)
+            raise StackError(
+                f"{spec.name}: port {spec.port(ctx.settings)} is in use by another program; "
+                f"pick another port in compose/.env or the environment"
+            )
+        try:
+            command = spec.command(ctx)
+        except StackError:
+            _rollback(ctx, started, say)
+            raise
+        record = spawn(
+            command, ctx.log(spec.name), _child_env(ctx, spec), ctx.root, ctx.pidfile(spec.name)
+        )
+        started.append(spec)
+        say(f"{label} starting (pid {record.pid}) …")
+        health = _wait_healthy(ctx, spec, record.pid)
+        if not health.ok:
+            _rollback(ctx, started, say)
+            log = ctx.log(spec.name)
+            raise StackError(
+                f"{spec.name} did not become healthy within {spec.start_timeout_s:.0f} s "
+                f"({health.detail}). Last lines of {log}:\n{_tail(log)}"
+            )
+        elapsed = time.time() - record.started_at
+        say(f"{label} healthy in {elapsed:.1f} s on {spec.address(ctx.settings)}")
+
+
+def _wait_healthy(ctx: Context, spec: ServiceSpec, pid: int) -> Health:
+    probe = spec.probe(ctx)
+    deadline = time.monotonic() + spec.start_timeout_s
+    health = Health(False, "not probed yet")
+    delay = 0.05
+    while time.monotonic() < deadline:
+        record = read_pidfile(ctx.pidfile(spec.name))
+        if record is None or not is_ours_and_alive(record):
+            return Health(False, "the process exited")
+        health = probe.check()
+        if health.ok:
+            return health
+        time.sleep(delay)
+        delay = min(delay * 1.5, 0.5)
+    return health
+
+
+def _rollback(ctx: Context, started: list[ServiceSpec], say: Say) -> None:
+    for spec in reversed(started):
+        if _stop_one(ctx, spec):
+            say(f"      stopped {spec.name} (rollback)")
+
+
+def _stop_one(ctx: Context, spec: ServiceSpec) -> bool:
+    pidfile = ctx.pidfile(spec.name)
+    record = read_pidfile(pidfile)
+    stopped = stop_group(record) if record else False
+    pidfile.unlink(missing_ok=True)
+    return stopped
+
+
+def down(ctx: Context, say: Say) -> int:
+    """Stop every service this stack started (whatever is enabled now), in reverse order."""
+    count = 0
+    for spec in reversed(SERVICES):
+        pidfile = ctx.pidfile(spec.name)
+        if not pidfile.exists():
+            continue
+        record = read_pidfile(pidfile)
+        if record and _stop_one(ctx, spec):
+            say(f"stopped {spec.name} (pid {record.pid})")
+            count += 1
+        else:
+            pidfile.unlink(missing_ok=True)
+            say(f"{spec.name} was not running (stale pid file removed)")
+    if count == 0:
+        say("nothing of this stack was running")
+    return count
+
+
+def status(ctx: Context) -> list[Row]:
+    """One row per service that is enabled or still running."""
+    rows: list[Row] = []
+    for spec in SERVICES:
+        pid = _running_pid(ctx, spec)
+        if not spec.enabled(ctx.settings) and pid is None:
+            continue
+        health = spec.probe(ctx).check() if pid is not None else Health(False, "not running")
+        rows.append(Row(spec.name, pid, spec.address(ctx.settings), health.ok, health.detail))
+    upstream = ctx.settings.llama_upstream
+    if upstream:
+        rows.append(_external_row(ctx, "llama (external)", upstream, "/health"))
+    if ctx.settings.searxng_upstream:
+        rows.append(
+            _external_row(ctx, "searxng (external)", ctx.settings.searxng_upstream, "/healthz")
+        )
+    return rows
+
+
+def _external_row(ctx: Context, name: str, upstream: str, path: str) -> Row:
+    from openmono.stack.health import HttpProbe
+    from openmono.stack.services import strip_scheme
+
+    base = upstream if "://" in upstream else f"http://{upstream}"
+    health = HttpProbe(base.rstrip("/") + path).check()
+    return Row(name, None, strip_scheme(upstream), health.ok, health.detail)

@@ -1,0 +1,216 @@
+"""The services of the native stack, one small declaration each, in start order.
+
+Adding a service = adding one `ServiceSpec` to `SERVICES`: when it is enabled, how it is started,
+which
+port it owns, and how its health is probed. `openmono up` starts the enabled ones in this order and
+`openmono down` stops them in reverse.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import sys
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from openmono.stack.errors import StackError
+from openmono.stack.health import HttpProbe, LogProbe, Probe, RedisProbe
+from openmono.stack.settings import StackSettings
+
+HOST = "127.0.0.1"
+
+
+@dataclass(frozen=True)
+class Context:
+    """Where things live for this stack run."""
+
+    root: Path
+    settings: StackSettings
+
+    def log(self, name: str) -> Path:
+        return self.settings.stack_dir / "logs" / f"{name}.log"
+
+    def pidfile(self, name: str) -> Path:
+        return self.settings.stack_dir / "pids" / f"{name}.json"
+
+
+@dataclass(frozen=True)
+class ServiceSpec:
+    """One service of the stack."""
+
+    name: str
+    enabled: Callable[[StackSettings], bool]
+    command: Callable[[Context], list[str]]
+    port: Callable[[StackSettings], int]
+    probe: Callable[[Context], Probe]
+    start_timeout_s: float = 60.0
+    owns_port: bool = True
+    env: Callable[[Context], dict[str, str]] = lambda _ctx: {}
+
+    def address(self, settings: StackSettings) -> str:
+        return f"{HOST}:{self.port(settings)}"
+
+
+def venv_tool(name: str) -> str:
+    """A console script of this environment (caddy, celery, uvicorn), else one found on PATH."""
+    candidate = Path(sys.executable).parent / name
+    if candidate.is_file() and os.access(candidate, os.X_OK):
+        return str(candidate)
+    found = shutil.which(name)
+    if found:
+        return found
+    raise StackError(
+        f"`{name}` not found: run `make setup` (it installs the workspace and its tools)"
+    )
+
+
+def _redis_command(ctx: Context) -> list[str]:
+    server = shutil.which("redis-server")
+    if not server:
+        raise StackError(
+            "redis-server is missing: `apt-get install redis-server` (make setup does it as "
+            "root), or unset OPENMONO_BROKER_URL to run tools in-process"
+        )
+    s = ctx.settings
+    return [
+        server,
+        "--bind",
+        HOST,
+        "--port",
+        str(s.broker_port),
+        "--save",
+        "",
+        "--appendonly",
+        "no",
+        "--dir",
+        str(s.stack_dir),
+    ]
+
+
+def _llama_command(ctx: Context) -> list[str]:
+    s = ctx.settings
+    cmd = [
+        sys.executable,
+        "-m",
+        "openmono.stack.llama_server",
+        "--host",
+        HOST,
+        "--port",
+        str(s.llama_port),
+        "--ctx-size",
+        str(s.llama_ctx_size),
+        "--parallel",
+        str(s.llama_parallel),
+    ]
+    if s.llama_model:
+        cmd += ["--model", s.llama_model]
+    return cmd
+
+
+def _gateway_env(ctx: Context) -> dict[str, str]:
+    s = ctx.settings
+    return {
+        "GATEWAY_LISTEN": f"{HOST}:{s.gateway_port}",
+        "LLAMA_UPSTREAM": strip_scheme(s.llama_upstream) or f"{HOST}:{s.llama_port}",
+        "SEARXNG_UPSTREAM": strip_scheme(s.searxng_upstream) or f"{HOST}:9",
+        "SCRAPE_UPSTREAM": f"{HOST}:{s.scrape_port}",
+        "WEB_SEARCH_ENABLED": "true" if s.search_enabled and s.searxng_upstream else "false",
+        "WEB_SCRAPE_ENABLED": "true" if s.scrape_enabled else "false",
+    }
+
+
+def strip_scheme(url: str) -> str:
+    """`http://host:port/` → `host:port` (the Caddyfile takes host:port upstreams)."""
+    url = url.strip()
+    for prefix in ("http://", "https://"):
+        if url.startswith(prefix):
+            url = url[len(prefix) :]
+    return url.rstrip("/")
+
+
+def _bearer(ctx: Context) -> dict[str, str]:
+    return {"Authorization": f"Bearer {ctx.settings.llama_api_key.get_secret_value()}"}
+
+
+REDIS = ServiceSpec(
+    name="redis",
+    enabled=lambda s: bool(s.openmono_broker_url),
+    command=_redis_command,
+    port=lambda s: s.broker_port,
+    probe=lambda ctx: RedisProbe(HOST, ctx.settings.broker_port),
+    start_timeout_s=20,
+)
+
+WORKER = ServiceSpec(
+    name="worker",
+    enabled=lambda s: bool(s.openmono_broker_url),
+    command=lambda ctx: [
+        venv_tool("celery"),
+        "-A",
+        "openmono_worker.celery_app",
+        "worker",
+        "--loglevel",
+        "INFO",
+        "--concurrency",
+        "2",
+        "--hostname",
+        f"openmono-{ctx.settings.broker_port}@%h",
+    ],
+    port=lambda s: s.broker_port,
+    probe=lambda ctx: LogProbe(ctx.log("worker"), " ready."),
+    start_timeout_s=60,
+    owns_port=False,
+    env=lambda ctx: {"OPENMONO_BROKER_URL": ctx.settings.openmono_broker_url},
+)
+
+LLAMA = ServiceSpec(
+    name="llama-server",
+    enabled=lambda s: not s.llama_upstream,
+    command=_llama_command,
+    port=lambda s: s.llama_port,
+    probe=lambda ctx: HttpProbe(f"http://{HOST}:{ctx.settings.llama_port}/health"),
+    start_timeout_s=180,
+)
+
+SCRAPE = ServiceSpec(
+    name="scrape",
+    enabled=lambda s: s.scrape_enabled,
+    command=lambda ctx: [
+        sys.executable,
+        "-m",
+        "openmono_scrape",
+        "--host",
+        HOST,
+        "--port",
+        str(ctx.settings.scrape_port),
+    ],
+    port=lambda s: s.scrape_port,
+    probe=lambda ctx: HttpProbe(f"http://{HOST}:{ctx.settings.scrape_port}/health"),
+    start_timeout_s=60,
+    env=lambda ctx: (
+        {"SCRAPE_ALLOW_CIDRS": ctx.settings.scrape_allow_cidrs}
+        if ctx.settings.scrape_allow_cidrs
+        else {}
+    ),
+)
+
+GATEWAY = ServiceSpec(
+    name="gateway",
+    enabled=lambda s: True,
+    command=lambda ctx: [
+        venv_tool("caddy"),
+        "run",
+        "--config",
+        str(ctx.root / "caddy" / "Caddyfile"),
+        "--adapter",
+        "caddyfile",
+    ],
+    port=lambda s: s.gateway_port,
+    probe=lambda ctx: HttpProbe(f"http://{HOST}:{ctx.settings.gateway_port}/health"),
+    start_timeout_s=30,
+    env=_gateway_env,
+)
+
+SERVICES: tuple[ServiceSpec, ...] = (REDIS, WORKER, LLAMA, SCRAPE, GATEWAY)

@@ -1,0 +1,97 @@
+"""Settings of the native stack: the same names as `compose/.env`, overridable from the environment.
+
+Precedence: process environment > `compose/.env` of the project > defaults. Two stacks can run side
+by
+side by giving them other ports and another `OPENMONO_DATA_DIR`.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from urllib.parse import urlsplit
+
+from pydantic import Field, SecretStr
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+from openmono.stack.errors import StackError
+
+TRUTHY = frozenset({"1", "true", "yes", "on"})
+
+
+def find_project_root(start: Path | None = None) -> Path:
+    """The checkout holding `caddy/Caddyfile`: `OPENMONO_ROOT`, else the cwd or a parent of it."""
+    env = os.environ.get("OPENMONO_ROOT")
+    if env:
+        root = Path(env).expanduser().resolve()
+        if (root / "caddy" / "Caddyfile").is_file():
+            return root
+        raise StackError(f"OPENMONO_ROOT={env} holds no caddy/Caddyfile")
+    here = (start or Path.cwd()).resolve()
+    for folder in (here, *here.parents):
+        if (folder / "caddy" / "Caddyfile").is_file():
+            return folder
+    raise StackError(
+        "the native stack runs from an OpenMono checkout: cd into it or set OPENMONO_ROOT "
+        "(no caddy/Caddyfile found here or above)"
+    )
+
+
+class StackSettings(BaseSettings):
+    """Ports, upstreams, secrets and switches of the native stack (DESIGN.md §9)."""
+
+    model_config = SettingsConfigDict(extra="ignore", case_sensitive=False)
+
+    gateway_port: int = Field(default=47480, ge=1, le=65535)
+    llama_port: int = Field(default=7474, ge=1, le=65535)
+    scrape_port: int = Field(default=5000, ge=1, le=65535)
+    redis_port: int = Field(default=6379, ge=1, le=65535)
+    llama_api_key: SecretStr = SecretStr("")
+    llama_upstream: str = ""
+    llama_model: str = ""
+    llama_ctx_size: int = Field(default=4096, ge=256)
+    llama_parallel: int = Field(default=1, ge=1)
+    searxng_upstream: str = ""
+    web_search_enabled: str = "false"
+    web_scrape_enabled: str = "false"
+    scrape_allow_cidrs: str = ""
+    openmono_broker_url: str = ""
+    openmono_data_dir: Path = Path("~/.openmono")
+
+    @property
+    def data_dir(self) -> Path:
+        return self.openmono_data_dir.expanduser()
+
+    @property
+    def stack_dir(self) -> Path:
+        return self.data_dir / "stack"
+
+    @property
+    def broker_port(self) -> int:
+        """Redis port: the one in OPENMONO_BROKER_URL when it names one, else REDIS_PORT."""
+        port = urlsplit(self.openmono_broker_url).port if self.openmono_broker_url else None
+        return port or self.redis_port
+
+    def as_env(self) -> dict[str, str]:
+        """Every setting under its `.env` name, for the child processes."""
+        out: dict[str, str] = {}
+        for name in type(self).model_fields:
+            value = getattr(self, name)
+            if isinstance(value, SecretStr):
+                value = value.get_secret_value()
+            out[name.upper()] = str(value)
+        return out
+
+    @property
+    def search_enabled(self) -> bool:
+        return self.web_search_enabled.strip().lower() in TRUTHY
+
+    @property
+    def scrape_enabled(self) -> bool:
+        return self.web_scrape_enabled.strip().lower() in TRUTHY
+
+
+def load_settings(root: Path) -> StackSettings:
+    """Settings from the environment, then `<root>/compose/.env` (if present)."""
+    env_file = root / "compose" / ".env"
+    return StackSettings(_env_file=env_file if env_file.is_file() else None)

