@@ -6,23 +6,50 @@ nowhere else, so a contract changes in exactly one place (see docs/architecture.
 Modules:
     services  -- the gateway's `/services` capability document
     tools     -- `ToolRequest` / `ToolResult` exchanged between the agent and the tool worker
+    effects   -- typed effects of agent-side tools (AskUser, TodoWrite, plan mode, MemorySave)
     scrape    -- the scrape service's request, response and error bodies
+    netguard  -- the SSRF guard shared by the scrape service and the agent's WebFetch
 """
 
+from openmono_contracts.effects import (
+    AskUserEffect,
+    MemorySavedEffect,
+    MemoryType,
+    PlanModeEffect,
+    TodoItem,
+    TodosEffect,
+    TodoStatus,
+    ToolEffect,
+)
 from openmono_contracts.errors import ContractError
+from openmono_contracts.netguard import (
+    BlockedTargetError,
+    CheckedTarget,
+    NetGuard,
+    NetGuardError,
+    UnresolvableHostError,
+)
 from openmono_contracts.scrape import (
+    ScrapeEngine,
     ScrapeErrorBody,
     ScrapeErrorCode,
     ScrapeFormat,
     ScrapeRequest,
     ScrapeResponse,
-    ScrapeEngine,
 )
 from openmono_contracts.services import ServicesInfo
 from openmono_contracts.tools import ToolRequest, ToolResult, WebAccess
 
 __all__ = [
+    "AskUserEffect",
+    "BlockedTargetError",
+    "CheckedTarget",
     "ContractError",
+    "MemorySavedEffect",
+    "MemoryType",
+    "NetGuard",
+    "NetGuardError",
+    "PlanModeEffect",
     "ScrapeEngine",
     "ScrapeErrorBody",
     "ScrapeErrorCode",
@@ -30,7 +57,12 @@ __all__ = [
     "ScrapeRequest",
     "ScrapeResponse",
     "ServicesInfo",
+    "TodoItem",
+    "TodoStatus",
+    "TodosEffect",
+    "ToolEffect",
     "ToolRequest",
     "ToolResult",
+    "UnresolvableHostError",
     "WebAccess",
 ]

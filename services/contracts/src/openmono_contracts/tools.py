@@ -4,6 +4,8 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
+from openmono_contracts.effects import ToolEffect
+
 
 class WebAccess(BaseModel):
     """How the web tools reach the gateway; resolved by the agent, used by the worker."""
@@ -36,3 +38,5 @@ class ToolResult(BaseModel):
     truncated: bool = False
     artifact: str | None = None
     elapsed_ms: float = 0.0
+    # Set only by agent-side tools (AskUser, TodoWrite, plan mode, MemorySave); see effects.py.
+    effect: ToolEffect | None = None

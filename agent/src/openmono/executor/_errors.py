@@ -1,0 +1,9 @@
+"""The one exception base of `openmono.executor`."""
+
+
+class ExecutorError(Exception):
+    """An executor cannot be created or used (the message says what to fix)."""
+
+
+class ExecutorUnavailable(ExecutorError):
+    """A broker URL is configured but the Celery executor cannot be loaded."""

@@ -1,0 +1,27 @@
+"""The one exception base of the worker package.
+
+    WorkerError
+     └── ToolError          a tool call failed in a way the model can act on (ok=False result)
+          └── PathRefused   a path escapes the workspace, or is malformed (NUL, `~`, symlink loop)
+
+`run_tool` turns every `ToolError` into `ToolResult(ok=False, error=str(exc))`; nothing escapes it.
+"""
+
+from __future__ import annotations
+
+
+class WorkerError(Exception):
+    """Base of every error raised by `openmono_worker`."""
+
+
+class ToolError(WorkerError):
+    """A tool could not do what was asked; the message is written for the model."""
+
+
+class PathRefused(ToolError):
+    """A path is outside the workspace (after resolving symlinks) or is not a usable path."""
+
+    def __init__(self, path: str, reason: str) -> None:
+        super().__init__(f"path refused: {path!r}: {reason}")
+        self.path = path
+        self.reason = reason

@@ -1,0 +1,22 @@
+"""OpenMono's tools (the hands): one module per tool, found by the registry.
+
+Public surface: the `Tool` base and its `ToolContext` / `ToolOutcome`, the registry (`registry`,
+`get_tool`, `tool_specs`) and `CallCancelled`. Each tool module (`file_read`, `bash`, ...) defines a
+pydantic `Params` model and a `TOOL` instance. Paths go through `openmono_worker.workspace`.
+
+Agent-side tools (AskUser, TodoWrite, EnterPlanMode, ExitPlanMode, MemorySave) run like any tool and
+return a typed `effect` (see `openmono_contracts.effects`) that the loop acts on.
+"""
+
+from openmono_worker.tools._base import CallCancelled, Tool, ToolContext, ToolOutcome
+from openmono_worker.tools._registry import get_tool, registry, tool_specs
+
+__all__ = [
+    "CallCancelled",
+    "Tool",
+    "ToolContext",
+    "ToolOutcome",
+    "get_tool",
+    "registry",
+    "tool_specs",
+]

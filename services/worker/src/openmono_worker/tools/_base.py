@@ -1,0 +1,121 @@
+"""What a tool is: a typed `Params` model, two flags, and `execute(params, ctx) -> ToolOutcome`.
+
+A tool module defines `class Params(BaseModel)` (the JSON schema the model sees is derived from it),
+a `Tool` subclass, and a module-level `TOOL` instance; the registry finds it by that name, so a new
+tool is one new module. Tools raise `ToolError` for failures the model can act on; `run_tool` turns
+those into `ok=False` results, and writes big outputs to artifacts, so tools never deal with either.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from abc import ABC, abstractmethod
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, ClassVar, Generic, TypeVar
+
+from openmono_contracts import ToolEffect, WebAccess
+from pydantic import BaseModel
+
+from openmono_worker.errors import ToolError
+from openmono_worker.settings import WorkerSettings
+from openmono_worker.workspace import display_path, resolve_path
+
+P = TypeVar("P", bound=BaseModel)
+
+
+class CallCancelled(ToolError):
+    """The executor cancelled the call; any process it started is already dead."""
+
+    def __init__(self) -> None:
+        super().__init__("cancelled")
+
+
+@dataclass(frozen=True)
+class ToolOutcome:
+    """What a tool hands back; `run_tool` adds call id, timing and the artifact handling."""
+
+    output: str
+    ok: bool = True
+    error: str | None = None
+    truncated: bool = False
+    effect: ToolEffect | None = None
+
+
+@dataclass(frozen=True)
+class ToolContext:
+    """Everything a tool may use besides its parameters: where, who, how long, and a cancel flag."""
+
+    workspace: Path
+    call_id: str
+    session_id: str
+    timeout_s: float
+    settings: WorkerSettings
+    cancel: threading.Event = field(default_factory=threading.Event)
+    web: WebAccess = field(default_factory=WebAccess)
+
+    def resolve(self, path: str, *, read: bool = False) -> Path:
+        """A workspace path; reads may also reach this session's artifact files."""
+        extra = (self.artifact_root(),) if read else ()
+        return resolve_path(self.workspace, path, extra_roots=extra)
+
+    def show(self, path: Path) -> str:
+        """A path as the model should see it (relative to the workspace)."""
+        return display_path(path, self.workspace)
+
+    def artifact_root(self) -> Path:
+        """This process's artifact directory, resolved (it may not exist yet)."""
+        return Path(os.path.realpath(self.settings.artifacts_root))
+
+    def check_cancelled(self) -> None:
+        """Raise `CallCancelled` if the executor asked us to stop."""
+        if self.cancel.is_set():
+            raise CallCancelled
+
+
+def _strip_titles(node: Any) -> Any:
+    """Drop pydantic's generated `title` keys: they cost tokens and tell the model nothing."""
+    if isinstance(node, dict):
+        return {
+            k: _strip_titles(v)
+            for k, v in node.items()
+            if not (k == "title" and isinstance(v, str))
+        }
+    if isinstance(node, list):
+        return [_strip_titles(v) for v in node]
+    return node
+
+
+class Tool(ABC, Generic[P]):
+    """Base of every tool. Subclasses set the class attributes and implement `execute`."""
+
+    name: ClassVar[str]
+    description: ClassVar[str]
+    # True: never changes the workspace or anything else outside the conversation.
+    read_only: ClassVar[bool] = False
+    # True: may run at the same time as other concurrency-safe calls of the same turn.
+    concurrency_safe: ClassVar[bool] = False
+    params_model: type[P]
+
+    @abstractmethod
+    def execute(self, params: P, ctx: ToolContext) -> ToolOutcome:
+        """Do the work; raise `ToolError` for failures the model can act on."""
+
+    def parse(self, raw: dict[str, Any]) -> P:
+        """Validate raw JSON arguments (raises pydantic's `ValidationError`)."""
+        return self.params_model.model_validate(raw)
+
+    def run(self, raw: dict[str, Any], ctx: ToolContext) -> ToolOutcome:
+        return self.execute(self.parse(raw), ctx)
+
+    def spec(self) -> dict[str, Any]:
+        """The tool as the agent advertises it to the model, plus the flags the loop needs."""
+        schema = _strip_titles(self.params_model.model_json_schema())
+        return {
+            "name": self.name,
+            "description": self.description,
+            "parameters": schema,
+            "read_only": self.read_only,
+            "concurrency_safe": self.concurrency_safe,
+        }

@@ -1,0 +1,61 @@
+"""Small text helpers shared by the file tools: binary sniffing, decoding, atomic writes."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import stat
+import tempfile
+from pathlib import Path
+
+from openmono_worker.errors import ToolError
+
+SNIFF_BYTES = 8192
+
+
+def looks_binary(sample: bytes) -> bool:
+    """A NUL byte in the first block means binary (what git and ripgrep decide too)."""
+    return b"\x00" in sample[:SNIFF_BYTES]
+
+
+def read_text(path: Path, shown: str) -> str:
+    """The whole file as text (undecodable bytes replaced); refuses binaries and directories."""
+    if path.is_dir():
+        raise ToolError(f"{shown} is a directory; use ListDirectory")
+    try:
+        data = path.read_bytes()
+    except FileNotFoundError as exc:
+        raise ToolError(f"file not found: {shown}") from exc
+    except OSError as exc:
+        raise ToolError(f"cannot read {shown}: {exc.strerror}") from exc
+    if looks_binary(data):
+        raise ToolError(f"{shown} is a binary file ({len(data)} bytes); not edited as text")
+    return data.decode("utf-8", errors="replace")
+
+
+def atomic_write(path: Path, content: str) -> bool:
+    """Write `content` via a temp file in the same directory + rename; keep the old mode.
+
+    Returns True if the file existed before. Parent directories are created as needed.
+    """
+    existed = path.exists()
+    mode = stat.S_IMODE(path.stat().st_mode) if existed else None
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    tmp_path = Path(tmp)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8", newline="") as fh:
+            fh.write(content)
+            fh.flush()
+            os.fsync(fh.fileno())
+        if mode is None:
+            umask = os.umask(0)
+            os.umask(umask)
+            mode = 0o666 & ~umask
+        tmp_path.chmod(mode)
+        tmp_path.replace(path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            tmp_path.unlink()
+        raise
+    return existed
