@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import sys
 
 import click
@@ -14,7 +15,7 @@ from openmono.stack import runner
 from openmono.stack.envfile import ensure_secret
 from openmono.stack.errors import StackError
 from openmono.stack.services import HOST, Context
-from openmono.stack.settings import find_project_root, load_settings
+from openmono.stack.settings import env_file_path, find_project_root, load_settings
 
 
 def _context() -> Context:
@@ -31,8 +32,10 @@ def up() -> None:
     """Start the native stack (gateway, llama-server, what .env enables); wait until healthy."""
     try:
         root = find_project_root()
-        env_file = root / "compose" / ".env"
-        _, generated = ensure_secret(env_file, "LLAMA_API_KEY")
+        env_file = env_file_path(root)
+        generated = False
+        if not os.environ.get("LLAMA_API_KEY"):
+            _, generated = ensure_secret(env_file, "LLAMA_API_KEY")
         if generated:
             click.echo(f"generated LLAMA_API_KEY into {env_file} (mode 0600)")
         ctx = Context(root, load_settings(root))

@@ -17,6 +17,10 @@ from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
+# Children started by this process: kept referenced so they are reaped (no zombies, no ResourceWarning
+# about a Popen collected while its detached child still runs).
+_CHILDREN: dict[int, subprocess.Popen[bytes]] = {}
+
 
 @dataclass(frozen=True)
 class PidRecord:
@@ -66,6 +70,7 @@ def spawn(
             cwd=str(cwd),
             start_new_session=True,
         )
+    _CHILDREN[popen.pid] = popen
     record = PidRecord(popen.pid, _start_ticks(popen.pid) or 0, list(command), time.time())
     pidfile.parent.mkdir(parents=True, exist_ok=True)
     pidfile.write_text(json.dumps(asdict(record)))
@@ -136,5 +141,6 @@ def _pgid_of(pid: int) -> int | None:
 
 def _reap(pid: int) -> None:
     """Collect the exit status when the process is our own child (started in this same command)."""
-    with contextlib.suppress(ChildProcessError):
-        os.waitpid(pid, os.WNOHANG)
+    popen = _CHILDREN.get(pid)
+    if popen is not None and popen.poll() is not None:
+        del _CHILDREN[pid]

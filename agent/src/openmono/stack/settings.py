@@ -91,7 +91,13 @@ class StackSettings(BaseSettings):
         return self.web_scrape_enabled.strip().lower() in TRUTHY
 
 
+def env_file_path(root: Path) -> Path:
+    """The stack's `.env`: `OPENMONO_ENV_FILE` if set, else `<root>/compose/.env`."""
+    override = os.environ.get("OPENMONO_ENV_FILE")
+    return Path(override).expanduser() if override else root / "compose" / ".env"
+
+
 def load_settings(root: Path) -> StackSettings:
-    """Settings from the environment, then `<root>/compose/.env` (if present)."""
-    env_file = root / "compose" / ".env"
+    """Settings from the environment, then the stack's `.env` (if present)."""
+    env_file = env_file_path(root)
     return StackSettings(_env_file=env_file if env_file.is_file() else None)

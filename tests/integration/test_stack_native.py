@@ -1,0 +1,167 @@
+"""`openmono up | status | down` against real processes: Caddy, llama.cpp server, on free ports."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import stat
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import httpx
+import pytest
+
+from tests.support.llama import LlamaServer
+from tests.support.procs import ROOT, free_port
+
+pytestmark = pytest.mark.integration
+
+OPENMONO = [sys.executable, "-m", "openmono.cli"]
+
+
+def _run(
+    args: list[str], env: dict[str, str], timeout: float = 240
+) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [*OPENMONO, *args], env=env, cwd=ROOT, capture_output=True, text=True, timeout=timeout
+    )
+
+
+def _our_processes(data_dir: Path) -> list[int]:
+    """Pids whose command line or environment mentions this test's data dir (i.e. ours)."""
+    found = []
+    needle = str(data_dir).encode()
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit() or int(entry.name) == os.getpid():
+            continue
+        try:
+            blob = (entry / "cmdline").read_bytes() + (entry / "environ").read_bytes()
+            state = (entry / "stat").read_text().rsplit(")", 1)[1].split()[0]
+        except OSError:
+            continue
+        if needle in blob and state != "Z":
+            found.append(int(entry.name))
+    return found
+
+
+@pytest.fixture
+def stack_env(tmp_path: Path) -> Iterator[dict[str, str]]:
+    env = {k: v for k, v in os.environ.items() if k not in {"LLAMA_API_KEY", "LLAMA_UPSTREAM"}}
+    env.update(
+        OPENMONO_ROOT=str(ROOT),
+        OPENMONO_ENV_FILE=str(tmp_path / "stack.env"),
+        OPENMONO_DATA_DIR=str(tmp_path / "data"),
+        GATEWAY_PORT=str(free_port()),
+        LLAMA_PORT=str(free_port()),
+        LLAMA_CTX_SIZE="1024",
+        WEB_SEARCH_ENABLED="false",
+        WEB_SCRAPE_ENABLED="false",
+        OPENMONO_BROKER_URL="",
+    )
+    yield env
+    _run(["down"], env, timeout=60)
+    for pid in _our_processes(tmp_path / "data"):  # never leave anything behind, even on failure
+        os.kill(pid, signal.SIGKILL)
+
+
+def test_up_status_down_leaves_nothing_running(stack_env: dict[str, str], tmp_path: Path) -> None:
+    up = _run(["up"], stack_env)
+    assert up.returncode == 0, up.stdout + up.stderr
+    out = up.stdout
+    assert "generated LLAMA_API_KEY" in out
+    assert "llama-server" in out and "gateway" in out and "healthy in" in out
+    assert '/services {"llm": true, "search": false, "scrape": false}' in out
+
+    env_file = Path(stack_env["OPENMONO_ENV_FILE"])
+    assert stat.S_IMODE(env_file.stat().st_mode) == 0o600
+    key = next(
+        line.split("=", 1)[1]
+        for line in env_file.read_text().splitlines()
+        if line.startswith("LLAMA_API_KEY=")
+    )
+    gateway = f"http://127.0.0.1:{stack_env['GATEWAY_PORT']}"
+    models = httpx.get(
+        f"{gateway}/v1/models", headers={"Authorization": f"Bearer {key}"}, timeout=10
+    )
+    assert models.status_code == 200
+    assert httpx.get(f"{gateway}/v1/models", timeout=10).status_code == 401
+
+    status = _run(["status", "--json"], stack_env, timeout=60)
+    assert status.returncode == 0, status.stdout + status.stderr
+    rows = {row["service"]: row for row in json.loads(status.stdout)}
+    assert set(rows) == {"llama-server", "gateway"}
+    assert all(row["healthy"] and row["pid"] for row in rows.values())
+    assert rows["gateway"]["address"] == f"127.0.0.1:{stack_env['GATEWAY_PORT']}"
+
+    again = _run(["up"], stack_env)
+    assert again.returncode == 0
+    assert again.stdout.count("already running") == 2
+    assert "generated" not in again.stdout  # the key is generated once
+
+    assert _our_processes(tmp_path / "data")
+    down = _run(["down"], stack_env, timeout=60)
+    assert down.returncode == 0, down.stderr
+    assert "stopped gateway" in down.stdout and "stopped llama-server" in down.stdout
+    assert _our_processes(tmp_path / "data") == []
+    for row in rows.values():
+        assert not Path(f"/proc/{row['pid']}").exists() or _zombie(row["pid"])
+
+    after = _run(["status"], stack_env, timeout=60)
+    assert after.returncode == 1
+    assert "not running" in after.stdout
+
+
+def _zombie(pid: int) -> bool:
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] == "Z"
+    except OSError:
+        return True
+
+
+def test_port_taken_is_a_clear_error_and_nothing_is_left(
+    stack_env: dict[str, str], tmp_path: Path, llama: LlamaServer
+) -> None:
+    # an external llama server: only the gateway would start, and its port is taken
+    stack_env["LLAMA_UPSTREAM"] = llama.url
+    stack_env["LLAMA_API_KEY"] = llama.api_key
+    stack_env["GATEWAY_PORT"] = llama.url.rsplit(":", 1)[1]
+    up = _run(["up"], stack_env)
+    assert up.returncode == 1
+    assert "port" in up.stderr and "in use" in up.stderr
+    assert "Traceback" not in up.stderr
+    assert _our_processes(tmp_path / "data") == []
+
+
+def test_external_llama_upstream_starts_only_the_gateway(
+    stack_env: dict[str, str], llama: LlamaServer
+) -> None:
+    stack_env["LLAMA_UPSTREAM"] = llama.url
+    stack_env["LLAMA_API_KEY"] = llama.api_key
+    up = _run(["up"], stack_env)
+    assert up.returncode == 0, up.stdout + up.stderr
+    assert "llama-server" not in up.stdout.split("gateway   http")[0]
+    gateway = f"http://127.0.0.1:{stack_env['GATEWAY_PORT']}"
+    props = httpx.get(
+        f"{gateway}/props", headers={"Authorization": f"Bearer {llama.api_key}"}, timeout=10
+    )
+    assert props.status_code == 200
+    assert props.json()["default_generation_settings"]["n_ctx"] > 0
+    status = _run(["status", "--json"], stack_env, timeout=60)
+    rows = {row["service"]: row for row in json.loads(status.stdout)}
+    assert rows["llama (external)"]["healthy"]
+    assert "llama-server" not in rows
+
+
+def test_a_service_that_fails_rolls_back_with_its_log(
+    stack_env: dict[str, str], tmp_path: Path
+) -> None:
+    stack_env["LLAMA_MODEL"] = str(tmp_path / "no-such-model.gguf")
+    up = _run(["up"], stack_env)
+    assert up.returncode == 1
+    assert "llama-server did not become healthy" in up.stderr
+    assert "no-such-model.gguf" in up.stderr  # the log tail says why
+    assert "Traceback" not in up.stderr
+    assert _our_processes(tmp_path / "data") == []
