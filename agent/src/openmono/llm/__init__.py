@@ -12,6 +12,7 @@ SSE parsing, tool-call fragment assembly and text tool-call recovery (`openmono.
 live here and nowhere else; the loop sees only `StreamEvent`s and `LLMError`s.
 """
 
+from openmono.llm._client import OpenAICompatModel
 from openmono.llm._errors import (
     AuthError,
     ContextOverflowError,
@@ -36,12 +37,16 @@ from openmono.llm._events import (
 from openmono.llm._messages import ChatMessage, ModelInfo, ToolCall, ToolSpec
 from openmono.llm._model import Model
 from openmono.llm._settings import LLMSettings
+from openmono.llm._wire import EndpointError, normalize_endpoint
+from openmono.llm.textcalls import CallProblem, Recovery, TextCall, recover_tool_calls
 
 __all__ = [
     "AuthError",
+    "CallProblem",
     "ChatMessage",
     "ContextOverflowError",
     "Done",
+    "EndpointError",
     "FirstTokenTimeout",
     "HTTPStatusError",
     "LLMError",
@@ -49,11 +54,14 @@ __all__ = [
     "LLMTimeoutError",
     "Model",
     "ModelInfo",
+    "OpenAICompatModel",
     "ReasoningDelta",
     "RecoveredText",
+    "Recovery",
     "StallTimeout",
     "StreamError",
     "StreamEvent",
+    "TextCall",
     "TextDelta",
     "ToolCall",
     "ToolCallComplete",
@@ -61,4 +69,6 @@ __all__ = [
     "ToolSpec",
     "TransportError",
     "Usage",
+    "normalize_endpoint",
+    "recover_tool_calls",
 ]

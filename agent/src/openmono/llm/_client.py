@@ -1,0 +1,321 @@
+"""`OpenAICompatModel`: streaming chat completions from llama.cpp (or any OpenAI-compatible server).
+
+One call of `stream()`:
+  1. POST `/v1/chat/completions` with `stream: true` and `stream_options.include_usage`.
+  2. A 429/5xx answer or a transport failure *before the first token* is retried with exponential
+     backoff (or the server's `Retry-After`), at most `max_retries` times. After the first token
+     nothing is retried: the caller has already shown it, and a replay would duplicate it.
+  3. 400 `exceed_context_size_error` → `ContextOverflowError`; 401/403 → `AuthError`.
+  4. The body is parsed as SSE and each chunk turned into events (`TurnAssembler`); a `[DONE]` or
+     a closed stream after `finish_reason` ends it, an error frame raises.
+  5. Two guards: the first token must come within `first_token_timeout_s` of sending the request
+     (connect and prompt processing included), and once tokens flow, a silence of
+     `stall_timeout_s` (not even a keep-alive comment) aborts the stream.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import random
+from collections.abc import AsyncIterator, Sequence
+from types import TracebackType
+from typing import Any
+
+import httpx
+
+from openmono.llm._assemble import TurnAssembler
+from openmono.llm._errors import (
+    AuthError,
+    FirstTokenTimeout,
+    HTTPStatusError,
+    LLMError,
+    StallTimeout,
+    StreamError,
+    TransportError,
+)
+from openmono.llm._events import StreamEvent
+from openmono.llm._messages import ChatMessage, ModelInfo, ToolSpec
+from openmono.llm._settings import LLMSettings
+from openmono.llm._sse import SSEParser
+from openmono.llm._wire import (
+    error_message,
+    error_object,
+    frame_error,
+    normalize_endpoint,
+    overflow_error,
+    parse_retry_after,
+)
+
+
+class _Retry(Exception):
+    """Internal: this attempt failed in a way that may be retried (nothing was yielded yet)."""
+
+    def __init__(self, error: LLMError, retry_after: float | None = None) -> None:
+        super().__init__(str(error))
+        self.error = error
+        self.retry_after = retry_after
+
+
+class OpenAICompatModel:
+    """The `Model` for an OpenAI-compatible endpoint; use it as an async context manager."""
+
+    def __init__(self, settings: LLMSettings, *, client: httpx.AsyncClient | None = None) -> None:
+        self.settings = settings
+        self.root = normalize_endpoint(settings.endpoint)
+        self.info: ModelInfo | None = None
+        self._client = client
+        self._owns_client = client is None
+
+    async def __aenter__(self) -> OpenAICompatModel:
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        await self.aclose()
+
+    async def aclose(self) -> None:
+        if self._client is not None and self._owns_client:
+            await self._client.aclose()
+            self._client = None
+
+    # -- public ---------------------------------------------------------------------------------
+
+    async def probe(self) -> ModelInfo:
+        """Model name and per-slot `n_ctx` from `GET /props`, else from `GET /v1/models`."""
+        props = await self._get_json("/props", allow_missing=True)
+        if props is not None:
+            gen = props.get("default_generation_settings") or {}
+            model = props.get("model_alias") or props.get("model_path")
+            if isinstance(model, str) and model:
+                self.info = ModelInfo(model=model, n_ctx=_pos_int(gen.get("n_ctx")), source="props")
+                return self.info
+        models = await self._get_json("/v1/models", allow_missing=False)
+        data = (models or {}).get("data") or []
+        if not data or not isinstance(data[0], dict) or not data[0].get("id"):
+            raise HTTPStatusError(f"{self.root}/v1/models lists no model", 200, json.dumps(models))
+        first = data[0]
+        meta = first.get("meta") or {}
+        n_ctx = _pos_int(
+            meta.get("n_ctx") or first.get("context_length") or first.get("max_model_len")
+        )
+        self.info = ModelInfo(model=str(first["id"]), n_ctx=n_ctx, source="models")
+        return self.info
+
+    async def stream(
+        self,
+        messages: Sequence[ChatMessage],
+        tools: Sequence[ToolSpec] | None = None,
+        *,
+        max_tokens: int | None = None,
+        temperature: float | None = None,
+    ) -> AsyncIterator[StreamEvent]:
+        """Stream one assistant turn (see the module docstring for the steps)."""
+        body = self._body(messages, tools, max_tokens, temperature)
+        s = self.settings
+        attempt = 0
+        while True:
+            asm = TurnAssembler(tools, recover_text_calls=s.recover_text_calls)
+            try:
+                async for event in self._attempt(body, asm):
+                    yield event
+                return
+            except _Retry as retry:
+                if asm.started or attempt >= s.max_retries:
+                    raise retry.error from None
+                await asyncio.sleep(self._delay(attempt, retry.retry_after))
+                attempt += 1
+
+    # -- one attempt ----------------------------------------------------------------------------
+
+    async def _attempt(
+        self, body: dict[str, Any], asm: TurnAssembler
+    ) -> AsyncIterator[StreamEvent]:
+        s = self.settings
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + s.first_token_timeout_s
+        request = self._http().build_request(
+            "POST",
+            f"{self.root}/v1/chat/completions",
+            json=body,
+            headers={**self._auth(), "Accept": "text/event-stream"},
+        )
+        try:
+            async with asyncio.timeout_at(deadline):
+                response = await self._http().send(request, stream=True)
+        except TimeoutError:
+            raise self._first_token_timeout() from None
+        except httpx.TransportError as exc:
+            raise _Retry(TransportError(f"cannot reach the LLM at {self.root}: {exc!r}")) from exc
+        try:
+            if response.status_code != 200:
+                await self._raise_status(response, deadline)
+            parser = SSEParser()
+            chunks = response.aiter_bytes().__aiter__()
+            finished = got_done = False
+            while not finished:
+                limit = loop.time() + s.stall_timeout_s if asm.started else deadline
+                try:
+                    async with asyncio.timeout_at(limit):
+                        data = await anext(chunks)
+                except StopAsyncIteration:
+                    messages = parser.close()
+                    finished = True
+                except TimeoutError:
+                    if asm.started:
+                        raise StallTimeout(
+                            f"the LLM stream stalled: no data for {s.stall_timeout_s:g} s",
+                            s.stall_timeout_s,
+                        ) from None
+                    raise self._first_token_timeout() from None
+                except httpx.TransportError as exc:
+                    error = TransportError(f"the LLM connection broke mid-stream: {exc!r}")
+                    if asm.started:
+                        raise error from exc
+                    raise _Retry(error) from exc
+                else:
+                    messages = parser.feed(data)
+                for msg in messages:
+                    if msg.event == "error":
+                        raise frame_error(msg.data)
+                    if msg.data.strip() == "[DONE]":
+                        finished = got_done = True
+                        break
+                    for event in asm.feed(_decode(msg.data)):
+                        yield event
+            if asm.finish_reason is None and not got_done:
+                # Closed with neither a finish_reason nor [DONE]: the answer is incomplete.
+                if not asm.started:
+                    raise _Retry(TransportError("the LLM closed the stream before any token"))
+                raise StreamError("the LLM stream ended before the model finished its answer")
+            for event in asm.finish():
+                yield event
+        finally:
+            await response.aclose()
+
+    async def _raise_status(self, response: httpx.Response, deadline: float) -> None:
+        status = response.status_code
+        try:
+            async with asyncio.timeout_at(deadline):
+                raw = await response.aread()
+        except (TimeoutError, httpx.TransportError):
+            raw = b""
+        body = raw.decode("utf-8", "replace")
+        err = error_object(body)
+        if status == 400:
+            overflow = overflow_error(err, body)
+            if overflow is not None:
+                raise overflow
+        if status in (401, 403):
+            hint = (
+                "no API key is configured, but the endpoint requires one"
+                if not self.settings.api_key
+                else "the configured API key is not the one the server expects"
+            )
+            raise AuthError(
+                f"the LLM endpoint {self.root} refused the request (HTTP {status}: "
+                f"{error_message(body)}): {hint} (LLAMA_API_KEY / the llm api_key setting)",
+                status,
+            )
+        error = HTTPStatusError(
+            f"the LLM endpoint answered HTTP {status}: {error_message(body)}", status, body
+        )
+        if status == 429 or status >= 500:
+            raise _Retry(error, parse_retry_after(response.headers.get("retry-after")))
+        raise error
+
+    # -- helpers --------------------------------------------------------------------------------
+
+    def _http(self) -> httpx.AsyncClient:
+        if self._client is None:
+            s = self.settings
+            # read=None: the stream guards are ours (first-token deadline, stall limit).
+            timeout = httpx.Timeout(connect=s.connect_timeout_s, read=None, write=30.0, pool=30.0)
+            self._client = httpx.AsyncClient(timeout=timeout)
+        return self._client
+
+    def _auth(self) -> dict[str, str]:
+        key = self.settings.api_key
+        return {"Authorization": f"Bearer {key}"} if key else {}
+
+    def _body(
+        self,
+        messages: Sequence[ChatMessage],
+        tools: Sequence[ToolSpec] | None,
+        max_tokens: int | None,
+        temperature: float | None,
+    ) -> dict[str, Any]:
+        body: dict[str, Any] = {
+            "messages": [m.to_wire() for m in messages],
+            "stream": True,
+            "stream_options": {"include_usage": True},
+        }
+        model = self.settings.model or (self.info.model if self.info else None)
+        if model:
+            body["model"] = model
+        if tools:
+            body["tools"] = [t.to_wire() for t in tools]
+        if max_tokens is not None:
+            body["max_tokens"] = max_tokens
+        if temperature is not None:
+            body["temperature"] = temperature
+        return body
+
+    def _delay(self, attempt: int, retry_after: float | None) -> float:
+        s = self.settings
+        if retry_after is not None:
+            return min(retry_after, s.retry_after_max_s)
+        backoff = min(s.backoff_max_s, s.backoff_initial_s * (2.0**attempt))
+        return backoff * random.uniform(0.5, 1.0)  # noqa: S311 - jitter, not crypto
+
+    def _first_token_timeout(self) -> FirstTokenTimeout:
+        t = self.settings.first_token_timeout_s
+        return FirstTokenTimeout(f"no answer from the LLM within {t:g} s (first token)", t)
+
+    async def _get_json(self, path: str, *, allow_missing: bool) -> dict[str, Any] | None:
+        url = f"{self.root}{path}"
+        try:
+            r = await self._http().get(
+                url, headers=self._auth(), timeout=self.settings.probe_timeout_s
+            )
+        except httpx.TransportError as exc:
+            raise TransportError(f"cannot reach the LLM at {url}: {exc!r}") from exc
+        if r.status_code in (401, 403):
+            raise AuthError(
+                f"the LLM endpoint refused GET {url} (HTTP {r.status_code}: "
+                f"{error_message(r.text)}); check the API key (LLAMA_API_KEY / llm api_key)",
+                r.status_code,
+            )
+        if r.status_code != 200:
+            if allow_missing:
+                return None
+            raise HTTPStatusError(f"GET {url} answered HTTP {r.status_code}", r.status_code, r.text)
+        try:
+            data = r.json()
+        except ValueError:
+            if allow_missing:
+                return None
+            raise HTTPStatusError(f"GET {url} did not answer JSON", r.status_code, r.text) from None
+        return data if isinstance(data, dict) else None
+
+
+def _decode(data: str) -> dict[str, Any]:
+    try:
+        obj = json.loads(data)
+    except ValueError:
+        raise StreamError(f"unreadable frame in the LLM stream: {data[:200]!r}") from None
+    if not isinstance(obj, dict):
+        raise StreamError(f"unexpected frame in the LLM stream: {data[:200]!r}")
+    return obj
+
+
+def _pos_int(value: Any) -> int | None:
+    try:
+        n = int(value)
+    except (TypeError, ValueError):
+        return None
+    return n if n > 0 else None
