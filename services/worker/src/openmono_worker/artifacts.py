@@ -25,14 +25,14 @@ class Spilled:
     artifact: str | None
 
 
-def _safe(name: str) -> str:
+def safe_name(name: str) -> str:
     cleaned = _UNSAFE.sub("_", name).lstrip(".")
     return cleaned[:128] or "_"
 
 
 def artifact_path(settings: WorkerSettings, session_id: str, call_id: str) -> Path:
     """Where the artifact of one call is written (ids are sanitised: they come from the model)."""
-    return settings.artifacts_root / _safe(session_id) / f"{_safe(call_id)}.txt"
+    return settings.artifacts_root / safe_name(session_id) / f"{safe_name(call_id)}.txt"
 
 
 def head(text: str, max_bytes: int) -> str:
@@ -44,25 +44,41 @@ def head(text: str, max_bytes: int) -> str:
     return raw.decode("utf-8", errors="ignore")
 
 
+def tail(text: str, max_bytes: int) -> str:
+    """At most `max_bytes` of UTF-8 from the end of `text`, starting at a line start when near."""
+    if max_bytes <= 0:
+        return ""
+    raw = text.encode("utf-8")[-max_bytes:]
+    cut = raw.find(b"\n")
+    if 0 <= cut < max_bytes // 2:
+        raw = raw[cut + 1 :]
+    return raw.decode("utf-8", errors="ignore")
+
+
 def spill(text: str, settings: WorkerSettings, session_id: str, call_id: str) -> Spilled | None:
-    """If `text` is over the threshold: save it and return the head + reference, else None."""
+    """If `text` is over the threshold: save it whole and return head + tail + reference.
+
+    The tail is shown too because the end of an output (an exit code, a test summary, a traceback)
+    is often what matters most.
+    """
     size = len(text.encode("utf-8"))
     if size <= settings.artifact_threshold_bytes:
         return None
     path = artifact_path(settings, session_id, call_id)
-    shown = head(text, settings.artifact_head_bytes)
+    first = head(text, settings.artifact_head_bytes)
+    last = tail(text, settings.artifact_tail_bytes)
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
         tmp.write_text(text, encoding="utf-8")
         tmp.replace(path)
     except OSError as exc:
-        note = f"[output truncated: {size} bytes in total; saving the rest failed: {exc}]"
-        return Spilled(f"{shown.rstrip()}\n\n{note}", None)
+        note = f"[output truncated: {size} bytes in total; saving the whole output failed: {exc}]"
+        return Spilled(f"{first.rstrip()}\n\n{note}\n\n{last}", None)
     lines = text.count("\n") + (0 if text.endswith("\n") else 1)
     note = (
-        f"[output truncated: {size} bytes, {lines} lines in total; showing the first "
-        f"{len(shown.encode('utf-8'))} bytes. Full output saved to {path} "
-        "(read it with FileRead offset/limit, or search it with Grep)]"
+        f"[output truncated: {size} bytes, {lines} lines in total; the first "
+        f"{len(first.encode('utf-8'))} and the last {len(last.encode('utf-8'))} bytes are shown. "
+        f"Full output saved to {path} (page through it with FileRead offset/limit, or Grep it)]"
     )
-    return Spilled(f"{shown.rstrip()}\n\n{note}", os.fspath(path))
+    return Spilled(f"{first.rstrip()}\n\n{note}\n\n{last}", os.fspath(path))

@@ -26,6 +26,7 @@ class WorkerSettings(BaseSettings):
     # Outputs above this many bytes go to an artifact file; the model gets a head and the path.
     artifact_threshold_bytes: int = Field(default=10 * 1024, ge=1024)
     artifact_head_bytes: int = Field(default=4 * 1024, ge=256)
+    artifact_tail_bytes: int = Field(default=2 * 1024, ge=0)
     # What a command may print before we stop keeping it (head and tail kept, the middle dropped).
     bash_max_output_bytes: int = Field(default=1024 * 1024, ge=1024)
     # FileRead refuses files larger than this; use Grep or offset/limit on smaller ones.

@@ -56,17 +56,19 @@ class ToolContext:
     web: WebAccess = field(default_factory=WebAccess)
 
     def resolve(self, path: str, *, read: bool = False) -> Path:
-        """A workspace path; reads may also reach this session's artifact files."""
-        extra = (self.artifact_root(),) if read else ()
+        """A workspace path; reads may also reach artifact files and background command logs."""
+        extra = self.read_roots() if read else ()
         return resolve_path(self.workspace, path, extra_roots=extra)
 
     def show(self, path: Path) -> str:
         """A path as the model should see it (relative to the workspace)."""
         return display_path(path, self.workspace)
 
-    def artifact_root(self) -> Path:
-        """This process's artifact directory, resolved (it may not exist yet)."""
-        return Path(os.path.realpath(self.settings.artifacts_root))
+    def read_roots(self) -> tuple[Path, ...]:
+        """Directories outside the workspace that read-only tools may read: the ones our own
+        outputs were written to (artifacts, background logs), resolved (they may not exist yet)."""
+        dirs = (self.settings.artifacts_root, self.settings.bash_log_dir)
+        return tuple(Path(os.path.realpath(d)) for d in dirs)
 
     def check_cancelled(self) -> None:
         """Raise `CallCancelled` if the executor asked us to stop."""

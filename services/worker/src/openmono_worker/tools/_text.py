@@ -19,7 +19,10 @@ def looks_binary(sample: bytes) -> bool:
 
 
 def read_text(path: Path, shown: str) -> str:
-    """The whole file as text (undecodable bytes replaced); refuses binaries and directories."""
+    """The whole file as text; refuses binaries and directories.
+
+    Undecodable bytes are kept as surrogate escapes, so an edit writes them back unchanged.
+    """
     if path.is_dir():
         raise ToolError(f"{shown} is a directory; use ListDirectory")
     try:
@@ -30,7 +33,17 @@ def read_text(path: Path, shown: str) -> str:
         raise ToolError(f"cannot read {shown}: {exc.strerror}") from exc
     if looks_binary(data):
         raise ToolError(f"{shown} is a binary file ({len(data)} bytes); not edited as text")
-    return data.decode("utf-8", errors="replace")
+    return data.decode("utf-8", errors="surrogateescape")
+
+
+def printable(text: str) -> str:
+    """`text` safe to show (and to encode as JSON): surrogate escapes become U+FFFD."""
+    return text.encode("utf-8", errors="surrogateescape").decode("utf-8", errors="replace")
+
+
+def numbered(lines: list[str], first: int) -> str:
+    """Lines prefixed with their 1-based numbers, cat -n style."""
+    return "\n".join(f"{first + i:6d}\t{printable(line)}" for i, line in enumerate(lines))
 
 
 def atomic_write(path: Path, content: str) -> bool:
@@ -44,7 +57,7 @@ def atomic_write(path: Path, content: str) -> bool:
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     tmp_path = Path(tmp)
     try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="") as fh:
+        with os.fdopen(fd, "w", encoding="utf-8", errors="surrogateescape", newline="") as fh:
             fh.write(content)
             fh.flush()
             os.fsync(fh.fileno())

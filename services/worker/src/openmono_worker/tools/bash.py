@@ -1,0 +1,133 @@
+"""Bash: run a shell command in the workspace (`bash -c`), in its own process group.
+
+Foreground: the call returns when the command ends, at its timeout (`timeout_ms`, capped by the
+call's `timeout_s`), or when the executor cancels it; in every case the whole process group is
+SIGKILLed before we return, so nothing the command started keeps running (`background: true` is
+for servers).
+Output is stdout and stderr interleaved, capped (head and tail kept); the exit code ends the output.
+A non-zero exit, a timeout or a cancellation is `ok=False`, with the output still attached.
+
+Background: the command starts detached in its own session, its output appended to
+`<data dir>/bash/<session_id>/<call_id>.log`; the call returns the pid and the log path at once.
+Stop it with `kill -- -PID` (the pid is also the process group id).
+
+Every call starts in the workspace root (no cwd carried over between calls). The environment is
+the worker's, minus OpenMono's own settings and secrets (`OPENMONO_*`, `WORKER_*`, `LLAMA_API_KEY`),
+with pagers disabled and git told never to prompt, since nothing can answer on stdin.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from openmono_worker.artifacts import safe_name
+from openmono_worker.tools._base import Tool, ToolContext, ToolOutcome
+from openmono_worker.tools._process import run_command, spawn_detached
+
+DEFAULT_TIMEOUT_MS = 120_000
+MAX_TIMEOUT_MS = 600_000
+_HIDDEN_PREFIXES = ("OPENMONO_", "WORKER_")
+_HIDDEN_NAMES = frozenset({"LLAMA_API_KEY"})
+
+# Detached processes we started; kept referenced so they are reaped, never warned about as leaks.
+_BACKGROUND: dict[int, subprocess.Popen[bytes]] = {}
+
+
+class Params(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    command: str = Field(min_length=1, description="The command line, run with `bash -c`.")
+    timeout_ms: int | None = Field(
+        default=None,
+        ge=1,
+        le=MAX_TIMEOUT_MS,
+        description=f"Kill the command after this many ms (default {DEFAULT_TIMEOUT_MS}).",
+    )
+    background: bool = Field(
+        default=False,
+        description="Start detached (servers, watchers); returns the pid and a log file path.",
+    )
+
+
+def command_env() -> dict[str, str]:
+    """The environment commands run with (see the module docstring)."""
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if not k.startswith(_HIDDEN_PREFIXES) and k not in _HIDDEN_NAMES
+    }
+    env.update({"PAGER": "cat", "GIT_PAGER": "cat", "GIT_TERMINAL_PROMPT": "0"})
+    return env
+
+
+def _reap_background() -> None:
+    for pid, proc in list(_BACKGROUND.items()):
+        if proc.poll() is not None:
+            del _BACKGROUND[pid]
+
+
+class Bash(Tool[Params]):
+    name = "Bash"
+    description = (
+        "Run a shell command (bash -c) in the workspace root and return its combined stdout/stderr "
+        "and exit code. The command is killed with everything it started at the timeout; use "
+        "background=true for servers and watchers (output goes to a log file)."
+    )
+    params_model = Params
+
+    def execute(self, params: Params, ctx: ToolContext) -> ToolOutcome:
+        if params.background:
+            return self._background(params, ctx)
+        wanted_s = (params.timeout_ms or DEFAULT_TIMEOUT_MS) / 1000.0
+        timeout_s = min(wanted_s, ctx.timeout_s)
+        done = run_command(
+            ["bash", "-c", params.command],
+            cwd=ctx.workspace,
+            timeout_s=timeout_s,
+            cancel=ctx.cancel,
+            max_bytes=ctx.settings.bash_max_output_bytes,
+            env=command_env(),
+        )
+        body = done.stdout.text()
+        if body.endswith("\n"):
+            body = body[:-1]
+        parts = [body] if body else ["(no output)"]
+        capped = done.stdout.dropped > 0
+        if done.cancelled:
+            parts.append("[cancelled: the command and everything it started were killed]")
+            return ToolOutcome("\n".join(parts), ok=False, error="cancelled", truncated=capped)
+        if done.timed_out:
+            parts.append(
+                f"[timed out after {timeout_s:g} s: the command and everything it started were "
+                "killed; for long-running work use background=true]"
+            )
+            error = f"command timed out after {timeout_s:g} s"
+            return ToolOutcome("\n".join(parts), ok=False, error=error, truncated=capped)
+        code = done.exit_code if done.exit_code is not None else -1
+        parts.append(f"[exit code {code}]")
+        text = "\n".join(parts)
+        if code != 0:
+            reason = f"killed by signal {-code}" if code < 0 else f"exit code {code}"
+            return ToolOutcome(text, ok=False, error=f"command failed ({reason})", truncated=capped)
+        return ToolOutcome(text, truncated=capped)
+
+    def _background(self, params: Params, ctx: ToolContext) -> ToolOutcome:
+        _reap_background()
+        log = (
+            ctx.settings.bash_log_dir / safe_name(ctx.session_id) / f"{safe_name(ctx.call_id)}.log"
+        )
+        proc = spawn_detached(
+            ["bash", "-c", params.command], cwd=ctx.workspace, log=log, env=command_env()
+        )
+        _BACKGROUND[proc.pid] = proc
+        return ToolOutcome(
+            f"started in the background: pid {proc.pid} (also its process group)\n"
+            f"log: {log}\n"
+            f"read the log with FileRead or `tail {log}`; stop it with `kill -- -{proc.pid}`"
+        )
+
+
+TOOL = Bash()

@@ -1,0 +1,50 @@
+"""FileWrite: create or overwrite a whole file, atomically (temp file + rename, old mode kept).
+
+Parent directories are created. The target is resolved inside the workspace first: writing through
+a symlink that stays inside replaces the file it points to, and the link itself is kept.
+"""
+
+from __future__ import annotations
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from openmono_worker.errors import ToolError
+from openmono_worker.tools._base import Tool, ToolContext, ToolOutcome
+from openmono_worker.tools._text import atomic_write
+
+
+class Params(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    file_path: str = Field(
+        min_length=1,
+        description="File to write: absolute (inside the workspace) or relative to the workspace.",
+    )
+    content: str = Field(description="The complete new content of the file.")
+
+
+class FileWrite(Tool[Params]):
+    name = "FileWrite"
+    description = (
+        "Create a file or overwrite it with the given content (the whole file). Prefer FileEdit "
+        "for changes to an existing file."
+    )
+    params_model = Params
+
+    def execute(self, params: Params, ctx: ToolContext) -> ToolOutcome:
+        path = ctx.resolve(params.file_path)
+        shown = ctx.show(path)
+        if path.is_dir():
+            raise ToolError(f"{shown} is a directory")
+        try:
+            existed = atomic_write(path, params.content)
+        except OSError as exc:
+            raise ToolError(f"cannot write {shown}: {exc.strerror or exc}") from exc
+        size = len(params.content.encode("utf-8", errors="surrogateescape"))
+        lines = params.content.count("\n") + (0 if params.content.endswith("\n") else 1)
+        lines = lines if params.content else 0
+        verb = "Overwrote" if existed else "Created"
+        return ToolOutcome(f"{verb} {shown} ({lines} lines, {size} bytes)")
+
+
+TOOL = FileWrite()
