@@ -8,6 +8,9 @@ import pytest
 
 from tests.support.llama import LlamaServer, llama_server
 
+# The `scripted_llm` factory fixture (a scripted OpenAI-compatible server) lives with the server.
+pytest_plugins = ["tests.support.scripted_llm"]
+
 
 @pytest.fixture(scope="session")
 def llama(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LlamaServer]:
