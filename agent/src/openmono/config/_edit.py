@@ -1,0 +1,103 @@
+"""`openmono config get|set`: read a dotted key from the effective settings, write one to a file."""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import SecretStr
+
+from openmono.config._errors import ConfigError
+from openmono.config._load import (
+    FILE_NAME,
+    PROJECT_DIR,
+    build_settings,
+    deep_merge,
+    expand_dotted,
+    read_settings_file,
+    user_settings_file,
+)
+from openmono.config._settings import Settings
+
+Scope = Literal["user", "project"]
+
+
+def settings_file(scope: Scope, cwd: Path | None = None) -> Path:
+    """The file `config set` writes: the user file or `<cwd>/.openmono/settings.json`."""
+    if scope == "user":
+        return user_settings_file()
+    return (cwd or Path.cwd()) / PROJECT_DIR / FILE_NAME
+
+
+def get_value(settings: Settings, key: str, reveal: bool = False) -> Any:
+    """The value at dotted `key` (secrets masked unless `reveal`)."""
+    node: Any = settings
+    for part in key.split("."):
+        if isinstance(node, dict):
+            if part not in node:
+                raise ConfigError(f"unknown setting: {key}")
+            node = node[part]
+        elif hasattr(node, "model_fields") and part in type(node).model_fields:
+            node = getattr(node, part)
+        else:
+            raise ConfigError(f"unknown setting: {key}")
+    return _plain(node, reveal)
+
+
+def _plain(value: Any, reveal: bool) -> Any:
+    if isinstance(value, SecretStr):
+        return value.get_secret_value() if reveal else "********"
+    if hasattr(value, "model_dump"):
+        return {k: _plain(getattr(value, k), reveal) for k in type(value).model_fields}
+    if isinstance(value, dict):
+        return {k: _plain(v, reveal) for k, v in value.items()}
+    if isinstance(value, Path):
+        return str(value)
+    return value
+
+
+def parse_value(raw: str) -> Any:
+    """JSON when it parses (`true`, `3`, `["a"]`), else the plain string."""
+    try:
+        return json.loads(raw)
+    except ValueError:
+        return raw
+
+
+def set_value(path: Path, key: str, raw: str) -> Any:
+    """Set dotted `key` in the settings file at `path` (validated, written atomically)."""
+    current = read_settings_file(path)
+    value = parse_value(raw)
+    candidates = [value] if value == raw else [value, raw]
+    last: ConfigError | None = None
+    for candidate in candidates:
+        updated = deep_merge(current, expand_dotted({key: candidate}))
+        try:
+            settings = build_settings(updated, {})
+            get_value(settings, key)
+        except ConfigError as exc:
+            last = exc
+            continue
+        _write_atomic(path, updated)
+        return candidate
+    raise last or ConfigError(f"cannot set {key}")
+
+
+def _write_atomic(path: Path, data: dict[str, Any]) -> None:
+    """Write to a temp file in the same folder, fsync, then rename over the old file."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=".settings-", suffix=".json", dir=path.parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            json.dump(data, fh, indent=2, sort_keys=True)
+            fh.write("\n")
+            fh.flush()
+            os.fsync(fh.fileno())
+        Path(tmp).chmod(0o600)  # the file may hold the API key
+        Path(tmp).replace(path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise

@@ -1,0 +1,119 @@
+"""The settings model: one pydantic-settings class (env prefix `OPENMONO_`) with nested sections.
+
+Nested keys come from the environment with a single `_` split after the prefix, so
+`OPENMONO_LLM_API_KEY` sets `llm.api_key` and `OPENMONO_MAX_ITERATIONS` sets `max_iterations`.
+Booleans accept JSON booleans and the strings 1/true/yes/on and 0/false/no/off (pydantic lax).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field, SecretStr, field_validator
+from pydantic_settings import (
+    BaseSettings,
+    PydanticBaseSettingsSource,
+    SettingsConfigDict,
+)
+
+from openmono.config import _layers
+
+Mode = Literal["agent", "plan", "ask"]
+
+
+class LLMSettings(BaseModel):
+    """Where the model lives and how long we wait for it."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    endpoint: str = "http://127.0.0.1:47480"
+    api_key: SecretStr | None = None
+    model: str | None = None
+    connect_timeout_s: float = Field(default=10.0, gt=0)
+    first_token_timeout_s: float = Field(default=180.0, gt=0)
+    stall_timeout_s: float = Field(default=90.0, gt=0)
+    probe_timeout_s: float = Field(default=5.0, gt=0)
+    max_retries: int = Field(default=3, ge=0, le=10)
+    max_tokens: int | None = Field(default=None, ge=1)
+    temperature: float | None = Field(default=None, ge=0)
+    # Used until `/props` answers; the probe's real n_ctx replaces it.
+    context_window: int = Field(default=8192, ge=256)
+
+
+class WebSettings(BaseModel):
+    """How web tools reach the gateway (DESIGN.md §6); `None` means "ask `/services`"."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    gateway: str | None = None
+    search: bool | None = None
+    scrape: bool | None = None
+
+
+class ToolRules(BaseModel):
+    """Glob patterns over one tool's arguments; deny beats ask beats allow."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    allow: list[str] = Field(default_factory=list)
+    ask: list[str] = Field(default_factory=list)
+    deny: list[str] = Field(default_factory=list)
+
+    @field_validator("allow", "ask", "deny", mode="before")
+    @classmethod
+    def _one_or_many(cls, value: object) -> object:
+        return [value] if isinstance(value, str) else value
+
+
+class PermissionSettings(BaseModel):
+    """`permissions.tools.<Tool>.allow|ask|deny` plus the run-wide switches."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    tools: dict[str, ToolRules] = Field(default_factory=dict)
+    yolo: bool = False
+    mode: Mode = "agent"
+
+
+class Settings(BaseSettings):
+    """Everything the agent core reads at startup."""
+
+    model_config = SettingsConfigDict(
+        env_prefix="OPENMONO_",
+        env_nested_delimiter="_",
+        env_nested_max_split=1,
+        extra="ignore",
+        case_sensitive=False,
+    )
+
+    llm: LLMSettings = Field(default_factory=LLMSettings)
+    web: WebSettings = Field(default_factory=WebSettings)
+    permissions: PermissionSettings = Field(default_factory=PermissionSettings)
+    max_iterations: int = Field(default=50, ge=1)
+    tool_timeout_s: float = Field(default=120.0, gt=0, le=3600)
+    data_dir: Path = Path("~/.openmono")
+    broker_url: str | None = None
+    workspace: Path | None = None
+
+    @field_validator("data_dir", mode="after")
+    @classmethod
+    def _expand(cls, value: Path) -> Path:
+        return value.expanduser()
+
+    @classmethod
+    def settings_customise_sources(
+        cls,
+        settings_cls: type[BaseSettings],
+        init_settings: PydanticBaseSettingsSource,
+        env_settings: PydanticBaseSettingsSource,
+        dotenv_settings: PydanticBaseSettingsSource,
+        file_secret_settings: PydanticBaseSettingsSource,
+    ) -> tuple[PydanticBaseSettingsSource, ...]:
+        # Highest first: flags (init kwargs) > OPENMONO_* env > LLAMA_API_KEY > the merged files.
+        return (
+            init_settings,
+            env_settings,
+            _layers.LlamaKeySource(settings_cls),
+            _layers.FileLayersSource(settings_cls),
+        )

@@ -1,0 +1,224 @@
+"""An agent session: the loop wired to a model, an executor, permissions and a session file.
+
+`open_agent(settings, workspace, ...)` builds everything from the settings (or takes a ready
+`Model` / `Executor`, as tests and benchmarks do), probes the server for the real `n_ctx`, and
+creates or resumes the session. `Agent.aclose()` releases the executor and the HTTP client.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from openmono_contracts import WebAccess
+from openmono_worker import WorkerSettings
+
+from openmono.config import Settings
+from openmono.executor import Executor, select_executor
+from openmono.llm import LLMError, LLMSettings, Model, ModelInfo, OpenAICompatModel
+from openmono.loop._catalog import ToolCatalog
+from openmono.loop._dispatch import Asker, DispatchContext, Dispatcher
+from openmono.loop._events import EventSink, TurnDone, discard
+from openmono.loop._prompt import build_system_prompt
+from openmono.loop._run import AgentLoop, LoopOptions
+from openmono.loop._state import Conversation, replay
+from openmono.permissions import Approver, Mode, PermissionEngine
+from openmono.sessions import (
+    SessionHeader,
+    SessionStore,
+    SessionWriter,
+    Snapshots,
+    first_user_text,
+)
+
+
+def llm_settings(settings: Settings) -> LLMSettings:
+    """The client's settings from ours."""
+    s = settings.llm
+    return LLMSettings(
+        endpoint=s.endpoint,
+        api_key=s.api_key.get_secret_value() if s.api_key else None,
+        model=s.model,
+        connect_timeout_s=s.connect_timeout_s,
+        first_token_timeout_s=s.first_token_timeout_s,
+        stall_timeout_s=s.stall_timeout_s,
+        probe_timeout_s=s.probe_timeout_s,
+        max_retries=s.max_retries,
+    )
+
+
+def web_access(settings: Settings) -> WebAccess:
+    key = settings.llm.api_key.get_secret_value() if settings.llm.api_key else None
+    return WebAccess(
+        gateway=settings.web.gateway or settings.llm.endpoint,
+        api_key=key,
+        search=settings.web.search,
+        scrape=settings.web.scrape,
+    )
+
+
+@dataclass
+class Agent:
+    """One session's loop plus everything it holds open."""
+
+    loop: AgentLoop
+    model: Model
+    executor: Executor
+    store: SessionStore
+    writer: SessionWriter
+    session_id: str
+    workspace: Path
+    info: ModelInfo | None
+    snapshots: Snapshots
+    permissions: PermissionEngine
+    _titled: bool = False
+    _owned: list[object] = field(default_factory=list)
+
+    async def run_turn(self, prompt: str, emit: EventSink = discard) -> TurnDone:
+        if not self._titled:
+            self.store.set_title(self.session_id, prompt)
+            self._titled = True
+        return await self.loop.run_turn(prompt, emit)
+
+    def undo(self) -> list[Path]:
+        return self.snapshots.undo()
+
+    async def aclose(self) -> None:
+        self.writer.close()
+        for resource in self._owned:
+            aclose = getattr(resource, "aclose", None)
+            if aclose is not None:
+                with contextlib.suppress(Exception):
+                    await aclose()
+
+
+async def probe_model(model: Model) -> ModelInfo | None:
+    try:
+        return await model.probe()
+    except LLMError:
+        return None
+
+
+async def open_agent(
+    settings: Settings,
+    workspace: Path,
+    *,
+    resume: str | None = None,
+    mode: Mode | None = None,
+    allow: Sequence[str] = (),
+    yolo: bool = False,
+    approver: Approver | None = None,
+    asker: Asker | None = None,
+    model: Model | None = None,
+    executor: Executor | None = None,
+    probe: bool = True,
+) -> Agent:
+    """Build an agent session for `workspace` (created, or resumed from `resume`)."""
+    owned: list[object] = []
+    if model is None:
+        model = OpenAICompatModel(llm_settings(settings))
+        owned.append(model)
+    if executor is None:
+        executor = select_executor(settings)
+        owned.append(executor)
+    info = await probe_model(model) if probe else None
+    try:
+        agent = _assemble(
+            settings, workspace, info, model, executor, resume, mode, allow, yolo, approver, asker
+        )
+    except BaseException:
+        for resource in owned:
+            aclose = getattr(resource, "aclose", None)
+            if aclose is not None:
+                with contextlib.suppress(Exception):
+                    await aclose()
+        raise
+    agent._owned = owned
+    return agent
+
+
+def _assemble(
+    settings: Settings,
+    workspace: Path,
+    info: ModelInfo | None,
+    model: Model,
+    executor: Executor,
+    resume: str | None,
+    mode: Mode | None,
+    allow: Sequence[str],
+    yolo: bool,
+    approver: Approver | None,
+    asker: Asker | None,
+) -> Agent:
+    workspace = workspace.resolve()
+    n_ctx = info.n_ctx if info and info.n_ctx else settings.llm.context_window
+    run_mode: Mode = mode or settings.permissions.mode
+    store = SessionStore(settings.data_dir)
+    memory_dirs = [settings.data_dir / "memory", workspace / ".openmono" / "memory"]
+
+    def system_prompt(m: Mode) -> str:
+        return build_system_prompt(workspace, m, memory_dirs)
+
+    if resume:
+        loaded = store.load(resume)
+        writer = store.reopen(loaded)
+        header = loaded.header
+        messages = replay(loaded.messages)
+        titled = first_user_text(loaded.messages) is not None
+    else:
+        header = SessionHeader(
+            working_directory=str(workspace),
+            model=info.model if info else settings.llm.model,
+            mode=run_mode,
+        )
+        writer = store.create(header)
+        messages, titled = [], False
+    conv = Conversation(system=system_prompt(run_mode), messages=messages, writer=writer)
+    permissions = PermissionEngine(
+        workspace,
+        rules=settings.permissions.tools,
+        yolo=yolo or settings.permissions.yolo,
+        allow=allow,
+    )
+    snapshots = store.snapshots(header.session_id)
+    artifacts = WorkerSettings(data_dir=settings.data_dir).artifacts_root.expanduser()
+    ctx = DispatchContext(
+        workspace=workspace,
+        session_id=header.session_id,
+        timeout_s=settings.tool_timeout_s,
+        web=web_access(settings),
+        read_roots=(Path(artifacts).resolve(),),
+    )
+    dispatcher = Dispatcher(
+        executor,
+        ToolCatalog.from_worker(),
+        permissions,
+        ctx,
+        approver=approver,
+        asker=asker,
+        snapshots=snapshots,
+    )
+    options = LoopOptions(
+        max_iterations=settings.max_iterations,
+        n_ctx=n_ctx,
+        max_tokens=settings.llm.max_tokens,
+        temperature=settings.llm.temperature,
+    )
+    loop = AgentLoop(
+        model, dispatcher, conv, options=options, mode=run_mode, system_prompt=system_prompt
+    )
+    return Agent(
+        loop=loop,
+        model=model,
+        executor=executor,
+        store=store,
+        writer=writer,
+        session_id=header.session_id,
+        workspace=workspace,
+        info=info,
+        snapshots=snapshots,
+        permissions=permissions,
+        _titled=titled,
+    )

@@ -1,0 +1,101 @@
+"""Step 1: the system prompt = base instructions + project notes + memory + git state.
+
+Project notes are `OPENMONO.md` (else `AGENTS.md`) at the workspace root; memory is the markdown
+files MemorySave wrote (`<data dir>/memory/` and `<workspace>/.openmono/memory/`); git state is the
+branch and a short status. Each part is capped so a huge file cannot eat the context.
+"""
+
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+
+NOTES_FILES = ("OPENMONO.md", "AGENTS.md")
+MAX_NOTES_CHARS = 12_000
+MAX_MEMORY_CHARS = 6_000
+MAX_STATUS_LINES = 30
+
+BASE_INSTRUCTIONS = """\
+You are OpenMono, a coding agent working in the user's project at {workspace}.
+Use the tools to read, search, edit and run code; do not guess file contents, read them.
+Paths are relative to the workspace (or absolute inside it). Prefer FileEdit for small changes and
+FileWrite for new files. Run the project's tests with Bash after changing code.
+Independent reads can be requested together in one reply; they run in parallel.
+When a tool call is denied, do not repeat it: adapt, or explain what you would have done.
+Keep answers short and concrete. When the task is done, reply without tool calls.
+Current mode: {mode}.{mode_note}"""
+
+MODE_NOTES = {
+    "agent": "",
+    "plan": (
+        " Plan mode is read-only: investigate and write a plan; call ExitPlanMode to ask the user "
+        "to approve it before changing anything."
+    ),
+    "ask": " Ask mode is read-only: answer the user's questions; change nothing.",
+}
+
+
+def _capped(text: str, limit: int) -> str:
+    text = text.strip()
+    return text if len(text) <= limit else text[:limit] + "\n[... cut: file too long]"
+
+
+def project_notes(workspace: Path) -> str | None:
+    """`OPENMONO.md` or `AGENTS.md` at the workspace root."""
+    for name in NOTES_FILES:
+        path = workspace / name
+        if path.is_file():
+            try:
+                text = path.read_text(errors="replace")
+            except OSError:
+                return None
+            return f"# Project notes ({name})\n{_capped(text, MAX_NOTES_CHARS)}"
+    return None
+
+
+def memory_text(memory_dirs: list[Path]) -> str | None:
+    """Saved memories, newest last, capped."""
+    files: list[Path] = []
+    for folder in memory_dirs:
+        if folder.is_dir():
+            files += sorted(p for p in folder.glob("*.md") if p.is_file())
+    if not files:
+        return None
+    parts = []
+    for path in files:
+        try:
+            parts.append(f"## {path.stem}\n{path.read_text(errors='replace').strip()}")
+        except OSError:
+            continue
+    return "# Memory\n" + _capped("\n\n".join(parts), MAX_MEMORY_CHARS)
+
+
+def git_state(workspace: Path) -> str | None:
+    """Branch and short status, or None outside a git repository (or without git)."""
+    try:
+        proc = subprocess.run(
+            ["git", "-C", str(workspace), "status", "--short", "--branch"],
+            capture_output=True,
+            text=True,
+            timeout=3,
+            check=False,
+            start_new_session=True,
+        )
+    except (OSError, subprocess.SubprocessError):
+        return None
+    if proc.returncode != 0:
+        return None
+    lines = proc.stdout.splitlines()
+    shown = lines[: MAX_STATUS_LINES + 1]
+    if len(lines) > len(shown):
+        shown.append(f"... and {len(lines) - len(shown)} more changed files")
+    return "# Git\n" + "\n".join(shown)
+
+
+def build_system_prompt(workspace: Path, mode: str, memory_dirs: list[Path]) -> str:
+    """The whole system prompt for a session in `workspace`."""
+    base = BASE_INSTRUCTIONS.format(
+        workspace=workspace, mode=mode, mode_note=MODE_NOTES.get(mode, "")
+    )
+    parts = [base, project_notes(workspace), memory_text(memory_dirs), git_state(workspace)]
+    return "\n\n".join(p for p in parts if p)

@@ -1,0 +1,271 @@
+"""The agent loop: a short driver; each step lives in its own module.
+
+One user turn:
+    1. prompt    -- the system prompt is built once per session and rebuilt when the mode or
+                    memory changes (`_prompt`); the user's message is recorded
+    2. context   -- above 65 % of n_ctx checkpoint with a summary, above 80 % compact (`_context`)
+    3. stream    -- one model reply, text and thinking forwarded live; a context overflow
+                    compacts and retries once; degenerate text stops the reply (`_stream`)
+    4. record    -- the assistant message is persisted (also when cancelled mid-stream)
+    5. guard     -- repeated calls are not run; the model is told, a second trip ends the turn
+    6. dispatch  -- calls go through the tool pipeline, reads in parallel, writes in order
+                    (`_dispatch`); results are recorded and effects applied (mode, todos, memory)
+    7. repeat    -- until a reply has no tool calls, or the iteration cap
+Every turn ends with exactly one `TurnDone` event, which `run_turn` also returns.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import secrets
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from openmono_contracts.effects import MemorySavedEffect, PlanModeEffect, TodoItem, TodosEffect
+
+from openmono.llm import ChatMessage, ContextOverflowError, LLMError, Model, ToolCall
+from openmono.loop import _context
+from openmono.loop._catalog import ToolCatalog
+from openmono.loop._dispatch import CallOutcome, Dispatcher
+from openmono.loop._events import EventSink, Notice, TurnDone, UsageReport, discard
+from openmono.loop._guards import DoomLoopGuard, call_signature
+from openmono.loop._state import Conversation, estimate_tokens
+from openmono.loop._stream import Reply, stream_reply
+from openmono.permissions import Mode
+
+CANCELLED_RESULT = "Error: cancelled by the user before this call finished."
+
+
+@dataclass
+class LoopOptions:
+    """Knobs of one loop; `n_ctx` comes from the server's `/props` when it answers."""
+
+    max_iterations: int = 50
+    n_ctx: int = 8192
+    max_tokens: int | None = None
+    temperature: float | None = None
+
+
+class AgentLoop:
+    """Runs user turns against one conversation (see the module docstring for the steps)."""
+
+    def __init__(
+        self,
+        model: Model,
+        dispatcher: Dispatcher,
+        conversation: Conversation,
+        *,
+        options: LoopOptions | None = None,
+        mode: Mode = "agent",
+        system_prompt: Callable[[Mode], str] | None = None,
+    ) -> None:
+        self.model = model
+        self.dispatcher = dispatcher
+        self.catalog: ToolCatalog = dispatcher.catalog
+        self.conv = conversation
+        self.options = options or LoopOptions()
+        self._system_prompt = system_prompt
+        self.mode: Mode = mode
+        self.todos: list[TodoItem] = []
+        self.last_reply: Reply | None = None
+
+    # -- step 1 -----------------------------------------------------------------------------
+    def set_mode(self, mode: Mode) -> None:
+        self.mode = mode
+        self.refresh_system_prompt()
+
+    def refresh_system_prompt(self) -> None:
+        if self._system_prompt is not None:
+            self.conv.system = self._system_prompt(self.mode)
+
+    def context_tokens(self) -> int:
+        tokens = self.conv.tokens()
+        if not self.conv.known_count:
+            tokens += (
+                estimate_tokens([])
+                + sum(len(s.model_dump_json()) for s in self.catalog.for_mode(self.mode)) // 4
+            )
+        return tokens
+
+    # -- step 2 -----------------------------------------------------------------------------
+    async def fit_context(self, emit: EventSink, force: bool = False) -> None:
+        n_ctx = self.options.n_ctx
+        used = self.context_tokens()
+        note: str | None = None
+        if force or used > n_ctx * _context.COMPACT_RATIO:
+            note = _context.compact(self.conv, n_ctx, self._overhead(), force=force)
+        elif used > n_ctx * _context.CHECKPOINT_RATIO:
+            note = await _context.checkpoint(self.conv, self.model, n_ctx)
+        if note:
+            emit(Notice(message=note))
+
+    def _overhead(self) -> int:
+        return estimate_tokens([ChatMessage(role="system", content=self.conv.system)])
+
+    # -- step 3 -----------------------------------------------------------------------------
+    async def _stream(self, reply: Reply, emit: EventSink) -> Reply:
+        tools = self.catalog.for_mode(self.mode)
+        for attempt in (1, 2):
+            try:
+                return await stream_reply(
+                    self.model,
+                    self.conv.wire(),
+                    tools,
+                    emit,
+                    reply,
+                    max_tokens=self.options.max_tokens,
+                    temperature=self.options.temperature,
+                )
+            except ContextOverflowError as exc:
+                if attempt == 2:
+                    raise
+                if exc.n_ctx:
+                    self.options.n_ctx = exc.n_ctx
+                emit(Notice(level="warning", message="The prompt did not fit: compacting."))
+                await self.fit_context(emit, force=True)
+        raise AssertionError("unreachable")  # pragma: no cover
+
+    # -- step 4 -----------------------------------------------------------------------------
+    def _record(self, reply: Reply, interrupted: bool = False) -> None:
+        calls = (
+            []
+            if interrupted
+            else [ToolCall(id=c.id, name=c.name, arguments=c.arguments) for c in reply.calls]
+        )
+        if not (reply.text or reply.reasoning or calls):
+            return
+        message = ChatMessage(
+            role="assistant",
+            content=reply.text,
+            reasoning_content=reply.reasoning or None,
+            tool_calls=calls,
+        )
+        self.conv.add(message, interrupted=interrupted)
+
+    def _report_usage(self, reply: Reply, emit: EventSink) -> None:
+        if reply.usage is None:
+            return
+        total = reply.usage.prompt_tokens + reply.usage.completion_tokens
+        if reply.usage.prompt_tokens:
+            self.conv.calibrate(total, len(self.conv.messages))
+        emit(
+            UsageReport(
+                prompt_tokens=reply.usage.prompt_tokens,
+                completion_tokens=reply.usage.completion_tokens,
+                tokens_per_s=reply.tokens_per_s(),
+                context_tokens=total,
+                n_ctx=self.options.n_ctx,
+            )
+        )
+
+    # -- steps 5 and 6 ------------------------------------------------------------------------
+    def _answer(self, outcome: CallOutcome) -> None:
+        self.conv.add(
+            ChatMessage(role="tool", content=outcome.content, tool_call_id=outcome.call.id),
+            tool_name=outcome.call.name,
+            is_error=not outcome.ok,
+        )
+
+    def _apply(self, outcome: CallOutcome, emit: EventSink) -> None:
+        effect = outcome.effect
+        if isinstance(effect, PlanModeEffect):
+            self.set_mode("plan" if effect.active else "agent")
+            emit(Notice(message=f"Mode: {self.mode}"))
+        elif isinstance(effect, TodosEffect):
+            self.todos = list(effect.todos)
+        elif isinstance(effect, MemorySavedEffect):
+            self.refresh_system_prompt()
+
+    async def _dispatch(
+        self, reply: Reply, guard: DoomLoopGuard, turn: str, emit: EventSink
+    ) -> bool:
+        """Run the reply's calls; False when the doom-loop guard ended the turn."""
+        blocked: dict[str, str] = {}
+        for call in reply.calls:
+            message = guard.check(call_signature(call.name, call.arguments))
+            if message:
+                blocked[call.id] = message
+        outcomes: dict[str, CallOutcome] = {
+            c.id: CallOutcome(c, f"Error: {blocked[c.id]}", ok=False, denied=True)
+            for c in reply.calls
+            if c.id in blocked
+        }
+        if blocked:
+            emit(Notice(level="warning", message=next(iter(blocked.values()))))
+        runnable = [c for c in reply.calls if c.id not in blocked]
+        try:
+            if runnable and guard.trips < 2:
+                await self.dispatcher.run(
+                    runnable, self.mode, turn, emit, lambda o: outcomes.__setitem__(o.call.id, o)
+                )
+        finally:
+            # Every call gets an answer, also when cancelled: an orphaned call breaks the next turn.
+            for call in reply.calls:
+                outcome = outcomes.get(call.id) or CallOutcome(call, CANCELLED_RESULT, ok=False)
+                if call.id not in outcomes and guard.trips >= 2:
+                    outcome = CallOutcome(call, "Error: not run, the turn was stopped", ok=False)
+                self._answer(outcome)
+                self._apply(outcome, emit)
+        return guard.trips < 2
+
+    # -- the driver ---------------------------------------------------------------------------
+    async def run_turn(self, prompt: str, emit: EventSink = discard) -> TurnDone:
+        """Run one user turn to its end; cancellation keeps what was said and re-raises."""
+        turn = secrets.token_hex(4)
+        self.conv.add(ChatMessage(role="user", content=prompt))
+        return await self.continue_turn(turn, emit)
+
+    async def continue_turn(self, turn: str, emit: EventSink = discard) -> TurnDone:
+        guard = DoomLoopGuard()
+        text = ""
+        for iteration in range(1, self.options.max_iterations + 1):
+            await self.fit_context(emit)
+            reply = Reply()
+            self.last_reply = reply
+            try:
+                await self._stream(reply, emit)
+            except asyncio.CancelledError:
+                self._record(reply, interrupted=True)
+                emit(TurnDone(reason="cancelled", text=reply.text, iterations=iteration))
+                raise
+            except ContextOverflowError as exc:
+                return self._done(emit, "context", text, iteration, str(exc))
+            except LLMError as exc:
+                self._record(reply, interrupted=True)
+                return self._done(
+                    emit, "error", reply.text, iteration, f"{type(exc).__name__}: {exc}"
+                )
+            self._record(reply)
+            self._report_usage(reply, emit)
+            text = reply.text
+            if reply.degenerate:
+                emit(
+                    Notice(
+                        level="warning", message="The reply degenerated into repetition: stopped."
+                    )
+                )
+                return self._done(emit, "repetition", text, iteration, "repetitive output")
+            if not reply.calls:
+                return self._done(emit, "stop", text, iteration)
+            try:
+                keep_going = await self._dispatch(reply, guard, turn, emit)
+            except asyncio.CancelledError:
+                emit(TurnDone(reason="cancelled", text=text, iterations=iteration))
+                raise
+            if not keep_going:
+                return self._done(
+                    emit, "doom_loop", text, iteration, "the model kept repeating calls"
+                )
+        return self._done(
+            emit, "max_iterations", text, self.options.max_iterations,
+            f"stopped after {self.options.max_iterations} iterations",
+        )  # fmt: skip
+
+    def _done(
+        self, emit: EventSink, reason: str, text: str, iterations: int, error: str | None = None
+    ) -> TurnDone:
+        done = TurnDone.model_validate(
+            {"reason": reason, "text": text, "iterations": iterations, "error": error}
+        )
+        emit(done)
+        return done

@@ -1,0 +1,107 @@
+"""The conversation a loop works on, kept in memory and mirrored to the session file.
+
+Every message added is persisted before the loop moves on. A checkpoint or compaction that replaces
+the first `n` messages is persisted as one summary record with `summary_of: n`, so replaying the
+file (`replay`) rebuilds the same list the loop had.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from openmono.llm import ChatMessage, ToolCall
+from openmono.sessions import RecordedCall, SessionMessage, SessionWriter
+
+# Rough characters per token for text we have no usage figures for yet (code-heavy English).
+CHARS_PER_TOKEN = 3.2
+
+
+def to_record(message: ChatMessage, **extra: Any) -> SessionMessage:
+    """A chat message as a session line."""
+    return SessionMessage(
+        role=message.role,
+        content=message.content,
+        tool_calls=[
+            RecordedCall(id=c.id, name=c.name, arguments=c.arguments) for c in message.tool_calls
+        ],
+        tool_call_id=message.tool_call_id,
+        reasoning_content=message.reasoning_content,
+        **extra,
+    )
+
+
+def from_record(record: SessionMessage) -> ChatMessage:
+    """A session line as a chat message."""
+    return ChatMessage(
+        role=record.role,
+        content=record.content,
+        reasoning_content=record.reasoning_content,
+        tool_calls=[
+            ToolCall(id=c.id, name=c.name, arguments=c.arguments) for c in record.tool_calls
+        ],
+        tool_call_id=record.tool_call_id,
+    )
+
+
+def replay(records: list[SessionMessage]) -> list[ChatMessage]:
+    """The conversation a session file describes (summaries replace what they summarised)."""
+    out: list[ChatMessage] = []
+    for record in records:
+        if record.role == "system" and not record.summary:
+            continue
+        replaced = getattr(record, "summary_of", None)
+        if record.summary and isinstance(replaced, int):
+            message = from_record(record)
+            out = [ChatMessage(role="user", content=message.content), *out[replaced:]]
+            continue
+        out.append(from_record(record))
+    return out
+
+
+def estimate_tokens(messages: list[ChatMessage]) -> int:
+    """A cheap token estimate: characters / 3.2 plus a few tokens of framing per message."""
+    chars = 0
+    for m in messages:
+        chars += len(m.content or "") + len(m.reasoning_content or "")
+        for c in m.tool_calls:
+            chars += len(c.name) + len(c.arguments) + 12
+    return int(chars / CHARS_PER_TOKEN) + 6 * len(messages)
+
+
+@dataclass
+class Conversation:
+    """System prompt + messages; `writer` (when set) receives every change durably."""
+
+    system: str
+    messages: list[ChatMessage] = field(default_factory=list)
+    writer: SessionWriter | None = None
+    # The real prompt size of the last request and how many messages it covered.
+    known_tokens: int = 0
+    known_count: int = 0
+
+    def wire(self) -> list[ChatMessage]:
+        return [ChatMessage(role="system", content=self.system), *self.messages]
+
+    def add(self, message: ChatMessage, **extra: Any) -> None:
+        self.messages.append(message)
+        if self.writer is not None:
+            self.writer.append(to_record(message, **extra))
+
+    def replace_prefix(self, count: int, summary: str) -> None:
+        """Replace the first `count` messages with one summary (a user message)."""
+        message = ChatMessage(role="user", content=summary)
+        self.messages = [message, *self.messages[count:]]
+        self.known_tokens, self.known_count = 0, 0
+        if self.writer is not None:
+            self.writer.append(to_record(message, summary=True, summary_of=count))
+
+    def calibrate(self, prompt_tokens: int, covered: int) -> None:
+        """Remember the server's count for the first `covered` messages (plus the system)."""
+        self.known_tokens, self.known_count = prompt_tokens, covered
+
+    def tokens(self) -> int:
+        """Best estimate of the next prompt's size (server figure + estimate of what came after)."""
+        if self.known_count and self.known_count <= len(self.messages):
+            return self.known_tokens + estimate_tokens(self.messages[self.known_count :])
+        return estimate_tokens(self.wire())

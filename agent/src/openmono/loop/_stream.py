@@ -1,0 +1,103 @@
+"""Step 3: stream one model reply, forwarding text and thinking as it arrives.
+
+Tool calls come whole (`ToolCallComplete`, native or recovered from the text by the client); when
+calls were recovered, `RecoveredText` replaces the visible text with the markup removed. The
+accumulator is owned by the caller, so a cancelled stream still leaves what was said.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from openmono.llm import (
+    ChatMessage,
+    Done,
+    Model,
+    ReasoningDelta,
+    RecoveredText,
+    TextDelta,
+    ToolCallComplete,
+    ToolSpec,
+    Usage,
+)
+from openmono.loop._closing import closing_stream
+from openmono.loop._events import EventSink, ReasoningChunk, TextChunk
+from openmono.loop._guards import RepetitionDetector
+
+
+@dataclass
+class Reply:
+    """What one model reply produced (so far)."""
+
+    text_parts: list[str] = field(default_factory=list)
+    reasoning_parts: list[str] = field(default_factory=list)
+    recovered: str | None = None
+    calls: list[ToolCallComplete] = field(default_factory=list)
+    usage: Usage | None = None
+    finish_reason: str | None = None
+    degenerate: bool = False
+    first_token_at: float | None = None
+    finished_at: float | None = None
+
+    @property
+    def text(self) -> str:
+        return self.recovered if self.recovered is not None else "".join(self.text_parts)
+
+    @property
+    def reasoning(self) -> str:
+        return "".join(self.reasoning_parts)
+
+    def tokens_per_s(self) -> float | None:
+        """llama.cpp's own figure when it sent timings, else completion tokens / stream time."""
+        if self.usage is None:
+            return None
+        timings = self.usage.timings or {}
+        rate = timings.get("predicted_per_second")
+        if isinstance(rate, int | float) and rate > 0:
+            return float(rate)
+        if self.first_token_at and self.finished_at and self.usage.completion_tokens:
+            span = self.finished_at - self.first_token_at
+            return self.usage.completion_tokens / span if span > 0 else None
+        return None
+
+
+async def stream_reply(
+    model: Model,
+    messages: Sequence[ChatMessage],
+    tools: Sequence[ToolSpec],
+    emit: EventSink,
+    reply: Reply,
+    *,
+    max_tokens: int | None = None,
+    temperature: float | None = None,
+) -> Reply:
+    """Stream into `reply`; stops early (closing the HTTP stream) when the text degenerates."""
+    detector = RepetitionDetector()
+    stream = model.stream(messages, tools or None, max_tokens=max_tokens, temperature=temperature)
+    async with closing_stream(stream) as events:
+        async for event in events:
+            if isinstance(event, TextDelta):
+                if reply.first_token_at is None:
+                    reply.first_token_at = time.monotonic()
+                reply.text_parts.append(event.text)
+                emit(TextChunk(text=event.text))
+                if detector.feed(event.text):
+                    reply.degenerate = True
+                    break
+            elif isinstance(event, ReasoningDelta):
+                if reply.first_token_at is None:
+                    reply.first_token_at = time.monotonic()
+                reply.reasoning_parts.append(event.text)
+                emit(ReasoningChunk(text=event.text))
+            elif isinstance(event, ToolCallComplete):
+                reply.calls.append(event)
+            elif isinstance(event, RecoveredText):
+                reply.recovered = event.content
+            elif isinstance(event, Usage):
+                reply.usage = event
+            elif isinstance(event, Done):
+                reply.finish_reason = event.finish_reason
+    reply.finished_at = time.monotonic()
+    return reply

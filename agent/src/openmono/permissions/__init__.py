@@ -1,0 +1,46 @@
+"""Permissions and modes: who may run which tool call, decided when the call executes.
+
+`PermissionEngine` orders built-in denials, session choices and config rules (deny > ask > allow);
+`mode_denial` keeps plan and ask modes read-only; `is_safe_read_only` knows harmless shell commands.
+A denial becomes a `ToolResult` the model reads (see `openmono.loop`).
+"""
+
+from openmono.permissions._bash import dangerous_reason, is_safe_read_only
+from openmono.permissions._builtin import builtin_denial, is_protected
+from openmono.permissions._engine import (
+    Action,
+    Answer,
+    Approver,
+    Decision,
+    PermissionEngine,
+    PermissionRequest,
+    non_interactive_message,
+    parse_allow_spec,
+    session_pattern,
+)
+from openmono.permissions._errors import PermissionsError
+from openmono.permissions._modes import MODES, Mode, mode_denial
+from openmono.permissions._subjects import call_paths, pattern_matches, resolve_path
+
+__all__ = [
+    "MODES",
+    "Action",
+    "Answer",
+    "Approver",
+    "Decision",
+    "Mode",
+    "PermissionEngine",
+    "PermissionRequest",
+    "PermissionsError",
+    "builtin_denial",
+    "call_paths",
+    "dangerous_reason",
+    "is_protected",
+    "is_safe_read_only",
+    "mode_denial",
+    "non_interactive_message",
+    "parse_allow_spec",
+    "pattern_matches",
+    "resolve_path",
+    "session_pattern",
+]

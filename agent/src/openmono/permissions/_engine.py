@@ -1,0 +1,184 @@
+"""The permission engine: rules, session choices and built-in policy, in a fixed order.
+
+Order (first match wins):
+    1. built-in denials (protected paths, destructive commands) — nothing lifts them
+    2. session deny-all, tools denied for the session, `deny` rules
+    3. `--yolo` / session allow-all → allow
+    4. `ask` rules → ask
+    5. `allow` rules, `--allow TOOL[:pattern]`, session approvals → allow
+    6. defaults: read-only tools inside the workspace, safe read-only shell commands and
+       conversation tools → allow; anything else → ask
+An `ask` with no one to ask (a non-interactive run) becomes a denial whose message tells the model
+what to do instead; it never waits.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+from openmono.config import ToolRules
+from openmono.permissions._bash import is_safe_read_only, segments
+from openmono.permissions._builtin import builtin_denial
+from openmono.permissions._errors import PermissionsError
+from openmono.permissions._modes import CONVERSATION_TOOLS
+from openmono.permissions._subjects import call_paths, pattern_matches
+
+Action = Literal["allow", "ask", "deny"]
+Answer = Literal["once", "session", "deny", "deny_session"]
+AUTO_ALLOWED = CONVERSATION_TOOLS | {"MemorySave"}
+
+
+@dataclass(frozen=True)
+class Decision:
+    """The engine's verdict on one call, with a reason a person or a model can read."""
+
+    action: Action
+    reason: str
+    source: str
+
+
+@dataclass(frozen=True)
+class PermissionRequest:
+    """What an interactive approver is shown."""
+
+    call_id: str
+    tool: str
+    arguments: Mapping[str, Any]
+    reason: str
+    session_pattern: str
+
+
+Approver = Callable[[PermissionRequest], Awaitable[Answer]]
+
+
+def parse_allow_spec(spec: str) -> tuple[str, str]:
+    """`Bash:pytest*` → ("Bash", "pytest*"); `FileWrite` → ("FileWrite", "*")."""
+    tool, _, pattern = spec.partition(":")
+    if not tool.strip():
+        raise PermissionsError(f"--allow {spec!r}: expected TOOL or TOOL:pattern")
+    return tool.strip(), pattern or "*"
+
+
+def session_pattern(tool: str, args: Mapping[str, Any]) -> str:
+    """What "allow for the session" covers: a shell command's program, else the whole tool."""
+    if tool == "Bash":
+        parts = segments(str(args.get("command", "")))
+        words = parts[0].split() if len(parts) == 1 else []
+        return f"{words[0]} *" if words else str(args.get("command", ""))
+    return "*"
+
+
+@dataclass
+class PermissionEngine:
+    """Decides allow / ask / deny for each call; holds the choices made during the session."""
+
+    workspace: Path
+    rules: Mapping[str, ToolRules] = field(default_factory=dict)
+    yolo: bool = False
+    allow: Sequence[str] = ()
+    allow_all: bool = False
+    deny_all: bool = False
+    _granted: list[tuple[str, str]] = field(default_factory=list)
+    _denied_tools: set[str] = field(default_factory=set)
+
+    def __post_init__(self) -> None:
+        self.workspace = self.workspace.resolve()
+        self._granted = [parse_allow_spec(s) for s in self.allow]
+
+    def _rule_hit(self, kind: str, tool: str, args: Mapping[str, Any]) -> str | None:
+        for key in (tool, "*"):
+            rules = self.rules.get(key)
+            for pattern in getattr(rules, kind) if rules else ():
+                if pattern_matches(pattern, tool, args, self.workspace):
+                    return f"{kind} rule {key}:{pattern}"
+        return None
+
+    def decide(self, tool: str, args: Mapping[str, Any], read_only: bool) -> Decision:
+        """The verdict for one call, before anyone is asked."""
+        why = builtin_denial(tool, args, self.workspace)
+        if why:
+            return Decision("deny", why, "builtin")
+        if self.deny_all:
+            return Decision("deny", "the user denied all tool calls for this session", "session")
+        if tool in self._denied_tools:
+            return Decision("deny", f"the user denied {tool} for this session", "session")
+        hit = self._rule_hit("deny", tool, args)
+        if hit:
+            return Decision("deny", f"denied by the {hit}", "rule")
+        if self.yolo or self.allow_all:
+            return Decision("allow", "all calls allowed (--yolo / allow-all)", "session")
+        hit = self._rule_hit("ask", tool, args)
+        if hit:
+            return Decision("ask", f"the {hit} requires approval", "rule")
+        hit = self._rule_hit("allow", tool, args)
+        if hit:
+            return Decision("allow", f"allowed by the {hit}", "rule")
+        for granted_tool, pattern in self._granted:
+            if granted_tool in (tool, "*") and pattern_matches(pattern, tool, args, self.workspace):
+                return Decision("allow", f"allowed by {granted_tool}:{pattern}", "flag")
+        return self._default(tool, args, read_only)
+
+    def _default(self, tool: str, args: Mapping[str, Any], read_only: bool) -> Decision:
+        if tool in AUTO_ALLOWED:
+            return Decision("allow", "changes nothing outside the conversation", "default")
+        if tool == "Bash":
+            if is_safe_read_only(str(args.get("command", ""))):
+                return Decision("allow", "a read-only command", "default")
+            return Decision("ask", "running a shell command needs approval", "default")
+        if read_only:
+            paths = call_paths(tool, args, self.workspace)
+            inside = all(p == self.workspace or self.workspace in p.parents for p in paths)
+            if inside:
+                return Decision("allow", "a read inside the workspace", "default")
+            return Decision("ask", "reading outside the workspace needs approval", "default")
+        return Decision("ask", f"{tool} changes files and needs approval", "default")
+
+    def remember(self, tool: str, args: Mapping[str, Any], answer: Answer) -> None:
+        """Record a session-wide answer ("session" or "deny_session")."""
+        if answer == "session":
+            self._granted.append((tool, session_pattern(tool, args)))
+        elif answer == "deny_session":
+            self._denied_tools.add(tool)
+
+    async def authorize(
+        self,
+        call_id: str,
+        tool: str,
+        args: Mapping[str, Any],
+        read_only: bool,
+        approver: Approver | None,
+    ) -> Decision:
+        """`decide`, then resolve an `ask` through the approver, or deny when there is none."""
+        decision = self.decide(tool, args, read_only)
+        if decision.action != "ask":
+            return decision
+        if approver is None:
+            return Decision(
+                "deny", non_interactive_message(tool, decision.reason), "noninteractive"
+            )
+        request = PermissionRequest(
+            call_id, tool, args, decision.reason, session_pattern(tool, args)
+        )
+        answer = await approver(request)
+        self.remember(tool, args, answer)
+        if answer in ("once", "session"):
+            return Decision("allow", f"approved by the user ({answer})", "user")
+        return Decision(
+            "deny",
+            "the user declined this call. Do not retry it; ask the user how to proceed "
+            "or take another approach.",
+            "user",
+        )
+
+
+def non_interactive_message(tool: str, reason: str) -> str:
+    """The denial a non-interactive run gives the model (and the person reading the log)."""
+    return (
+        f"{reason}, and this run is non-interactive, so nobody can approve it. Do not retry the "
+        "same call. Continue with what you can do without it and report the change you would "
+        f"make; "
+        f"the user can rerun with --allow {tool} (or --allow '{tool}:PATTERN', or --yolo)."
+    )

@@ -1,0 +1,66 @@
+"""What a permission pattern is matched against: the strings that say what a call touches.
+
+A pattern `GLOB` matches when any subject of the call matches it (`*` also crosses `/`); a pattern
+`key=GLOB` matches one named argument only. Paths are offered both as written and resolved against
+the workspace, so `src/*` and `/work/proj/src/*` both work.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from fnmatch import fnmatchcase
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit
+
+PATH_KEYS = ("file_path", "path")
+_PATCH_PATH = re.compile(r"^(?:\+\+\+|---) (?:[ab]/)?(\S+)", re.MULTILINE)
+
+
+def resolve_path(raw: str, workspace: Path) -> Path:
+    """`raw` made absolute against the workspace, `~` expanded, `..` and symlinks resolved."""
+    path = Path(raw).expanduser()
+    if not path.is_absolute():
+        path = workspace / path
+    return path.resolve()
+
+
+def call_paths(tool: str, args: Mapping[str, Any], workspace: Path) -> list[Path]:
+    """Every filesystem path a call names, resolved."""
+    raws = [str(args[k]) for k in PATH_KEYS if isinstance(args.get(k), str) and args[k]]
+    if tool == "ApplyPatch" and isinstance(args.get("patch"), str):
+        raws += [m for m in _PATCH_PATH.findall(args["patch"]) if m != "/dev/null"]
+    return [resolve_path(r, workspace) for r in raws]
+
+
+def call_subjects(tool: str, args: Mapping[str, Any], workspace: Path) -> list[str]:
+    """The strings a bare pattern is matched against."""
+    if tool == "Bash":
+        return [str(args.get("command", ""))]
+    subjects: list[str] = []
+    for key in PATH_KEYS:
+        value = args.get(key)
+        if isinstance(value, str) and value:
+            subjects.append(value)
+    subjects += [str(p) for p in call_paths(tool, args, workspace)]
+    url = args.get("url")
+    if isinstance(url, str):
+        subjects += [url, urlsplit(url).hostname or ""]
+    for key in ("query", "pattern"):
+        value = args.get(key)
+        if isinstance(value, str):
+            subjects.append(value)
+    if not subjects:
+        subjects = [str(v) for v in args.values() if isinstance(v, str | int | float)]
+    return subjects
+
+
+def pattern_matches(pattern: str, tool: str, args: Mapping[str, Any], workspace: Path) -> bool:
+    """Does one rule pattern match this call?"""
+    if pattern in ("", "*"):
+        return True
+    key, sep, glob = pattern.partition("=")
+    if sep and key.isidentifier() and key in args:
+        return fnmatchcase(str(args[key]), glob)
+    return any(fnmatchcase(s, pattern) for s in call_subjects(tool, args, workspace))
