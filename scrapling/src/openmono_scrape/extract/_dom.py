@@ -1,0 +1,148 @@
+"""Parse decoded HTML into an lxml tree that is safe to walk, and strip what a reader never sees.
+
+Parsing never raises: garbage becomes an empty tree. Two bounds keep later recursive walks (ours
+and trafilatura's) safe on hostile input: libxml2 caps nesting depth on its own, and anything
+still deeper than `MAX_DEPTH` is flattened into its text.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from lxml import etree
+from lxml import html as lxml_html
+
+# Deep enough for any real page, shallow enough that recursive renderers stay far from Python's
+# recursion limit (each level costs a couple of frames).
+MAX_DEPTH = 160
+
+# Elements whose content is never visible text (or is chrome a reader cannot read as text).
+_INVISIBLE_TAGS = (
+    "script",
+    "style",
+    "noscript",
+    "template",
+    "svg",
+    "math",
+    "canvas",
+    "iframe",
+    "frame",
+    "frameset",
+    "object",
+    "embed",
+    "applet",
+    "audio",
+    "video",
+    "source",
+    "track",
+    "map",
+    "link",
+    "meta",
+    "base",
+    "select",
+    "option",
+    "datalist",
+    "input",
+    "textarea",
+    "button",
+    "dialog",
+)
+
+_HIDDEN_STYLE = re.compile(r"(?:^|;)\s*(?:display\s*:\s*none|visibility\s*:\s*hidden)", re.I)
+_HIDDEN_XPATH = etree.XPath(
+    "//*[@hidden or @aria-hidden='true' or @type='hidden' or contains(@style, 'none')"
+    " or contains(@style, 'hidden')]"
+)
+
+_PARSER_KW: dict[str, Any] = {
+    "remove_comments": True,
+    "remove_pis": True,
+    "remove_blank_text": False,
+    "no_network": True,
+    "recover": True,
+    "default_doctype": False,
+}
+
+
+def _parser() -> Any:
+    # One parser per call: lxml parsers are not safe to share between threads.
+    return lxml_html.HTMLParser(**_PARSER_KW)
+
+
+_XML_DECL = re.compile(r"^\s*<\?xml[^>]*\?>", re.I)
+
+
+def parse_html(markup: str) -> Any | None:
+    """Parse decoded markup into an `<html>` element, or None when nothing usable is there."""
+    if not markup or not markup.strip():
+        return None
+    # lxml refuses str input that carries an encoding declaration; the caller already decoded it.
+    markup = _XML_DECL.sub("", markup, count=1).replace("\x00", "")
+    try:
+        root = lxml_html.document_fromstring(markup, parser=_parser())
+    except (etree.ParserError, etree.XMLSyntaxError, ValueError):
+        return None
+    if root is None or not isinstance(root.tag, str):
+        return None
+    _flatten_deep(root)
+    return root
+
+
+def _flatten_deep(root: Any) -> None:
+    """Replace every element nested deeper than MAX_DEPTH by its text, iteratively."""
+    stack: list[tuple[Any, int]] = [(root, 0)]
+    while stack:
+        element, depth = stack.pop()
+        if depth >= MAX_DEPTH:
+            text = text_of(element)
+            for child in list(element):
+                element.remove(child)
+            element.text = text
+            continue
+        stack.extend((child, depth + 1) for child in element if isinstance(child.tag, str))
+
+
+def drop_element(element: Any) -> None:
+    """Remove an element but keep the text that follows it (its tail belongs to the parent)."""
+    parent = element.getparent()
+    if parent is None:
+        return
+    tail = element.tail
+    if tail:
+        previous = element.getprevious()
+        if previous is not None:
+            previous.tail = (previous.tail or "") + tail
+        else:
+            parent.text = (parent.text or "") + tail
+    parent.remove(element)
+
+
+def remove_invisible(root: Any) -> None:
+    """Drop scripts, styles, embedded objects, form controls and explicitly hidden elements."""
+    for element in list(root.iter(*_INVISIBLE_TAGS)):
+        drop_element(element)
+    for element in list(_HIDDEN_XPATH(root)):
+        if _is_hidden(element):
+            drop_element(element)
+
+
+def _is_hidden(element: Any) -> bool:
+    if element.tag in ("html", "body"):
+        return False
+    if element.get("hidden") is not None or element.get("aria-hidden", "").lower() == "true":
+        return True
+    if element.get("type", "").lower() == "hidden":
+        return True
+    return bool(_HIDDEN_STYLE.search(element.get("style", "")))
+
+
+def body_of(root: Any) -> Any:
+    """The `<body>` element (lxml always creates one for HTML documents), else the root."""
+    body = root.find("body")
+    return body if body is not None else root
+
+
+def text_of(element: Any) -> str:
+    """All text inside an element (works for plain etree elements, unlike `text_content`)."""
+    return "".join(element.itertext())

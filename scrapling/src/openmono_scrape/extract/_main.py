@@ -1,0 +1,144 @@
+"""Main-content selection: trafilatura picks the article, we turn its XML back into plain HTML.
+
+trafilatura's output vocabulary (head, list/item, hi, ref, graphic, quote, code, lb, row/cell) is
+mapped back to ordinary HTML so one renderer serves both the main content and the whole page, and
+`format: html` returns a clean fragment. Code blocks come back from the `CodeStore` verbatim. A
+leading heading that repeats the page's headline is dropped: the title travels in its own field.
+"""
+
+from __future__ import annotations
+
+import logging
+from copy import deepcopy
+from typing import Any
+
+import trafilatura
+from lxml import etree
+
+from ._code import CodeBlock, CodeStore, protect_code_blocks, strip_markers
+from ._dom import drop_element, text_of
+from ._title import normalise
+
+LOGGER = logging.getLogger(__name__)
+
+_HI_TAGS = {"#b": "strong", "#i": "em", "#u": "u", "#t": "code", "#sub": "sub", "#sup": "sup"}
+_SIMPLE = {"quote": "blockquote", "lb": "br", "del": "del", "row": "tr", "p": "p", "div": "div"}
+# trafilatura keeps a heading only if it leads somewhere; a lone repeated headline is dropped
+# only when it sits among the first few elements (after a kicker or a date line at most).
+_HEADLINE_WINDOW = 3
+
+
+def select_main(root: Any, url: str, headlines: set[str]) -> Any | None:
+    """Return a `<body>` element holding only the main content, or None if none was found.
+
+    `headlines` are the normalised title strings of the page (see `headline_candidates`).
+    """
+    work = deepcopy(root)
+    store = protect_code_blocks(work)
+    document = trafilatura.bare_extraction(
+        work,
+        url=url or None,
+        favor_precision=True,
+        include_comments=False,
+        include_tables=True,
+        include_images=False,
+        include_links=True,
+        include_formatting=True,
+        with_metadata=False,
+        deduplicate=False,
+    )
+    body = getattr(document, "body", None)
+    if body is None or not len(body):
+        return None
+    html_body = to_html(body, store)
+    _drop_repeated_headline(html_body, headlines)
+    return html_body
+
+
+def to_html(body: Any, store: CodeStore) -> Any:
+    """Rename trafilatura's XML elements to HTML in place; restore protected code blocks."""
+    for element in list(body.iter()):
+        if not isinstance(element.tag, str):
+            continue
+        block = _protected_block(element, store)
+        if block is not None:
+            _replace_with_pre(element, block.text, block.language)
+            continue
+        _rename(element)
+    for element in body.iter():
+        if element.text and "⟦" in element.text:
+            element.text = strip_markers(element.text)
+        if element.tail and "⟦" in element.tail:
+            element.tail = strip_markers(element.tail)
+    body.tag = "body"
+    body.attrib.clear()
+    return body
+
+
+def _protected_block(element: Any, store: CodeStore) -> CodeBlock | None:
+    """The code block whose marker this element carries, itself or as the lone child it wraps."""
+    if element.tag not in ("code", "quote", "p"):
+        return None
+    if not (element.text or "").strip() and len(element) == 1 and element[0].tag == "code":
+        return store.lookup(element[0].text)
+    return store.lookup(element.text)
+
+
+def _replace_with_pre(element: Any, text: str, language: str | None) -> None:
+    tail = element.tail
+    element.clear()
+    element.tag = "pre"
+    element.tail = tail
+    code = etree.SubElement(element, "code")
+    if language:
+        code.set("class", f"language-{language}")
+    code.text = text
+
+
+def _rename(element: Any) -> None:
+    tag = element.tag
+    attrs = dict(element.attrib)
+    element.attrib.clear()
+    if tag == "head":
+        rend = attrs.get("rend", "h3")
+        element.tag = rend if rend in ("h1", "h2", "h3", "h4", "h5", "h6") else "h3"
+    elif tag == "list":
+        element.tag = attrs.get("rend", "ul") if attrs.get("rend") in ("ul", "ol", "dl") else "ul"
+    elif tag == "item":
+        rend = attrs.get("rend", "")
+        element.tag = "dt" if rend.startswith("dt") else "dd" if rend.startswith("dd") else "li"
+    elif tag == "hi":
+        element.tag = _HI_TAGS.get(attrs.get("rend", "#i"), "em")
+    elif tag == "ref":
+        element.tag = "a"
+        if attrs.get("target"):
+            element.set("href", attrs["target"])
+    elif tag == "graphic":
+        element.tag = "img"
+        for name in ("src", "alt", "title"):
+            if attrs.get(name):
+                element.set(name, attrs[name])
+    elif tag == "cell":
+        element.tag = "th" if attrs.get("role") == "head" else "td"
+        if attrs.get("colspan"):
+            element.set("colspan", attrs["colspan"])
+    elif tag == "code":
+        # A code element holding whole lines is a block; inside running text it is inline code.
+        element.tag = "pre" if "\n" in (element.text or "") else "code"
+    elif tag in _SIMPLE:
+        element.tag = _SIMPLE[tag]
+    elif tag == "table":
+        pass
+    else:
+        element.tag = "div" if len(element) else "span"
+
+
+def _drop_repeated_headline(body: Any, headlines: set[str]) -> None:
+    children = [child for child in body if isinstance(child.tag, str)]
+    if len(children) < 2:
+        return
+    for child in children[:_HEADLINE_WINDOW]:
+        if child.tag in ("h1", "h2", "h3", "h4", "h5", "h6"):
+            if normalise(text_of(child)) in headlines:
+                drop_element(child)
+            return

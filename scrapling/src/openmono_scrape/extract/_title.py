@@ -1,0 +1,50 @@
+"""The page title: `<title>`, else `og:title`, else the first `<h1>`; whitespace collapsed."""
+
+from __future__ import annotations
+
+from typing import Any
+
+MAX_TITLE_CHARS = 500
+
+
+def _clean(text: str | None) -> str | None:
+    if not text:
+        return None
+    collapsed = " ".join(text.split())
+    return collapsed[:MAX_TITLE_CHARS] or None
+
+
+def find_title(root: Any) -> str | None:
+    """Read the title before any cleanup (the `<head>` is discarded later)."""
+    for element in root.iter("title"):
+        title = _clean(element.text_content())
+        if title:
+            return title
+        break
+    for meta in root.iter("meta"):
+        if meta.get("property", meta.get("name", "")).lower() == "og:title":
+            title = _clean(meta.get("content"))
+            if title:
+                return title
+    for element in root.iter("h1"):
+        title = _clean(element.text_content())
+        if title:
+            return title
+    return None
+
+
+def headline_candidates(root: Any) -> set[str]:
+    """Normalised forms of every title-like string, to recognise a duplicated headline."""
+    found: set[str] = set()
+    for element in root.iter("title", "h1"):
+        found.add(normalise(element.text_content()))
+    for meta in root.iter("meta"):
+        if meta.get("property", meta.get("name", "")).lower() in ("og:title", "twitter:title"):
+            found.add(normalise(meta.get("content") or ""))
+    found.discard("")
+    return found
+
+
+def normalise(text: str) -> str:
+    """Lower-cased words only, so punctuation and spacing differences do not matter."""
+    return " ".join("".join(c if c.isalnum() else " " for c in text.lower()).split())
