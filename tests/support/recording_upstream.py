@@ -1,0 +1,87 @@
+"""A recording HTTP upstream on a free loopback port: stands in for SearXNG / the scrape service /
+llama-server behind the gateway when a test must know whether a request got through at all.
+
+Every request is recorded (method, path with query, headers, body) and answered 200 with a small JSON
+body naming the upstream, so a test can also see which upstream a path was routed to.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+
+@dataclass(frozen=True)
+class Seen:
+    method: str
+    path: str
+    headers: list[tuple[str, str]]
+    body: bytes
+
+    def header_values(self, name: str) -> list[str]:
+        return [v for k, v in self.headers if k.lower() == name.lower()]
+
+
+@dataclass
+class RecordingUpstream:
+    name: str
+    address: str  # host:port, as the gateway's *_UPSTREAM variables take it
+    seen: list[Seen] = field(default_factory=list)
+    lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def clear(self) -> None:
+        with self.lock:
+            self.seen.clear()
+
+    def requests(self) -> list[Seen]:
+        with self.lock:
+            return list(self.seen)
+
+
+def _handler(upstream: RecordingUpstream) -> type[BaseHTTPRequestHandler]:
+    class Handler(BaseHTTPRequestHandler):
+        protocol_version = "HTTP/1.1"
+
+        def _answer(self) -> None:
+            length = int(self.headers.get("Content-Length") or 0)
+            body = self.rfile.read(length) if length else b""
+            with upstream.lock:
+                upstream.seen.append(
+                    Seen(self.command, self.path, list(self.headers.items()), body)
+                )
+            payload = json.dumps({"upstream": upstream.name, "path": self.path}).encode()
+            self.send_response(200)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(payload)))
+            self.end_headers()
+            if self.command != "HEAD":
+                self.wfile.write(payload)
+
+        do_GET = do_POST = do_PUT = do_DELETE = do_PATCH = do_HEAD = do_OPTIONS = _answer
+
+        def log_message(self, format: str, *args: object) -> None:  # noqa: A002 - stdlib name
+            return
+
+    return Handler
+
+
+@contextmanager
+def recording_upstream(name: str) -> Iterator[RecordingUpstream]:
+    """Serve on 127.0.0.1:<free port> in a daemon thread until the block ends."""
+    server = ThreadingHTTPServer(("127.0.0.1", 0), _handler(RecordingUpstream(name, "")))
+    host, port = server.server_address[:2]
+    upstream = RecordingUpstream(name, f"{host}:{port}")
+    server.RequestHandlerClass = _handler(upstream)
+    server.daemon_threads = True
+    thread = threading.Thread(target=server.serve_forever, name=f"upstream-{name}", daemon=True)
+    thread.start()
+    try:
+        yield upstream
+    finally:
+        server.shutdown()
+        server.server_close()
+        thread.join(5)
