@@ -1,7 +1,8 @@
 """The gateway's bearer check, attacked with many Authorization variants on every protected route.
 
-Rule enforced (caddy/README.md): the whole header must be exactly `Bearer <LLAMA_API_KEY>` — scheme
-written `Bearer` (case-sensitive, as llama-server itself checks it), one space, the key, one header only.
+Rule enforced (caddy/README.md): the whole header must be exactly `Bearer <LLAMA_API_KEY>` --
+scheme written `Bearer` (case-sensitive, as llama-server itself checks it), one space, the key, and
+one Authorization header only.
 Behind the gateway sit recording upstreams, so "none gets through" is checked where it matters: the
 upstream never saw the request. Requests go out over raw sockets, so headers arrive byte for byte
 (httpx would refuse or normalise several of them).
@@ -46,7 +47,7 @@ def raw_request(
     body: bytes = b"",
     timeout_s: float = 10.0,
 ) -> RawResponse:
-    """One HTTP/1.1 request with header lines sent exactly as given; reads until the server closes."""
+    """One HTTP/1.1 request, header lines sent exactly as given; reads until the server closes."""
     parts = urlsplit(base_url)
     host, port = parts.hostname or "127.0.0.1", parts.port or 80
     head = [f"{method} {target} HTTP/1.1".encode(), f"Host: {host}:{port}".encode()]
@@ -264,7 +265,7 @@ def test_public_paths_need_no_key_and_never_proxy(
 def test_any_host_header_is_served(stack: Stack) -> None:
     """Behind a relay the Host header is the relay's name: the gateway must not care about it."""
     stack.clear()
-    lines = [b"Host: relay.example.net"] + auth(f"Bearer {KEY}")
+    lines = [b"Host: relay.example.net", *auth(f"Bearer {KEY}")]
     # raw_request already sends a Host line; a second one is a 400 in Go, so build this one by hand.
     url = urlsplit(stack.gw.url)
     with socket.create_connection((url.hostname, url.port), timeout=10) as sock:

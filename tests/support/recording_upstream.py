@@ -1,8 +1,8 @@
 """A recording HTTP upstream on a free loopback port: stands in for SearXNG / the scrape service /
 llama-server behind the gateway when a test must know whether a request got through at all.
 
-Every request is recorded (method, path with query, headers, body) and answered 200 with a small JSON
-body naming the upstream, so a test can also see which upstream a path was routed to.
+Every request is recorded (method, path with query, headers, body) and answered 200 with a small
+JSON body naming the upstream, so a test can also see which upstream a path was routed to.
 """
 
 from __future__ import annotations
@@ -63,7 +63,7 @@ def _handler(upstream: RecordingUpstream) -> type[BaseHTTPRequestHandler]:
 
         do_GET = do_POST = do_PUT = do_DELETE = do_PATCH = do_HEAD = do_OPTIONS = _answer
 
-        def log_message(self, format: str, *args: object) -> None:  # noqa: A002 - stdlib name
+        def log_message(self, format: str, *args: object) -> None:
             return
 
     return Handler
