@@ -1,0 +1,191 @@
+"""One scrape, start to finish. The steps:
+
+1. Budget: `timeout_s` (default 60, at most 120) covers every engine, hop and wait below.
+2. `render: true` goes to the browser at once; otherwise the `fetcher` tries first.
+3. The fetcher's answer is judged (`escalation`): 401/403/429/503, a challenge interstitial or a
+   JavaScript shell sends the URL to the browser; 404/410 never do. A 429/503 whose `Retry-After`
+   fits in the budget (and under `max_retry_after_s`) is retried once on the fetcher first. A
+   fetch that threw (connection reset, TLS failure) escalates too; a refusal by the guard, a body
+   over the limit or an exhausted budget never do.
+4. The browser's answer is judged again: still a challenge means the stealthy engine (Camoufox)
+   is needed, and where it is missing the caller gets `ENGINE_UNAVAILABLE`.
+5. When escalation was only about a status code and the next engine is missing or fails, the
+   fetcher's page is still a page: it is returned with the site's status.
+6. The page becomes text (`content.render`), is cut to `max_length`, and is returned.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+
+from openmono_contracts import NetGuard, ScrapeRequest, ScrapeResponse
+from openmono_contracts.netguard import system_resolver
+
+from openmono_scrape import fetcher
+from openmono_scrape.browser import BrowserEngine
+from openmono_scrape.content import kind_of, render, truncate
+from openmono_scrape.decode import decode_body
+from openmono_scrape.errors import (
+    BlockedURL,
+    EngineUnavailable,
+    FetchFailed,
+    FetchTimeout,
+    ScrapeError,
+    TooLarge,
+)
+from openmono_scrape.escalation import escalation_reason, is_challenge
+from openmono_scrape.page import Budget, FetchedPage
+from openmono_scrape.settings import ScrapeSettings
+from openmono_scrape.stealthy import StealthyEngine
+
+log = logging.getLogger("openmono_scrape")
+
+
+def _retry_after_s(page: FetchedPage) -> float | None:
+    raw = page.header("retry-after")
+    if raw is None:
+        return None
+    try:
+        return max(0.0, float(raw.strip()))
+    except ValueError:
+        return None  # an HTTP date: not worth parsing for the few seconds we would wait
+
+
+def _html_of(page: FetchedPage) -> str | None:
+    if kind_of(page) != "html":
+        return None
+    if page.rendered_html is not None:
+        return page.rendered_html
+    return decode_body(page.body, page.header("content-type"))
+
+
+class ScrapeService:
+    """Holds the guard and the engines; `scrape` serves one request."""
+
+    def __init__(self, settings: ScrapeSettings) -> None:
+        self.settings = settings
+        self.guard = NetGuard(settings.allow_cidrs, resolver=self._resolve)
+        self.browser = BrowserEngine(settings, self.guard)
+        self.stealthy = StealthyEngine(settings, self.guard)
+
+    async def _resolve(self, host: str, port: int) -> list[str]:
+        static = self.settings.static_hosts.get(host)
+        if static is not None:
+            return [static]
+        if not self.settings.system_dns:
+            raise OSError("name not in SCRAPE_STATIC_HOSTS and system DNS is off")
+        return await system_resolver(host, port)
+
+    def engines(self) -> dict[str, bool]:
+        return {
+            "fetcher": True,
+            "browser": self.browser.available,
+            "stealthy": self.stealthy.available,
+        }
+
+    async def close(self) -> None:
+        await self.browser.close()
+
+    async def _fetch_fast(self, url: str, budget: Budget) -> FetchedPage:
+        return await fetcher.fetch(
+            url,
+            self.guard,
+            budget,
+            max_bytes=self.settings.max_download_bytes,
+            max_redirects=self.settings.max_redirects,
+        )
+
+    async def _after_retry_after(self, page: FetchedPage, budget: Budget) -> FetchedPage:
+        """One polite retry on the fetcher when the site names a short wait."""
+        wait = _retry_after_s(page)
+        if page.status not in (429, 503) or wait is None:
+            return page
+        if wait > self.settings.max_retry_after_s or wait >= budget.remaining() - 1.0:
+            return page
+        await asyncio.sleep(wait)
+        return await self._fetch_fast(page.url, budget)
+
+    async def _browser_chain(self, url: str, budget: Budget) -> FetchedPage:
+        """Browser, then stealthy when the browser still meets a challenge."""
+        page = await self.browser.fetch(url, budget)
+        html = _html_of(page)
+        if html is not None and is_challenge(html):
+            try:
+                return await self.stealthy.fetch(url, budget)
+            except EngineUnavailable as exc:
+                exc.message = (
+                    "the page is behind a challenge the browser could not pass, and the "
+                    "stealthy engine (Camoufox) is not installed"
+                )
+                raise
+        return page
+
+    async def fetch_page(
+        self, req: ScrapeRequest, budget: Budget
+    ) -> tuple[FetchedPage, str | None]:
+        """The page to render and the engine it escalated from (None when none was)."""
+        if req.render:
+            if not self.browser.available:
+                raise EngineUnavailable(
+                    "render needs a browser and no Chromium is installed here",
+                    url=req.url,
+                    engine="browser",
+                )
+            return await self._browser_chain(req.url, budget), None
+        try:
+            page = await self._fetch_fast(req.url, budget)
+        except (BlockedURL, TooLarge, FetchTimeout, EngineUnavailable):
+            raise
+        except FetchFailed as exc:
+            if not exc.retryable or not self.browser.available:
+                raise
+            log.info("fetcher failed (%s); trying the browser", exc.message)
+            return await self._browser_chain(req.url, budget), "fetcher"
+        page = await self._after_retry_after(page, budget)
+        reason = escalation_reason(page.status, _html_of(page))
+        if reason is None:
+            return page, None
+        status_only = reason.startswith("status")
+        if not self.browser.available:
+            if status_only:
+                return page, None
+            raise EngineUnavailable(
+                f"the page needs a browser ({reason}) and no Chromium is installed here",
+                url=req.url,
+                engine="browser",
+            )
+        log.info("escalating %s to the browser: %s", req.url, reason)
+        try:
+            return await self._browser_chain(page.url, budget), "fetcher"
+        except (BlockedURL, TooLarge):
+            raise
+        except ScrapeError:
+            if status_only and budget.remaining() > 0:
+                return page, None
+            raise
+
+    async def scrape(self, req: ScrapeRequest) -> ScrapeResponse:
+        total = min(req.timeout_s or self.settings.default_timeout_s, self.settings.max_timeout_s)
+        budget = Budget(total)
+        try:
+            page, escalated_from = await asyncio.wait_for(self.fetch_page(req, budget), total + 0.5)
+        except TimeoutError as exc:
+            raise FetchTimeout(
+                f"the time budget of {total:g}s ran out", url=req.url, retryable=True
+            ) from exc
+        if page.engine == "stealthy":
+            escalated_from = "browser"
+        rendered = render(page, req.format, req.main_content)
+        content, truncated = truncate(rendered.content, req.max_length)
+        return ScrapeResponse(
+            status=page.status,
+            url=page.url,
+            engine=page.engine,
+            format=req.format,
+            truncated=truncated,
+            content=content,
+            title=rendered.title,
+            escalated_from=escalated_from,
+            elapsed_ms=round(budget.elapsed_ms(), 1),
+        )

@@ -1,0 +1,83 @@
+"""Configuration of the scrape service: one pydantic-settings class, env prefix `SCRAPE_`."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+from pydantic import Field, field_validator
+from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
+
+_DEBIAN_CHROMIUM = Path("/usr/bin/chromium")
+
+# Chromium flags that work on these machines (no GPU, no sandbox support, no network but loopback):
+# QUIC and background networking are off so the browser only talks through the guarded routes.
+DEFAULT_BROWSER_FLAGS = (
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+)
+
+
+def _default_browser() -> str | None:
+    return str(_DEBIAN_CHROMIUM) if _DEBIAN_CHROMIUM.exists() else None
+
+
+class ScrapeSettings(BaseSettings):
+    """Every knob of the service; `SCRAPE_<NAME>` in the environment (or `.env`) sets it."""
+
+    model_config = SettingsConfigDict(env_prefix="SCRAPE_", env_file=None, extra="ignore")
+
+    host: str = "127.0.0.1"
+    port: int = Field(default=5000, ge=1, le=65535)
+    # CIDRs that pass the SSRF guard although they are not public, comma separated
+    # (tests: 127.0.0.0/8; a private deployment: its LAN). Empty = public addresses only.
+    allow_cidrs: Annotated[list[str], NoDecode] = Field(default_factory=list)
+    # Names answered without DNS, "name=address" comma separated (air-gapped and private
+    # deployments); with `system_dns` off, every other name is unresolvable and no DNS query leaves.
+    static_hosts: Annotated[dict[str, str], NoDecode] = Field(default_factory=dict)
+    system_dns: bool = True
+    max_download_bytes: int = Field(default=10 * 1024 * 1024, ge=1024)
+    max_redirects: int = Field(default=10, ge=0, le=30)
+    default_timeout_s: float = Field(default=60.0, gt=0, le=120)
+    max_timeout_s: float = Field(default=120.0, gt=0, le=600)
+    # Requests handled at once; one more waits up to `queue_wait_s`, then gets 503 + Retry-After.
+    max_concurrency: int = Field(default=16, ge=1)
+    queue_wait_s: float = Field(default=2.0, ge=0)
+    # Browser: path of a Chromium binary (Debian's by default) or the CDP URL of a running one.
+    browser_path: str | None = Field(default_factory=_default_browser)
+    browser_cdp_url: str | None = None
+    browser_flags: Annotated[list[str], NoDecode] = Field(
+        default_factory=lambda: list(DEFAULT_BROWSER_FLAGS)
+    )
+    browser_max_pages: int = Field(default=4, ge=1, le=50)
+    browser_recycle_pages: int = Field(default=200, ge=1)
+    # Wait this long after load for scripts that fill the page late (milliseconds).
+    browser_settle_ms: int = Field(default=300, ge=0, le=10_000)
+    # Longest Retry-After we honour before escalating instead (bounded by the request budget too).
+    max_retry_after_s: float = Field(default=5.0, ge=0)
+
+    @field_validator("allow_cidrs", "browser_flags", mode="before")
+    @classmethod
+    def _split_commas(cls, value: object) -> object:
+        if isinstance(value, str):
+            return [part.strip() for part in value.split(",") if part.strip()]
+        return value
+
+    @field_validator("static_hosts", mode="before")
+    @classmethod
+    def _split_pairs(cls, value: object) -> object:
+        if isinstance(value, str):
+            pairs = (part.split("=", 1) for part in value.split(",") if "=" in part)
+            return {name.strip().lower().rstrip("."): addr.strip() for name, addr in pairs}
+        return value
+
+    @field_validator("browser_path", "browser_cdp_url", mode="before")
+    @classmethod
+    def _empty_is_none(cls, value: object) -> object:
+        return None if isinstance(value, str) and not value.strip() else value
