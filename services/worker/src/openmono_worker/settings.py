@@ -8,6 +8,7 @@ Bash logs to `<data dir>/bash`.
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Literal
 
 from pydantic import AliasChoices, Field, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
@@ -29,6 +30,8 @@ class WorkerSettings(BaseSettings):
     artifact_tail_bytes: int = Field(default=2 * 1024, ge=0)
     # What a command may print before we stop keeping it (head and tail kept, the middle dropped).
     bash_max_output_bytes: int = Field(default=1024 * 1024, ge=1024)
+    # Grep: "auto" uses ripgrep when it is on PATH, else the Python engine; tests force each one.
+    grep_engine: Literal["auto", "rg", "python"] = "auto"
     # FileRead refuses files larger than this; use Grep or offset/limit on smaller ones.
     read_max_file_bytes: int = Field(default=20 * 1024 * 1024, ge=1024)
 

@@ -1,0 +1,91 @@
+"""Project memory: small markdown files the agent saves with MemorySave and reads at startup.
+
+Layout, inside the workspace (so the agent and a remote worker see the same files):
+
+    .openmono/memory/MEMORY.md      index, one line per memory: `- [name](file.md) — description`
+    .openmono/memory/<slug>.md      front matter (name, description, type) + the content
+
+Saving a memory under an existing name replaces it. `read_memories` is what the loop uses to put
+memory into the system prompt.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+from openmono_contracts import MemoryType
+
+MEMORY_DIR = ".openmono/memory"
+INDEX = "MEMORY.md"
+_SLUG = re.compile(r"[^a-z0-9]+")
+_FRONT = re.compile(r"\A---\n(.*?)\n---\n?(.*)\Z", re.DOTALL)
+
+
+@dataclass(frozen=True)
+class Memory:
+    name: str
+    type: str
+    description: str
+    content: str
+    path: Path
+
+
+def slug(name: str) -> str:
+    """The file stem for a memory name: lowercase ASCII words joined by '-'."""
+    return _SLUG.sub("-", name.lower()).strip("-")[:64] or "memory"
+
+
+def render(name: str, type_: MemoryType, description: str, content: str) -> str:
+    """The memory file's text."""
+    body = content if content.endswith("\n") else content + "\n"
+    return f"---\nname: {name}\ndescription: {description}\ntype: {type_}\n---\n\n{body}"
+
+
+def index_with(index_text: str, file_name: str, name: str, description: str) -> str:
+    """The index with the line for `file_name` added or replaced (other lines kept in order)."""
+    entry = f"- [{name}]({file_name}) — {description}"
+    lines = [ln for ln in index_text.splitlines() if f"]({file_name})" not in ln]
+    if not lines:
+        lines = ["# Memory", ""]
+    lines.append(entry)
+    return "\n".join(lines) + "\n"
+
+
+def parse(path: Path) -> Memory | None:
+    """A memory file, or None if it is not one."""
+    try:
+        text = path.read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return None
+    match = _FRONT.match(text)
+    if match is None:
+        return None
+    meta: dict[str, str] = {}
+    for line in match[1].splitlines():
+        key, sep, value = line.partition(":")
+        if sep:
+            meta[key.strip()] = value.strip()
+    return Memory(
+        name=meta.get("name", path.stem),
+        type=meta.get("type", "project"),
+        description=meta.get("description", ""),
+        content=match[2].strip("\n"),
+        path=path,
+    )
+
+
+def read_memories(workspace: Path) -> list[Memory]:
+    """Every memory saved in this workspace, sorted by file name."""
+    directory = workspace / MEMORY_DIR
+    if not directory.is_dir() or directory.is_symlink():
+        return []
+    found = []
+    for path in sorted(directory.glob("*.md")):
+        if path.name == INDEX or path.is_symlink():
+            continue
+        memory = parse(path)
+        if memory is not None:
+            found.append(memory)
+    return found
