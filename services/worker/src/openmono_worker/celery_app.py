@@ -1,0 +1,119 @@
+"""The Celery app of the tool worker (DESIGN.md §7): Redis as broker and result backend, JSON only.
+
+Run it with `python -m openmono_worker` (same as `celery -A openmono_worker.celery_app worker`).
+The agent's Celery executor builds its client app with the same `create_app`, so both sides agree
+on serializers, timeouts and transport options by construction.
+
+Every worker setting lives in the one commented block of `create_app`; the knobs an operator may
+turn come from `CelerySettings` (env prefix `WORKER_`, plus the stack-wide `OPENMONO_BROKER_URL`).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from celery import Celery
+from pydantic import AliasChoices, Field
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+TASK_NAME = "openmono.tools.run"
+# DESIGN.md §7: the hard limit is the call's timeout plus this, the soft limit the timeout itself.
+HARD_LIMIT_EXTRA_S = 5.0
+
+
+class CelerySettings(BaseSettings):
+    """How the worker (and the agent's client) reach Redis and how the pool behaves."""
+
+    model_config = SettingsConfigDict(env_prefix="WORKER_", extra="ignore", populate_by_name=True)
+
+    broker_url: str = Field(
+        default="redis://127.0.0.1:6379/0",
+        validation_alias=AliasChoices("OPENMONO_BROKER_URL", "WORKER_BROKER_URL", "broker_url"),
+    )
+    # Processes that run tool calls at the same time (read-only calls of one turn run in parallel).
+    concurrency: int = Field(default=2, ge=1, le=64)
+    # A pool process is replaced after this many calls, so a leak in a tool cannot grow forever.
+    max_tasks_per_child: int = Field(default=200, ge=1)
+    # Results are read once by the agent; keep them long enough for a slow reader, then drop them.
+    result_expires_s: int = Field(default=3600, ge=60)
+    # An unacknowledged (read-only) message whose worker vanished is handed out again after this
+    # long. It must exceed the longest read-only call, or a slow read may run twice (harmless, but
+    # wasted); it bounds how long a read waits for redelivery after its whole worker died.
+    visibility_timeout_s: float = Field(default=300.0, gt=0)
+    # How often a worker looks for such messages (Redis transport sweep).
+    restore_interval_s: float = Field(default=5.0, gt=0)
+    # Calls that carry no limits of their own (never sent by OpenMono's agent) get these.
+    default_timeout_s: float = Field(default=120.0, gt=0)
+    connect_timeout_s: float = Field(default=2.0, gt=0)
+
+
+def create_app(settings: CelerySettings | None = None) -> Celery:
+    """The Celery app for `settings` (read from the environment when omitted)."""
+    cfg = settings if settings is not None else CelerySettings()
+    app = Celery("openmono", broker=cfg.broker_url, backend=cfg.broker_url)
+    app.conf.update(
+        # --- Serialization: JSON only. A pickled payload is refused, never deserialized, so a
+        #     message injected into Redis cannot run code in the worker.
+        task_serializer="json",
+        result_serializer="json",
+        accept_content=["json"],
+        result_accept_content=["json"],
+        # --- Time limits. The agent sets both per call (soft = the call's timeout_s, hard = +5 s);
+        #     these defaults only cover a message sent without them. At the soft limit the task
+        #     cancels the tool (its process group dies); at the hard limit the pool process is
+        #     killed, and ToolCallRequest kills the tool's process groups first.
+        task_soft_time_limit=cfg.default_timeout_s,
+        task_time_limit=cfg.default_timeout_s + HARD_LIMIT_EXTRA_S,
+        # --- Delivery. One message per pool process at a time: a slow call never holds a second
+        #     one hostage, and parallel read-only calls spread over the processes.
+        worker_prefetch_multiplier=1,
+        worker_concurrency=cfg.concurrency,
+        # --- Acknowledgement, decided per call (see _request.ToolCallRequest). The task is
+        #     declared acks_late + reject_on_worker_lost so a READ-ONLY call whose process died is
+        #     requeued and runs again; a SIDE-EFFECTING call is acknowledged the moment a process
+        #     accepts it, so it is never redelivered, and its Redis claim key refuses a second run
+        #     in the few cases a broker could still hand it out (callstate.py).
+        task_acks_late=True,
+        task_reject_on_worker_lost=True,
+        task_acks_on_failure_or_timeout=True,
+        # --- Results: Redis, expired after a while; no "STARTED" state (the claim key says it).
+        result_expires=cfg.result_expires_s,
+        task_track_started=False,
+        task_ignore_result=False,
+        # --- Hygiene: recycle pool processes; no task events (nobody consumes them).
+        worker_max_tasks_per_child=cfg.max_tasks_per_child,
+        worker_send_task_events=False,
+        task_send_sent_event=False,
+        worker_hijack_root_logger=False,
+        # --- Broker connection: fail fast when Redis is down (the agent reports "tool worker
+        #     unreachable" within seconds instead of hanging); the worker itself keeps retrying.
+        broker_connection_retry_on_startup=True,
+        broker_connection_timeout=cfg.connect_timeout_s,
+        task_publish_retry_policy={
+            "max_retries": 2,
+            "interval_start": 0,
+            "interval_step": 0.2,
+            "interval_max": 0.5,
+        },
+        broker_transport_options=_transport_options(cfg),
+        redis_socket_connect_timeout=cfg.connect_timeout_s,
+        redis_backend_health_check_interval=30,
+        result_backend_transport_options={"retry_policy": {"max_retries": 2}},
+        # Messages are routed by name only; no other task exists.
+        task_default_queue="openmono.tools",
+        include=["openmono_worker.tasks"],
+    )
+    return app
+
+
+def _transport_options(cfg: CelerySettings) -> dict[str, Any]:
+    return {
+        "visibility_timeout": cfg.visibility_timeout_s,
+        "unacked_restore_interval": cfg.restore_interval_s,
+        # Scan on every sweep: the sweep interval above is then the only knob.
+        "unacked_restore_throttle": 1,
+        "socket_connect_timeout": cfg.connect_timeout_s,
+    }
+
+
+app = create_app()
