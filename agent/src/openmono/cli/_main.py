@@ -1,14 +1,118 @@
-"""Root of the `openmono` command group; subcommand modules register themselves here."""
+"""Root of the `openmono` command group; subcommand modules register themselves here.
+
+`openmono -p "task"` runs one task and exits; `openmono` alone starts the interactive session
+(with stdin not a terminal, the task is read from stdin). The root options (`--config`,
+`--endpoint`, `-C`, ...) apply to every subcommand that reads settings.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+from pathlib import Path
 
 import click
 
 from openmono import __version__
+from openmono.cli._options import RunOptions
+from openmono.config import ConfigError
+from openmono.executor import ExecutorError
+from openmono.llm import LLMError
+from openmono.permissions import MODES, PermissionsError
+from openmono.sessions import SessionError
+
+EXIT_CONFIG = 2
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.group(
+    invoke_without_command=True,
+    context_settings={"help_option_names": ["-h", "--help"]},
+)
 @click.version_option(__version__, prog_name="openmono")
-def main() -> None:
+@click.option(
+    "-p", "--print", "prompt", metavar="TASK", help="Run TASK non-interactively, then exit."
+)
+@click.option(
+    "--output-format",
+    type=click.Choice(["text", "json", "stream-json"]),
+    default="text",
+    show_default=True,
+    help="With -p: the answer as text, one JSON object at the end, or JSON lines as it happens.",
+)
+@click.option(
+    "--allow", multiple=True, metavar="TOOL[:PATTERN]",
+    help="Allow a tool without asking (repeatable): --allow FileWrite --allow 'Bash:pytest*'.",
+)  # fmt: skip
+@click.option("--yolo", is_flag=True, help="Allow every call (built-in denials still apply).")
+@click.option("--mode", type=click.Choice(MODES), help="agent (default), plan or ask (read-only).")
+@click.option(
+    "--resume", metavar="ID", help="Continue a saved session (an id, a prefix or 'last')."
+)
+@click.option(
+    "--config", "config_file", type=click.Path(path_type=Path, dir_okay=False),
+    help="A settings JSON file applied over the user and project files.",
+)  # fmt: skip
+@click.option("--endpoint", metavar="URL", help="LLM endpoint (llm.endpoint).")
+@click.option("--api-key", metavar="KEY", help="Bearer key for the endpoint (llm.api_key).")
+@click.option("--model", metavar="NAME", help="Model name to request (llm.model).")
+@click.option("--max-iterations", type=click.IntRange(min=1), help="Tool rounds per task.")
+@click.option(
+    "-C", "--workspace", type=click.Path(path_type=Path, file_okay=False, exists=True),
+    help="The project directory (default: the current directory).",
+)  # fmt: skip
+@click.pass_context
+def main(
+    ctx: click.Context,
+    prompt: str | None,
+    output_format: str,
+    allow: tuple[str, ...],
+    yolo: bool,
+    mode: str | None,
+    resume: str | None,
+    config_file: Path | None,
+    endpoint: str | None,
+    api_key: str | None,
+    model: str | None,
+    max_iterations: int | None,
+    workspace: Path | None,
+) -> None:
     """OpenMono: a coding agent for a local llama.cpp model, and the stack that serves it."""
+    opts = RunOptions(
+        prompt=prompt,
+        output_format=output_format,
+        allow=allow,
+        yolo=yolo,
+        mode=mode,  # type: ignore[arg-type]
+        resume=resume,
+        config=config_file,
+        endpoint=endpoint,
+        api_key=api_key,
+        model=model,
+        max_iterations=max_iterations,
+        workspace=workspace.resolve() if workspace else None,
+    )
+    ctx.obj = opts
+    if ctx.invoked_subcommand is not None:
+        return
+    if prompt is None and not sys.stdin.isatty():
+        prompt = sys.stdin.read().strip()
+        if not prompt:
+            raise click.UsageError("no task: give one with -p TASK (or on stdin)")
+    ctx.exit(_run(opts, prompt))
+
+
+def _run(opts: RunOptions, prompt: str | None) -> int:
+    try:
+        if prompt is not None:
+            from openmono.cli._oneshot import run_oneshot
+
+            return asyncio.run(run_oneshot(opts, prompt))
+        from openmono.cli._repl import Repl
+
+        return asyncio.run(Repl(opts).run())
+    except (ConfigError, SessionError, ExecutorError, PermissionsError, LLMError) as exc:
+        click.echo(f"openmono: {exc}", err=True)
+        return EXIT_CONFIG
 
 
 def _register() -> None:
@@ -19,4 +123,15 @@ def _register() -> None:
     main.add_command(stack_cmds.status)
 
 
+def _register_agent() -> None:
+    from openmono.cli.config_cmds import config
+    from openmono.cli.doctor import doctor
+    from openmono.cli.sessions_cmds import sessions
+
+    main.add_command(sessions)
+    main.add_command(config)
+    main.add_command(doctor)
+
+
 _register()
+_register_agent()

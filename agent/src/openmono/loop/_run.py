@@ -208,6 +208,17 @@ class AgentLoop:
                 self._apply(outcome, emit)
         return guard.trips < 2
 
+    def take_back_last_turn(self) -> str | None:
+        """Remove the last user turn (for /retry); its prompt, or None when there is none."""
+        for i in range(len(self.conv.messages) - 1, -1, -1):
+            message = self.conv.messages[i]
+            if message.role == "user" and message.content is not None:
+                if i == 0 and message.content.startswith(("[Checkpoint", "[Earlier")):
+                    return None
+                self.conv.truncate(i)
+                return message.content
+        return None
+
     # -- the driver ---------------------------------------------------------------------------
     async def run_turn(self, prompt: str, emit: EventSink = discard) -> TurnDone:
         """Run one user turn to its end; cancellation keeps what was said and re-raises."""

@@ -48,14 +48,17 @@ def replay(records: list[SessionMessage]) -> list[ChatMessage]:
     """The conversation a session file describes (summaries replace what they summarised)."""
     out: list[ChatMessage] = []
     for record in records:
-        if record.role == "system" and not record.summary:
+        cut = getattr(record, "truncate_to", None)
+        if isinstance(cut, int):
+            out = out[:cut]
             continue
         replaced = getattr(record, "summary_of", None)
         if record.summary and isinstance(replaced, int):
             message = from_record(record)
             out = [ChatMessage(role="user", content=message.content), *out[replaced:]]
             continue
-        out.append(from_record(record))
+        if record.role != "system":
+            out.append(from_record(record))
     return out
 
 
@@ -95,6 +98,14 @@ class Conversation:
         self.known_tokens, self.known_count = 0, 0
         if self.writer is not None:
             self.writer.append(to_record(message, summary=True, summary_of=count))
+
+    def truncate(self, count: int) -> None:
+        """Forget every message from index `count` on (persisted as a `truncate_to` record)."""
+        self.messages = self.messages[:count]
+        self.known_tokens, self.known_count = 0, 0
+        if self.writer is not None:
+            marker = SessionMessage(role="system", content="[truncated]", truncate_to=count)
+            self.writer.append(marker)
 
     def calibrate(self, prompt_tokens: int, covered: int) -> None:
         """Remember the server's count for the first `covered` messages (plus the system)."""

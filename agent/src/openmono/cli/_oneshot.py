@@ -1,0 +1,87 @@
+"""`openmono -p "task"`: one turn, no questions asked, an exit code that says how it went.
+
+Exit codes: 0 the model finished its answer; 1 the turn stopped for another reason (LLM error,
+iteration cap, doom loop, ...); 2 bad configuration; 130 interrupted (Ctrl-C / SIGTERM). Permission
+asks are never waited on: they are denied with a message the model reads (see `--allow`, `--yolo`).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import signal
+import sys
+from typing import Any
+
+from openmono.cli._options import RunOptions
+from openmono.cli._render import Collector, JsonLinesRenderer, PlainRenderer
+from openmono.loop import EventSink, LoopEvent, TurnDone, open_agent
+
+EXIT_OK, EXIT_FAILED, EXIT_CONFIG, EXIT_INTERRUPTED = 0, 1, 2, 130
+
+
+def _sink(fmt: str, collector: Collector) -> EventSink:
+    if fmt == "stream-json":
+        return JsonLinesRenderer()
+    if fmt == "json":
+        return collector
+    plain = PlainRenderer()
+
+    def both(event: LoopEvent) -> None:
+        collector(event)
+        plain(event)
+
+    return both
+
+
+async def run_oneshot(opts: RunOptions, prompt: str) -> int:
+    """Run `prompt` as one turn; returns the process exit code."""
+    settings = opts.settings()
+    workspace = opts.workspace_dir(settings)
+    agent = await open_agent(
+        settings, workspace, resume=opts.resume, mode=opts.mode, allow=opts.allow, yolo=opts.yolo
+    )
+    collector = Collector()
+    sink = _sink(opts.output_format, collector)
+    if isinstance(sink, JsonLinesRenderer):
+        sink.emit_raw(
+            {
+                "kind": "session",
+                "session_id": agent.session_id,
+                "model": agent.info.model if agent.info else settings.llm.model,
+                "n_ctx": agent.loop.options.n_ctx,
+                "workspace": str(workspace),
+            }
+        )
+    loop = asyncio.get_running_loop()
+    task = asyncio.ensure_future(agent.run_turn(prompt, sink))
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        loop.add_signal_handler(sig, task.cancel)
+    try:
+        done = await task
+    except asyncio.CancelledError:
+        print(f"\ninterrupted; session {agent.session_id} keeps what was said", file=sys.stderr)
+        return EXIT_INTERRUPTED
+    finally:
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            loop.remove_signal_handler(sig)
+        await agent.aclose()
+    if opts.output_format == "json":
+        print(json.dumps(_result(done, agent.session_id, collector), ensure_ascii=False))
+    return EXIT_OK if done.reason == "stop" else EXIT_FAILED
+
+
+def _result(done: TurnDone, session_id: str, collector: Collector) -> dict[str, Any]:
+    return {
+        "session_id": session_id,
+        "ok": done.reason == "stop",
+        "reason": done.reason,
+        "result": done.text,
+        "error": done.error,
+        "iterations": done.iterations,
+        "usage": {
+            "prompt_tokens": collector.prompt_tokens,
+            "completion_tokens": collector.completion_tokens,
+        },
+        "tools": collector.tools,
+    }

@@ -1,0 +1,44 @@
+"""The run options shared by one-shot and interactive runs, and how they become `Settings`."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from openmono.config import Settings, load_settings
+from openmono.permissions import Mode
+
+
+@dataclass
+class RunOptions:
+    """What the root command's flags say (None = not given, the settings decide)."""
+
+    prompt: str | None = None
+    output_format: str = "text"
+    allow: tuple[str, ...] = ()
+    yolo: bool = False
+    mode: Mode | None = None
+    resume: str | None = None
+    config: Path | None = None
+    endpoint: str | None = None
+    api_key: str | None = None
+    model: str | None = None
+    max_iterations: int | None = None
+    workspace: Path | None = None
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    def overrides(self) -> dict[str, Any]:
+        return {
+            "llm.endpoint": self.endpoint,
+            "llm.api_key": self.api_key,
+            "llm.model": self.model,
+            "max_iterations": self.max_iterations,
+            **self.extra,
+        }
+
+    def settings(self) -> Settings:
+        return load_settings(self.workspace, self.config, self.overrides())
+
+    def workspace_dir(self, settings: Settings) -> Path:
+        return (self.workspace or settings.workspace or Path.cwd()).resolve()

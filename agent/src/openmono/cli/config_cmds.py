@@ -1,0 +1,74 @@
+"""`openmono config get|set|path`: the effective settings, and edits to one settings file."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import click
+
+from openmono.cli._options import RunOptions
+from openmono.config import (
+    ConfigError,
+    find_project_file,
+    get_value,
+    set_value,
+    settings_file,
+    user_settings_file,
+)
+
+
+@click.group()
+def config() -> None:
+    """Read and change settings (user file, project file, env OPENMONO_*, flags)."""
+
+
+@config.command()
+@click.argument("key", required=False)
+@click.option("--reveal", is_flag=True, help="Show secrets instead of ********.")
+@click.pass_context
+def get(ctx: click.Context, key: str | None, reveal: bool) -> None:
+    """Print the effective value of KEY (dotted, e.g. llm.endpoint), or everything."""
+    opts: RunOptions = ctx.obj
+    value: object
+    try:
+        settings = opts.settings()
+        if key is None:
+            value = {k: get_value(settings, k, reveal) for k in type(settings).model_fields}
+        else:
+            value = get_value(settings, key, reveal)
+    except ConfigError as exc:
+        raise click.ClickException(str(exc)) from exc
+    click.echo(value if isinstance(value, str) else json.dumps(value, indent=2))
+
+
+@config.command("set")
+@click.argument("key")
+@click.argument("value")
+@click.option("--project", is_flag=True, help="Write ./.openmono/settings.json, not the user file.")
+@click.pass_context
+def set_(ctx: click.Context, key: str, value: str, project: bool) -> None:
+    """Set KEY to VALUE (JSON when it parses: true, 3, ["a"]) in the user or project file."""
+    opts: RunOptions = ctx.obj
+    path = settings_file("project" if project else "user", opts.workspace)
+    try:
+        stored = set_value(path, key, value)
+    except ConfigError as exc:
+        raise click.ClickException(str(exc)) from exc
+    shown = "********" if "key" in key.rsplit(".", 1)[-1] else json.dumps(stored)
+    click.echo(f"{key} = {shown}  ({path})")
+
+
+@config.command()
+@click.pass_context
+def path(ctx: click.Context) -> None:
+    """Show which settings files are read, in order."""
+    opts: RunOptions = ctx.obj
+    files: list[tuple[str, Path | None]] = [
+        ("user", user_settings_file()),
+        ("project", find_project_file(opts.workspace)),
+        ("--config", opts.config),
+    ]
+    for label, file in files:
+        state = "" if file is None else (" (present)" if file.is_file() else " (absent)")
+        click.echo(f"{label:8} {file or '-'}{state}")

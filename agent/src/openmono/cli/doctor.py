@@ -1,0 +1,159 @@
+"""`openmono doctor`: one pass/fail line per thing the agent needs, and what to do about a failure.
+
+Checks: settings load; the endpoint answers `/health`; an API key is set and accepted (`/props`);
+the model and its n_ctx; the gateway's `/services`; the broker (when configured); the workspace and
+the data dir are writable. Exit code 1 when any check failed.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import socket
+from dataclasses import dataclass
+from pathlib import Path
+from urllib.parse import urlsplit
+
+import click
+import httpx
+
+from openmono.cli._options import RunOptions
+from openmono.config import ConfigError, Settings
+from openmono.llm import AuthError, LLMError, OpenAICompatModel
+from openmono.loop import llm_settings
+
+TIMEOUT_S = 5.0
+
+
+@dataclass
+class Check:
+    name: str
+    status: str  # "pass", "fail", "info"
+    detail: str
+
+    def line(self) -> str:
+        mark = {"pass": "✓", "fail": "✗", "info": "–"}[self.status]
+        return f"{mark} {self.name}: {self.detail}"
+
+
+def _headers(settings: Settings) -> dict[str, str]:
+    key = settings.llm.api_key.get_secret_value() if settings.llm.api_key else ""
+    return {"Authorization": f"Bearer {key}"} if key else {}
+
+
+async def _endpoint_checks(settings: Settings) -> list[Check]:
+    checks: list[Check] = []
+    try:
+        model = OpenAICompatModel(llm_settings(settings))
+    except LLMError as exc:
+        return [Check("endpoint", "fail", str(exc))]
+    root = model.root
+    async with httpx.AsyncClient(timeout=TIMEOUT_S) as client:
+        try:
+            r = await client.get(f"{root}/health")
+            ok = r.status_code == 200
+            why = "" if ok else " (503 = the model is still loading)" * (r.status_code == 503)
+            checks.append(
+                Check("endpoint", "pass" if ok else "fail", f"{root}/health → {r.status_code}{why}")
+            )
+        except httpx.HTTPError as exc:
+            checks.append(Check("endpoint", "fail", f"{root} does not answer: {exc!r}"))
+            await model.aclose()
+            return checks
+        if settings.llm.api_key:
+            checks.append(Check("api key", "pass", "set"))
+        else:
+            checks.append(
+                Check(
+                    "api key",
+                    "info",
+                    "none set (llm.api_key or LLAMA_API_KEY); fine for an open local server",
+                )
+            )
+        try:
+            info = await model.probe()
+            checks.append(
+                Check("model", "pass", f"{info.model} · n_ctx {info.n_ctx} (from /{info.source})")
+            )
+        except AuthError as exc:
+            checks.append(Check("model", "fail", f"the key was refused ({exc.status}): {exc}"))
+        except LLMError as exc:
+            checks.append(Check("model", "fail", f"/props and /v1/models failed: {exc}"))
+        finally:
+            await model.aclose()
+        gateway = (settings.web.gateway or settings.llm.endpoint).rstrip("/")
+        gw_root = gateway.removesuffix("/v1")
+        try:
+            r = await client.get(f"{gw_root}/services", headers=_headers(settings))
+            if r.status_code == 200:
+                data = r.json()
+                flags = " ".join(f"{k}={str(v).lower()}" for k, v in data.items())
+                checks.append(Check("services", "pass", f"{gw_root}/services: {flags}"))
+            else:
+                checks.append(
+                    Check(
+                        "services", "info",
+                        f"{gw_root}/services → {r.status_code} (not the gateway: web tools use "
+                        "their direct fallback)",
+                    )
+                )  # fmt: skip
+        except (httpx.HTTPError, ValueError) as exc:
+            checks.append(Check("services", "info", f"no /services ({exc!r})"))
+    return checks
+
+
+def _broker_check(settings: Settings) -> Check:
+    url = settings.broker_url or os.environ.get("OPENMONO_BROKER_URL")
+    if not url:
+        return Check("broker", "info", "none configured: tools run in-process")
+    parts = urlsplit(url)
+    host, port = parts.hostname or "127.0.0.1", parts.port or 6379
+    try:
+        with socket.create_connection((host, port), timeout=TIMEOUT_S) as sock:
+            sock.settimeout(TIMEOUT_S)
+            sock.sendall(b"PING\r\n")
+            reply = sock.recv(64)
+    except OSError as exc:
+        return Check("broker", "fail", f"{host}:{port} unreachable: {exc}")
+    if reply.startswith((b"+PONG", b"-NOAUTH")):
+        return Check("broker", "pass", f"redis at {host}:{port} answers")
+    return Check("broker", "fail", f"{host}:{port} is not Redis (answered {reply[:20]!r})")
+
+
+def _dir_check(name: str, path: Path, create: bool) -> Check:
+    if create:
+        try:
+            path.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            return Check(name, "fail", f"{path}: {exc}")
+    if not path.is_dir():
+        return Check(name, "fail", f"{path} is not a directory")
+    if not os.access(path, os.W_OK):
+        return Check(name, "fail", f"{path} is not writable")
+    extra = " (git repository)" if name == "workspace" and (path / ".git").exists() else ""
+    return Check(name, "pass", f"{path}{extra}")
+
+
+def run_checks(opts: RunOptions) -> list[Check]:
+    try:
+        settings = opts.settings()
+    except ConfigError as exc:
+        return [Check("settings", "fail", str(exc))]
+    checks = [Check("settings", "pass", f"endpoint {settings.llm.endpoint}")]
+    checks += asyncio.run(_endpoint_checks(settings))
+    checks.append(_broker_check(settings))
+    checks.append(_dir_check("workspace", opts.workspace_dir(settings), create=False))
+    checks.append(_dir_check("data dir", settings.data_dir, create=True))
+    return checks
+
+
+@click.command()
+@click.pass_context
+def doctor(ctx: click.Context) -> None:
+    """Check the endpoint, key, model, gateway services, broker and workspace."""
+    checks = run_checks(ctx.obj)
+    for check in checks:
+        click.echo(check.line())
+    failed = [c for c in checks if c.status == "fail"]
+    click.echo(f"\n{len(failed)} problem(s) found" if failed else "\nall checks passed")
+    ctx.exit(1 if failed else 0)
