@@ -17,7 +17,7 @@ Every response is produced by real HTTP over a socket; nothing is mocked. Paths:
     /chain/<n>          n redirects, then the article
     /huge?mb=N          N MiB of text (streamed, no Content-Length)
     /huge-declared?mb=N N MiB with Content-Length
-    /slow?s=N           the article after N seconds
+    /slow[/key]?s=N     the article after N seconds (a key gives the request its own hit count)
     /charset/<name>     utf8, latin1, sjis (header), sjis-meta (only a <meta charset>)
     /json /plain /pdf /empty /image
     /hits?path=P        how many requests P received (JSON)
@@ -227,7 +227,7 @@ class FixtureHandler(BaseHTTPRequestHandler):
             return self._send(302, b"", Location=f"/chain/{n - 1}" if n > 1 else "/article")
         if path in ("/huge", "/huge-declared"):
             return self._huge(int(query.get("mb", ["20"])[0]), declared=path == "/huge-declared")
-        if path == "/slow":
+        if path == "/slow" or path.startswith("/slow/"):
             time.sleep(float(query.get("s", ["5"])[0]))
             return self._html(200, article_page())
         if path.startswith("/charset/"):
@@ -279,6 +279,46 @@ class FixtureHandler(BaseHTTPRequestHandler):
         )
         ctype = "text/html" if name == "sjis-meta" else f"text/html; charset={label}"
         self._send(200, html.encode(codec), ctype)
+
+
+class Canary:
+    """A TCP listener that only counts connections: proof that a refused target was never reached.
+
+    It binds another loopback address (127.0.0.3 by default), which a service allow-listing only
+    127.0.0.1/32 must refuse; any connection it sees is a guard failure.
+    """
+
+    def __init__(self, host: str = "127.0.0.3") -> None:
+        import socket
+
+        self.sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        self.sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        self.sock.bind((host, 0))
+        self.sock.listen(16)
+        self.sock.settimeout(0.2)
+        self.host, self.port = host, int(self.sock.getsockname()[1])
+        self.connections = 0
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+        self._thread.start()
+
+    @property
+    def url(self) -> str:
+        return f"http://{self.host}:{self.port}"
+
+    def _run(self) -> None:
+        while not self._stop.is_set():
+            try:
+                conn, _ = self.sock.accept()
+            except OSError:
+                continue
+            self.connections += 1
+            conn.close()
+
+    def close(self) -> None:
+        self._stop.set()
+        self._thread.join(5)
+        self.sock.close()
 
 
 def make_server(host: str = "127.0.0.1", port: int = 0) -> ThreadingHTTPServer:

@@ -100,6 +100,7 @@ def create_app(settings: ScrapeSettings | None = None) -> FastAPI:
             "status": "ok",
             "engines": service.engines(),
             "browser_running": service.browser.running,
+            "browser_launches": service.browser.launches,
         }
 
     @app.post("/scrape", response_model=ScrapeResponse, responses=_ERROR_RESPONSES)
