@@ -1,0 +1,86 @@
+"""WebFetch: one page as markdown, through the gateway's scrape service or fetched directly.
+
+The direct fetch (the fallback) uses the same SSRF guard as the scrape service, so neither path
+reaches loopback, private or metadata addresses. The first line of the output says which path
+answered and why.
+"""
+
+from __future__ import annotations
+
+from openmono_contracts import ScrapeRequest
+from pydantic import BaseModel, ConfigDict, Field
+
+from openmono_worker.errors import ToolError
+from openmono_worker.tools._base import Tool, ToolContext, ToolOutcome
+from openmono_worker.web import (
+    FallbackError,
+    FetchedPage,
+    WebToolSettings,
+    run_cancellable,
+    web_fetch,
+)
+
+DEFAULT_MAX_LENGTH = 50_000
+
+
+class Params(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    url: str = Field(
+        min_length=1, max_length=8192, description="The http(s) URL of the page to read."
+    )
+    max_length: int = Field(
+        default=DEFAULT_MAX_LENGTH,
+        ge=100,
+        le=1_000_000,
+        description=f"Cut the text after this many characters (default {DEFAULT_MAX_LENGTH}).",
+    )
+    render: bool = Field(
+        default=False, description="Run the page's JavaScript in a browser first (slower)."
+    )
+    headless: bool = Field(default=True, description="Run that browser without a window.")
+
+
+def render_page(page: FetchedPage) -> str:
+    """The page as the model reads it."""
+    if page.path == "gateway":
+        head = f"[WebFetch via gateway: {page.source}"
+    else:
+        head = f"[WebFetch via fallback: {page.source}; gateway not used: {page.reason}"
+    extra = "".join(f"; {note}" for note in page.notes)
+    lines = [f"{head}{extra}]", f"URL: {page.url}", f"Status: {page.status}"]
+    if page.title:
+        lines.append(f"Title: {page.title}")
+    lines += ["", page.content or "(the page has no text)"]
+    if page.truncated:
+        lines += ["", "[cut at max_length; ask for more with a larger max_length]"]
+    return "\n".join(lines)
+
+
+class WebFetch(Tool[Params]):
+    name = "WebFetch"
+    description = (
+        "Fetch a web page and return its main content as markdown. Uses the inference box's "
+        "scrape service when it offers one (render=true runs a browser), otherwise fetches "
+        "the page directly. Private and local addresses are refused."
+    )
+    read_only = True
+    concurrency_safe = True
+    params_model = Params
+
+    def execute(self, params: Params, ctx: ToolContext) -> ToolOutcome:
+        settings = WebToolSettings()
+        request = ScrapeRequest(
+            url=params.url,
+            render=params.render,
+            headless=params.headless,
+            max_length=params.max_length,
+        )
+        try:
+            page = run_cancellable(lambda: web_fetch(request, ctx.web, settings), ctx.cancel)
+        except FallbackError as exc:
+            raise ToolError(f"WebFetch could not get {params.url}: {exc.reason}") from exc
+        return ToolOutcome(render_page(page), truncated=page.truncated)
+
+
+TOOL = WebFetch()

@@ -1,0 +1,45 @@
+"""Web access of the tools: capability resolution, the gateway paths and their fallbacks.
+
+DESIGN.md §6. WebSearch and WebFetch (in `openmono_worker.tools`) call `web_search` / `web_fetch`
+here; each answer says which path answered (`gateway` or `fallback`) and why. The agent builds
+`ToolRequest.web` with `resolve_web_access` (gateway = `web.gateway`, else `llm.endpoint`).
+
+Modules: `_capability` (route per call) over `_probe` (cached `/services`), `_searxng` and
+`_scrape` (gateway paths), `_ddg` and `_direct` (fallbacks; `_direct` uses the shared
+`openmono_contracts.netguard`), `_convert` (HTML to markdown), `_http` (cancellable runs).
+"""
+
+from openmono_worker.web._access import gateway_base, resolve_web_access
+from openmono_worker.web._ddg import decode_link
+from openmono_worker.web._ddg import parse as parse_duckduckgo
+from openmono_worker.web._errors import FallbackError, GatewayError, SearchDegraded, WebPathError
+from openmono_worker.web._fetch import FetchedPage, web_fetch
+from openmono_worker.web._http import run_cancellable
+from openmono_worker.web._probe import clear as clear_probe_cache
+from openmono_worker.web._results import SearchHit, SearchPage
+from openmono_worker.web._search import SearchAnswer, web_search
+from openmono_worker.web._searxng import normalise as normalise_searxng
+from openmono_worker.web._settings import WebToolSettings
+from openmono_worker.web._switch import parse_switch
+
+__all__ = [
+    "FallbackError",
+    "FetchedPage",
+    "GatewayError",
+    "SearchAnswer",
+    "SearchDegraded",
+    "SearchHit",
+    "SearchPage",
+    "WebPathError",
+    "WebToolSettings",
+    "clear_probe_cache",
+    "decode_link",
+    "gateway_base",
+    "normalise_searxng",
+    "parse_duckduckgo",
+    "parse_switch",
+    "resolve_web_access",
+    "run_cancellable",
+    "web_fetch",
+    "web_search",
+]

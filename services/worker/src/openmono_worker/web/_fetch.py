@@ -1,0 +1,105 @@
+"""One page fetch: the gateway's scrape service when offered, a guarded direct fetch otherwise.
+
+Steps: 1. resolve the route  2. gateway `POST /scrape`  3. on any gateway failure, forget the
+cached probe and fetch directly (same SSRF guard as the scrape service)  4. say who answered.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+import httpx
+from openmono_contracts import NetGuard, ScrapeRequest, WebAccess
+
+from openmono_worker.web import _direct, _probe, _scrape
+from openmono_worker.web._capability import resolve
+from openmono_worker.web._convert import HTML_TYPES, html_to_markdown, title_of
+from openmono_worker.web._errors import FallbackError, GatewayError
+from openmono_worker.web._settings import WebToolSettings
+
+_TEXT_TYPES = frozenset({"application/json", "application/xml", "application/javascript", ""})
+
+
+@dataclass(frozen=True)
+class FetchedPage:
+    """A page as the model reads it, and who fetched it."""
+
+    path: Literal["gateway", "fallback"]
+    source: str
+    reason: str
+    url: str
+    status: int
+    title: str | None
+    content: str
+    truncated: bool
+    notes: tuple[str, ...] = ()
+
+
+def _cut(text: str, max_length: int | None) -> tuple[str, bool]:
+    if max_length is not None and len(text) > max_length:
+        return text[:max_length], True
+    return text, False
+
+
+async def _direct_page(
+    url: str, max_length: int | None, settings: WebToolSettings
+) -> tuple[str, int, str | None, str]:
+    raw = await _direct.fetch(
+        url,
+        NetGuard(settings.allow_cidrs),
+        timeout_s=settings.fetch_timeout_s,
+        max_bytes=settings.fetch_max_bytes,
+        max_redirects=settings.fetch_max_redirects,
+        user_agent=settings.user_agent,
+    )
+    if raw.content_type in HTML_TYPES:
+        return raw.url, raw.status, title_of(raw.text), html_to_markdown(raw.text, raw.url)
+    if raw.content_type.startswith("text/") or raw.content_type in _TEXT_TYPES:
+        return raw.url, raw.status, None, raw.text
+    raise FallbackError(f"the page is {raw.content_type}, which WebFetch cannot show as text")
+
+
+async def web_fetch(
+    request: ScrapeRequest, web: WebAccess, settings: WebToolSettings
+) -> FetchedPage:
+    """Fetch `request.url`; raises `FallbackError` when the fallback cannot get it either."""
+    async with httpx.AsyncClient() as client:
+        route = await resolve(client, "scrape", web, settings)
+    reason = route.reason
+    if route.gateway is not None:
+        # Scrapes run long (a browser may start); a client of their own keeps the timeout clear.
+        async with httpx.AsyncClient() as client:
+            try:
+                page = await _scrape.scrape(
+                    client, route.gateway, web.api_key, request, settings.scrape_timeout_s
+                )
+            except GatewayError as exc:
+                _probe.forget(route.gateway)
+                reason = exc.reason
+            else:
+                used = [f"engine: {page.engine}"]
+                if page.escalated_from:
+                    used.append(f"escalated from {page.escalated_from}")
+                return FetchedPage(
+                    "gateway",
+                    f"scrape service via {route.gateway}",
+                    reason,
+                    page.url,
+                    page.status,
+                    page.title,
+                    page.content,
+                    page.truncated,
+                    tuple(used),
+                )
+    try:
+        final, status, title, text = await _direct_page(request.url, request.max_length, settings)
+    except FallbackError as exc:
+        raise FallbackError(f"{exc.reason} (gateway not used: {reason})") from exc
+    content, truncated = _cut(text, request.max_length)
+    notes: tuple[str, ...] = ()
+    if request.render:
+        notes = ("render=true needs the scrape service's browser; fetched without one",)
+    return FetchedPage(
+        "fallback", "direct fetch", reason, final, status, title, content, truncated, notes
+    )

@@ -1,0 +1,47 @@
+"""Small HTTP helpers shared by the web paths: headers, clients, cancellable runs."""
+
+from __future__ import annotations
+
+import asyncio
+import concurrent.futures
+import threading
+from collections.abc import Awaitable, Callable
+from typing import TypeVar
+
+from openmono_worker.tools._base import CallCancelled
+
+T = TypeVar("T")
+
+# How often the event loop looks at the executor's cancel flag.
+_CANCEL_POLL_S = 0.05
+
+
+def bearer(api_key: str | None) -> dict[str, str]:
+    """The gateway's auth header (none without a key: the gateway then answers 401)."""
+    return {"Authorization": f"Bearer {api_key}"} if api_key else {}
+
+
+async def _watch(make: Callable[[], Awaitable[T]], cancel: threading.Event) -> T:
+    task: asyncio.Future[T] = asyncio.ensure_future(make())
+    while True:
+        done, _ = await asyncio.wait({task}, timeout=_CANCEL_POLL_S)
+        if done:
+            return task.result()
+        if cancel.is_set():
+            task.cancel()
+            await asyncio.wait({task})
+            raise CallCancelled
+
+
+def run_cancellable(make: Callable[[], Awaitable[T]], cancel: threading.Event) -> T:
+    """Run a coroutine to completion in a fresh event loop; `cancel` stops it at once.
+
+    Tools run in a worker thread (local executor) or a Celery process, neither of which has a
+    loop. Should one be running in this thread anyway, the coroutine gets its own thread.
+    """
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return asyncio.run(_watch(make, cancel))
+    with concurrent.futures.ThreadPoolExecutor(max_workers=1) as pool:
+        return pool.submit(asyncio.run, _watch(make, cancel)).result()

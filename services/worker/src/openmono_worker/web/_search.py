@@ -1,0 +1,66 @@
+"""One web search: the gateway's SearXNG when it is offered, DuckDuckGo when it is not or fails.
+
+Steps: 1. resolve the route (explicit switch, gateway URL, `/services`)  2. gateway path  3. on any
+gateway failure, forget the cached probe and take the fallback  4. say which path answered and why.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+import httpx
+from openmono_contracts import WebAccess
+
+from openmono_worker.web import _ddg, _probe, _searxng
+from openmono_worker.web._capability import resolve
+from openmono_worker.web._errors import FallbackError, GatewayError
+from openmono_worker.web._results import SearchPage
+from openmono_worker.web._settings import WebToolSettings
+
+
+@dataclass(frozen=True)
+class SearchAnswer:
+    """Who answered (`path`), the page if any, why the fallback was used, and how it failed."""
+
+    path: Literal["gateway", "fallback"]
+    source: str
+    page: SearchPage | None
+    reason: str
+    failure: FallbackError | None = None
+
+
+async def web_search(
+    query: str, max_results: int, web: WebAccess, settings: WebToolSettings
+) -> SearchAnswer:
+    async with httpx.AsyncClient() as client:
+        route = await resolve(client, "search", web, settings)
+        reason = route.reason
+        if route.gateway is not None:
+            try:
+                page = await _searxng.search(
+                    client,
+                    route.gateway,
+                    web.api_key,
+                    query,
+                    max_results,
+                    settings.search_timeout_s,
+                )
+            except GatewayError as exc:
+                _probe.forget(route.gateway)
+                reason = exc.reason
+            else:
+                return SearchAnswer("gateway", f"SearXNG via {route.gateway}", page, reason)
+        source = f"DuckDuckGo ({settings.ddg_url})"
+        try:
+            page = await _ddg.search(
+                client,
+                settings.ddg_url,
+                query,
+                max_results,
+                settings.ddg_timeout_s,
+                settings.user_agent,
+            )
+        except FallbackError as exc:
+            return SearchAnswer("fallback", source, None, reason, exc)
+        return SearchAnswer("fallback", source, page, reason)
