@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import pytest
-
 from openmono_worker.web import SearchDegraded, decode_link, parse_duckduckgo
+
 from tests.support.fake_ddg import page
 
 

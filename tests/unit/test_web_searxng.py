@@ -5,8 +5,8 @@ from __future__ import annotations
 import json
 
 import pytest
-
 from openmono_worker.web import GatewayError, normalise_searxng
+
 from tests.support.fake_searxng import body_for, load
 
 

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import pytest
-
 from openmono_worker.web import WebToolSettings, gateway_base, parse_switch, resolve_web_access
 
 

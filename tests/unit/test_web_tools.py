@@ -16,9 +16,9 @@ from pathlib import Path
 
 import pytest
 from openmono_contracts import ToolRequest, ToolResult, WebAccess
-
 from openmono_worker import run_tool
 from openmono_worker.web import clear_probe_cache
+
 from tests.support.fake_ddg import FakeDuckDuckGo, fake_duckduckgo
 from tests.support.fake_searxng import FakeSearxng, fake_searxng
 from tests.support.httpfake import FakeServer, Reply, Seen, serve
