@@ -1,0 +1,246 @@
+"""The gateway's environment interface: /services booleans, the startup key guard, upstream
+addresses and defaults, listen/bind, and JSON errors at once when an upstream is down (real Caddy).
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import time
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+
+from tests.support.gateway import (
+    CADDYFILE,
+    caddy_binary,
+    closed_upstream,
+    gateway,
+    gateway_env,
+    run_caddy,
+)
+from tests.support.procs import free_port
+from tests.support.recording_upstream import recording_upstream
+
+pytestmark = pytest.mark.integration
+
+KEY = "cfg-test-key-5f0e"
+BEARER = {"Authorization": f"Bearer {KEY}"}
+
+# (env value or None for unset, what /services must say)
+SERVICE_VALUES: list[tuple[str | None, bool]] = [
+    ("true", True),
+    ("TRUE", True),
+    ("True", True),
+    ("1", True),
+    ("yes", True),
+    ("on", True),
+    ("ON", True),
+    (" true ", True),
+    ("false", False),
+    ("0", False),
+    ("no", False),
+    ("off", False),
+    ("", False),
+    (None, False),
+    ("garbage", False),
+    ("truee", False),
+    ("2", False),
+    ('"}', False),
+    ('true"}', False),
+    ('", "llm": false, "x": "', False),
+    ("{", False),
+    ("}{", False),
+    ("   ", False),
+    ("tr ue", False),
+    ("true\\", False),
+    ("{env.HOME}", False),
+    ("{http.request.uri}", False),
+]
+
+
+def _pairs() -> list[tuple[tuple[str | None, bool], tuple[str | None, bool]]]:
+    """Each value once as search and once as scrape, paired so that few processes are needed."""
+    n = len(SERVICE_VALUES)
+    return [(SERVICE_VALUES[i], SERVICE_VALUES[(i + n // 2) % n]) for i in range(n)]
+
+
+@pytest.mark.parametrize(
+    ("search", "scrape"), _pairs(), ids=[f"{a[0]!r}/{b[0]!r}" for a, b in _pairs()]
+)
+def test_services_is_valid_json_with_literal_booleans(
+    tmp_path: Path, search: tuple[str | None, bool], scrape: tuple[str | None, bool]
+) -> None:
+    with gateway(
+        tmp_path,
+        api_key=KEY,
+        llama_upstream=closed_upstream(),
+        search_enabled=search[0],
+        scrape_enabled=scrape[0],
+    ) as gw:
+        for headers in ({}, BEARER):  # the agent may send its bearer anyway
+            resp = httpx.get(f"{gw.url}/services", headers=headers, timeout=10)
+            assert resp.status_code == 200
+            assert resp.headers["content-type"] == "application/json"
+            body = json.loads(resp.text)  # must parse, whatever the env held
+            assert body == {"llm": True, "search": search[1], "scrape": scrape[1]}
+            assert all(type(v) is bool for v in body.values())
+
+
+def test_health_is_public_json(tmp_path: Path) -> None:
+    with gateway(tmp_path, api_key=KEY, llama_upstream=closed_upstream()) as gw:
+        resp = httpx.get(f"{gw.url}/health", timeout=10)
+        assert resp.status_code == 200
+        assert resp.headers["content-type"] == "application/json"
+        assert resp.json() == {"status": "ok"}
+
+
+@pytest.mark.parametrize(
+    "api_key", [None, "", "   ", "\t"], ids=["unset", "empty", "spaces", "tab"]
+)
+def test_refuses_to_start_without_a_key(tmp_path: Path, api_key: str | None) -> None:
+    env = gateway_env(
+        tmp_path, api_key=api_key, listen=f":{free_port()}", llama_upstream=closed_upstream()
+    )
+    started = time.monotonic()
+    result = run_caddy(env)
+    assert result.returncode != 0, result.stdout
+    # Caddy 2.11 `run` prints nothing for a Caddyfile that fails to adapt; the guard fails later,
+    # at provisioning, precisely so that this message reaches the log.
+    expected = (
+        "LLAMA_API_KEY_must_not_contain_whitespace" if api_key else "LLAMA_API_KEY_must_be_set"
+    )
+    assert f"compiling matcher regexp {expected}" in result.stdout or (
+        "compiling matcher regexp" in result.stdout and expected in result.stdout
+    ), result.stdout
+    assert time.monotonic() - started < 20
+
+
+@pytest.mark.parametrize("api_key", ["key with spaces", "two  spaces", "a\\Eb", "line\nbreak"])
+def test_keys_the_guard_cannot_hold_are_refused(tmp_path: Path, api_key: str) -> None:
+    """The guard pastes the key into the Caddyfile text: what it cannot hold must fail closed."""
+    env = gateway_env(
+        tmp_path, api_key=api_key, listen=f":{free_port()}", llama_upstream=closed_upstream()
+    )
+    result = run_caddy(env)
+    assert result.returncode != 0, result.stdout
+
+
+@pytest.mark.parametrize(
+    "api_key", ['"', '"}', "}", "{", "`", "#secret", "a{b}c", "{env.HOME}", "k(e)y[1]*+?", "ключ"]
+)
+def test_unusual_but_sane_keys_are_compared_exactly(tmp_path: Path, api_key: str) -> None:
+    with (
+        recording_upstream("llm") as llm,
+        gateway(tmp_path, api_key=api_key, llama_upstream=llm.address) as gw,
+    ):
+        good = {"Authorization": f"Bearer {api_key}".encode()}
+        assert httpx.get(f"{gw.url}/v1/models", headers=good, timeout=10).status_code == 200
+        for bad in (f"Bearer {api_key}x", f"Bearer x{api_key}", "Bearer .*"):
+            headers = {"Authorization": bad.encode()}
+            assert httpx.get(f"{gw.url}/v1/models", headers=headers, timeout=10).status_code == 401
+        assert len(llm.requests()) == 1
+
+
+@pytest.mark.parametrize(
+    ("path", "service"),
+    [("/v1/models", "llm"), ("/props", "llm"), ("/search?q=x", "search"), ("/scrape", "scrape")],
+)
+def test_upstream_down_is_json_at_once(tmp_path: Path, path: str, service: str) -> None:
+    with gateway(tmp_path, api_key=KEY, llama_upstream=closed_upstream()) as gw:
+        method = "POST" if path == "/scrape" else "GET"
+        started = time.monotonic()
+        resp = httpx.request(method, f"{gw.url}{path}", headers=BEARER, json={}, timeout=10)
+        elapsed = time.monotonic() - started
+        assert resp.status_code in (502, 503)
+        assert resp.headers["content-type"] == "application/json"
+        assert resp.json() == {
+            "error": "upstream_unavailable",
+            "service": service,
+            "status": resp.status_code,
+        }
+        assert elapsed < 1.0
+        # Without the key the answer is still 401: auth is checked before any upstream.
+        assert httpx.request(method, f"{gw.url}{path}", json={}, timeout=10).status_code == 401
+
+
+def test_empty_upstream_is_a_json_503(tmp_path: Path) -> None:
+    with gateway(tmp_path, api_key=KEY, llama_upstream="") as gw:
+        resp = httpx.get(f"{gw.url}/v1/models", headers=BEARER, timeout=10)
+        assert resp.status_code == 503
+        assert resp.json()["error"] == "upstream_unavailable"
+
+
+@pytest.mark.parametrize("scheme", ["", "http://"])
+def test_upstream_accepts_host_port_and_http_url(tmp_path: Path, scheme: str) -> None:
+    with (
+        recording_upstream("llm") as llm,
+        recording_upstream("search") as search,
+        recording_upstream("scrape") as scrape,
+        gateway(
+            tmp_path,
+            api_key=KEY,
+            llama_upstream=scheme + llm.address,
+            searxng_upstream=scheme + search.address,
+            scrape_upstream=scheme + scrape.address,
+        ) as gw,
+    ):
+        for path, name in (("/v1/models", "llm"), ("/search?q=a", "search"), ("/scrape", "scrape")):
+            resp = httpx.get(f"{gw.url}{path}", headers=BEARER, timeout=10)
+            assert resp.status_code == 200
+            assert resp.json() == {"upstream": name, "path": path}
+
+
+def _adapt(env: dict[str, str]) -> dict[str, Any]:
+    out = subprocess.run(
+        [str(caddy_binary()), "adapt", "--config", str(CADDYFILE), "--adapter", "caddyfile"],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=30,
+        check=True,
+    )
+    return dict(json.loads(out.stdout))
+
+
+def _dials(node: object) -> list[str]:
+    if isinstance(node, dict):
+        found = [u["dial"] for u in node.get("upstreams", []) if isinstance(u, dict)]
+        return found + [d for v in node.values() for d in _dials(v)]
+    if isinstance(node, list):
+        return [d for v in node for d in _dials(v)]
+    return []
+
+
+def test_defaults_are_the_compose_service_names(tmp_path: Path) -> None:
+    env = gateway_env(tmp_path, api_key=KEY, listen="", llama_upstream="")
+    for name in ("GATEWAY_LISTEN", "GATEWAY_BIND", "LLAMA_UPSTREAM"):
+        env.pop(name)
+    env.pop("SEARXNG_UPSTREAM")
+    env.pop("SCRAPE_UPSTREAM")
+    config = _adapt(env)
+    server = config["apps"]["http"]["servers"]["srv0"]
+    assert server["listen"] == [":8080"]
+    assert sorted(_dials(server)) == ["llama-server:8080", "scrapling:5000", "searxng:8080"]
+    assert config["admin"]["disabled"] is True
+
+
+def test_bind_and_listen(tmp_path: Path) -> None:
+    env = gateway_env(tmp_path, api_key=KEY, listen=":47480", llama_upstream="127.0.0.1:7474")
+    server = _adapt(env)["apps"]["http"]["servers"]["srv0"]
+    assert server["listen"] == ["127.0.0.1:47480"]
+    # No host in the site address, so no host matcher: a relay's Host header is served too.
+    assert not any("host" in m for r in server["routes"] for m in r.get("match", []))
+
+
+def test_caddyfile_is_formatted() -> None:
+    out = subprocess.run(
+        [str(caddy_binary()), "fmt", str(CADDYFILE)],
+        capture_output=True,
+        text=True,
+        timeout=30,
+        check=True,
+    )
+    assert out.stdout == CADDYFILE.read_text()
