@@ -21,6 +21,7 @@ from typing import Any
 from lxml import html as lxml_html
 from openmono_contracts.scrape import ScrapeFormat
 
+from ._code import protect_code_blocks, restore_code_blocks
 from ._dom import body_of, parse_html, remove_invisible, text_of
 from ._main import select_main
 from ._markdown import Renderer
@@ -57,7 +58,10 @@ def _extract(html: str, url: str, fmt: ScrapeFormat, main_content: bool) -> Extr
     remove_invisible(root)
     chosen: Any = None
     if main_content:
-        chosen = select_main(root, url, headlines)
+        store = protect_code_blocks(root)
+        chosen = select_main(root, store, headlines)
+        if chosen is None:
+            restore_code_blocks(root, store)
     if chosen is None:
         chosen = body_of(root)
     return Extracted(title=title, content=_render(chosen, url, fmt))

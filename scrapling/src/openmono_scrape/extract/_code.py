@@ -126,6 +126,21 @@ def protect_code_blocks(root: Any) -> CodeStore:
     return store
 
 
+def restore_code_blocks(root: Any, store: CodeStore) -> None:
+    """Undo `protect_code_blocks` in place (when the whole page is rendered after all)."""
+    for pre in root.iter("pre"):
+        block = store.lookup(pre[0].text) if len(pre) == 1 else None
+        if block is None:
+            continue
+        tail = pre.tail
+        pre.clear()
+        pre.tail = tail
+        code = etree.SubElement(pre, "code")
+        if block.language:
+            code.set("class", f"language-{block.language}")
+        code.text = block.text
+
+
 def strip_markers(text: str) -> str:
     """Remove a marker that survived outside a code element (its block was split apart)."""
     return MARKER.sub("", text)

@@ -62,6 +62,8 @@ _PARSER_KW: dict[str, Any] = {
     "no_network": True,
     "recover": True,
     "default_doctype": False,
+    # Lifts libxml2's nesting cap (256) so deep pages keep their text; we flatten them below.
+    "huge_tree": True,
 }
 
 
@@ -90,17 +92,12 @@ def parse_html(markup: str) -> Any | None:
 
 
 def _flatten_deep(root: Any) -> None:
-    """Replace every element nested deeper than MAX_DEPTH by its text, iteratively."""
-    stack: list[tuple[Any, int]] = [(root, 0)]
-    while stack:
-        element, depth = stack.pop()
-        if depth >= MAX_DEPTH:
-            text = text_of(element)
-            for child in list(element):
-                element.remove(child)
-            element.text = text
-            continue
-        stack.extend((child, depth + 1) for child in element if isinstance(child.tag, str))
+    """Replace every element nested deeper than MAX_DEPTH by its text (one C-level XPath pass)."""
+    for element in root.xpath("/*" + "/*" * MAX_DEPTH):
+        text = text_of(element)
+        for child in list(element):
+            element.remove(child)
+        element.text = text
 
 
 def drop_element(element: Any) -> None:
@@ -120,8 +117,7 @@ def drop_element(element: Any) -> None:
 
 def remove_invisible(root: Any) -> None:
     """Drop scripts, styles, embedded objects, form controls and explicitly hidden elements."""
-    for element in list(root.iter(*_INVISIBLE_TAGS)):
-        drop_element(element)
+    etree.strip_elements(root, *_INVISIBLE_TAGS, with_tail=False)
     for element in list(_HIDDEN_XPATH(root)):
         if _is_hidden(element):
             drop_element(element)

@@ -9,13 +9,13 @@ leading heading that repeats the page's headline is dropped: the title travels i
 from __future__ import annotations
 
 import logging
-from copy import deepcopy
 from typing import Any
 
 import trafilatura
 from lxml import etree
 
-from ._code import CodeBlock, CodeStore, protect_code_blocks, strip_markers
+from ._cleanup import trim_boilerplate
+from ._code import CodeBlock, CodeStore, strip_markers
 from ._dom import drop_element, text_of
 from ._title import normalise
 
@@ -26,19 +26,38 @@ _SIMPLE = {"quote": "blockquote", "lb": "br", "del": "del", "row": "tr", "p": "p
 # trafilatura keeps a heading only if it leads somewhere; a lone repeated headline is dropped
 # only when it sits among the first few elements (after a kicker or a date line at most).
 _HEADLINE_WINDOW = 3
+# Below this many characters a precision-mode result is double-checked in balanced mode.
+RETRY_BELOW_CHARS = 500
 
 
-def select_main(root: Any, url: str, headlines: set[str]) -> Any | None:
+def select_main(root: Any, store: CodeStore, headlines: set[str]) -> Any | None:
     """Return a `<body>` element holding only the main content, or None if none was found.
 
-    `headlines` are the normalised title strings of the page (see `headline_candidates`).
+    `store` holds the code blocks `protect_code_blocks` took out of `root`; trafilatura works on
+    its own copy, so `root` is left as it was. `headlines` are the page's normalised titles.
     """
-    work = deepcopy(root)
-    store = protect_code_blocks(work)
+    body = _trafilatura(root, precision=True)
+    if len(_text(body)) < RETRY_BELOW_CHARS:
+        # Precision mode sometimes keeps only a teaser; the balanced cascade (with its
+        # readability/justext comparison) recovers those pages. Keep whichever says more.
+        balanced = _trafilatura(root, precision=False)
+        if len(_text(balanced)) > len(_text(body)):
+            body = balanced
+    if body is None or not len(body):
+        return None
+    html_body = to_html(body, store)
+    _drop_repeated_headline(html_body, headlines)
+    trim_boilerplate(html_body)
+    return html_body
+
+
+def _trafilatura(tree: Any, *, precision: bool) -> Any | None:
     document = trafilatura.bare_extraction(
-        work,
-        url=url or None,
-        favor_precision=True,
+        tree,
+        # No URL on purpose: the renderer resolves links itself, and trafilatura's own
+        # resolution costs a few percent of the whole extraction.
+        url=None,
+        favor_precision=precision,
         include_comments=False,
         include_tables=True,
         include_images=False,
@@ -47,12 +66,11 @@ def select_main(root: Any, url: str, headlines: set[str]) -> Any | None:
         with_metadata=False,
         deduplicate=False,
     )
-    body = getattr(document, "body", None)
-    if body is None or not len(body):
-        return None
-    html_body = to_html(body, store)
-    _drop_repeated_headline(html_body, headlines)
-    return html_body
+    return getattr(document, "body", None)
+
+
+def _text(body: Any | None) -> str:
+    return "" if body is None else " ".join(text_of(body).split())
 
 
 def to_html(body: Any, store: CodeStore) -> Any:

@@ -201,8 +201,10 @@ class Renderer:
         href = absolute_url(self.base_url, element.get("href"))
         if not self.markdown or not href or not content.strip():
             return content
-        label = _one_line(content)
-        return f"[{label}]({_md_url(href)})"
+        # Spaces at the edges of the link text belong around the link, not inside the brackets.
+        lead = " " if content[:1].isspace() else ""
+        trail = " " if content[-1:].isspace() else ""
+        return f"{lead}[{_one_line(content)}]({_md_url(href)}){trail}"
 
     def _image(self, element: Any) -> str:
         if not self.markdown:
