@@ -25,6 +25,7 @@ from openmono.llm._events import (
     ToolCallDelta,
     Usage,
 )
+from openmono.llm._jsoncut import json_cut_off
 from openmono.llm._messages import ToolSpec
 from openmono.llm._wire import frame_error
 from openmono.llm.textcalls import recover_tool_calls
@@ -125,12 +126,12 @@ class TurnAssembler:
         text = raw.strip()
         error: str | None = None
         truncated = False
-        arguments = raw
+        arguments = raw if text else "{}"
         try:
             parsed = json.loads(text) if text else {}
         except json.JSONDecodeError as exc:
             # Cut off by the token limit, or simply ending early: never apply half a call.
-            if self.finish_reason == "length" or exc.pos >= len(text):
+            if self.finish_reason == "length" or exc.pos >= len(text) or json_cut_off(text):
                 truncated = True
                 error = (
                     f"the {name or 'tool'} call was cut off before its arguments were complete "

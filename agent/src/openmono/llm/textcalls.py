@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from openmono.llm._coerce import coerce_arguments
+from openmono.llm._jsoncut import json_cut_off
 
 __all__ = ["CallProblem", "Recovery", "TextCall", "recover_tool_calls"]
 
@@ -245,7 +246,7 @@ class _Scanner:
             obj, _ = _DECODER.raw_decode(s)
         except json.JSONDecodeError as exc:
             name = _name_guess(s)
-            if not closed or exc.pos >= len(s):
+            if not closed or exc.pos >= len(s) or json_cut_off(s):
                 self._problem("truncated", name, fmt, raw, start)
             else:
                 self._problem("malformed", name, fmt, raw, start, f"invalid JSON ({exc.msg})")

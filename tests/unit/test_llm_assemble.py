@@ -1,0 +1,272 @@
+"""Chunks to events: fragment assembly per index, reasoning, usage, errors, truncation, recovery."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from openmono.llm import (
+    ContextOverflowError,
+    Done,
+    ReasoningDelta,
+    RecoveredText,
+    StreamError,
+    StreamEvent,
+    TextDelta,
+    ToolCallComplete,
+    ToolCallDelta,
+    ToolSpec,
+    Usage,
+)
+from openmono.llm._assemble import TurnAssembler
+from openmono.llm._sse import SSEParser
+from openmono.llm._wire import frame_error
+
+FIX = Path(__file__).resolve().parents[1] / "fixtures" / "llama"
+READ = ToolSpec(
+    name="FileRead",
+    parameters={
+        "type": "object",
+        "properties": {"file_path": {"type": "string"}, "limit": {"type": "integer"}},
+    },
+)
+WRITE = ToolSpec(
+    name="FileWrite",
+    parameters={
+        "type": "object",
+        "properties": {"file_path": {"type": "string"}, "content": {"type": "string"}},
+    },
+)
+
+
+def run_sse(raw: bytes, tools: list[ToolSpec] | None = None) -> list[StreamEvent]:
+    """What the client does with a body: parse, feed, finish (error frames raise)."""
+    asm = TurnAssembler(tools, recover_text_calls=True)
+    parser = SSEParser()
+    events: list[StreamEvent] = []
+    for msg in parser.feed(raw) + parser.close():
+        if msg.event == "error":
+            raise frame_error(msg.data)
+        if msg.data == "[DONE]":
+            break
+        events += asm.feed(json.loads(msg.data))
+    return events + asm.finish()
+
+
+def chunk(delta: dict[str, Any], finish: str | None = None, **top: Any) -> dict[str, Any]:
+    return {"choices": [{"index": 0, "delta": delta, "finish_reason": finish}], **top}
+
+
+def frag(index: int | None, args: str, id: str | None = None, name: str | None = None) -> dict:
+    tc: dict[str, Any] = {"function": {"arguments": args}}
+    if index is not None:
+        tc["index"] = index
+    if id:
+        tc["id"] = id
+    if name:
+        tc["function"]["name"] = name
+    return chunk({"tool_calls": [tc]})
+
+
+def feed_all(chunks: list[dict[str, Any]], tools: list[ToolSpec] | None = None) -> list[Any]:
+    asm = TurnAssembler(tools, recover_text_calls=True)
+    out: list[Any] = []
+    for c in chunks:
+        out += asm.feed(c)
+    return out + asm.finish()
+
+
+def completes(events: list[Any]) -> list[ToolCallComplete]:
+    return [e for e in events if isinstance(e, ToolCallComplete)]
+
+
+def test_recorded_text_stream() -> None:
+    events = run_sse((FIX / "text.sse").read_bytes())
+    text = "".join(e.text for e in events if isinstance(e, TextDelta))
+    assert text.startswith("Hello") and text.endswith(".")
+    usage, done = events[-2], events[-1]
+    assert isinstance(usage, Usage) and isinstance(done, Done)
+    deltas = sum(isinstance(e, TextDelta) for e in events)
+    assert usage.completion_tokens in (deltas, deltas + 1)  # + the end-of-generation token
+    assert usage.prompt_tokens > 0
+    assert usage.timings is not None and usage.timings["predicted_per_second"] > 0
+    assert done.finish_reason == "stop"
+
+
+def test_recorded_length_stream() -> None:
+    events = run_sse((FIX / "text_length.sse").read_bytes())
+    assert events[-1] == Done(finish_reason="length")
+
+
+def test_recorded_reasoning_stream_separates_thinking() -> None:
+    events = run_sse((FIX / "reasoning.sse").read_bytes())
+    kinds = [e.kind for e in events if isinstance(e, TextDelta | ReasoningDelta)]
+    assert kinds[:5] == ["reasoning"] * 5
+    assert "reasoning" not in kinds[5:] and "text" in kinds[5:]
+
+
+def test_recorded_prefilled_call_streams_name_without_arguments() -> None:
+    # llama.cpp quirk (see fixtures README): the prefilled arguments are never streamed.
+    events = run_sse((FIX / "tool_call_prefilled.sse").read_bytes(), [READ])
+    (call,) = completes(events)
+    assert call.name == "FileRead" and call.arguments == "{}" and call.error is None
+    assert call.id and events[-1] == Done(finish_reason="length")
+
+
+def test_recorded_cut_call_is_flagged_truncated_never_run() -> None:
+    events = run_sse((FIX / "tool_call_cut.sse").read_bytes(), [READ])
+    deltas = [e for e in events if isinstance(e, ToolCallDelta)]
+    assert deltas[0].name == "FileRead" and deltas[0].id
+    assert all(d.name is None and d.id is None for d in deltas[1:])
+    (call,) = completes(events)
+    assert call.truncated and call.error and "NOT run" in call.error
+
+
+def test_recorded_midstream_errors_raise_after_the_tokens() -> None:
+    for name in ("midstream_error.sse", "midstream_error_data.sse"):
+        with pytest.raises(StreamError, match="decode error") as info:
+            run_sse((FIX / name).read_bytes())
+        assert info.value.code == 500
+
+
+def test_fragments_assembled_per_index_even_interleaved() -> None:
+    events = feed_all(
+        [
+            frag(0, '{"file_', id="a", name="FileRead"),
+            frag(1, "", id="b", name="FileRead"),
+            frag(1, '{"file_path": "two.py"'),
+            frag(0, 'path": "one.py"'),
+            frag(0, ', "limit": "3"}'),
+            frag(1, "}"),
+            chunk({}, "tool_calls"),
+        ],
+        [READ],
+    )
+    calls = completes(events)
+    assert [(c.index, c.id, c.name) for c in calls] == [(0, "a", "FileRead"), (1, "b", "FileRead")]
+    assert json.loads(calls[0].arguments) == {"file_path": "one.py", "limit": 3}  # coerced
+    assert json.loads(calls[1].arguments) == {"file_path": "two.py"}
+    assert all(c.source == "native" and c.error is None for c in calls)
+    assert sum(isinstance(e, ToolCallDelta) for e in events) == 6
+
+
+def test_fragment_without_index_uses_its_position_and_missing_id_is_generated() -> None:
+    events = feed_all([frag(None, '{"file_path": "x"}', name="FileRead"), chunk({}, "stop")])
+    (call,) = completes(events)
+    assert call.index == 0 and call.id.startswith("call_") and len(call.id) > 10
+
+
+def test_arguments_sent_as_object_are_accepted() -> None:
+    c = chunk(
+        {
+            "tool_calls": [
+                {"index": 0, "id": "i", "function": {"name": "FileRead", "arguments": {"a": 1}}}
+            ]
+        }
+    )
+    (call,) = completes(feed_all([c, chunk({}, "tool_calls")]))
+    assert json.loads(call.arguments) == {"a": 1}
+
+
+def test_invalid_but_finished_arguments_are_an_error_not_truncation() -> None:
+    events = feed_all([frag(0, "{'a': 1} trailing", id="x", name="FileRead"), chunk({}, "stop")])
+    (call,) = completes(events)
+    assert not call.truncated and call.error and "not valid JSON" in call.error
+
+
+def test_unfinished_json_is_truncated_even_with_stop() -> None:
+    events = feed_all([frag(0, '{"file_path": "a', id="x", name="FileWrite"), chunk({}, "stop")])
+    (call,) = completes(events)
+    assert call.truncated and call.error
+
+
+def test_non_object_arguments_and_nameless_calls_are_errors() -> None:
+    calls = completes(feed_all([frag(0, "[1]", id="x", name="FileRead"), frag(1, "{}", id="y")]))
+    assert "JSON object" in (calls[0].error or "")
+    assert "without a tool name" in (calls[1].error or "")
+
+
+def test_usage_timings_and_cached_tokens() -> None:
+    last = {
+        "choices": [],
+        "usage": {
+            "prompt_tokens": 9,
+            "completion_tokens": 2,
+            "prompt_tokens_details": {"cached_tokens": 4},
+        },
+        "timings": {"predicted_ms": 1.5},
+    }
+    events = feed_all([chunk({"content": "hi"}), chunk({}, "stop"), last])
+    assert events[-2] == Usage(
+        prompt_tokens=9, completion_tokens=2, cached_tokens=4, timings={"predicted_ms": 1.5}
+    )
+
+
+def test_no_usage_no_usage_event() -> None:
+    events = feed_all([chunk({"content": "hi"}), chunk({}, "stop")])
+    assert [e.kind for e in events] == ["text", "done"]
+
+
+def test_reasoning_alias_key() -> None:
+    events = feed_all([chunk({"reasoning": "hmm"}), chunk({"content": "ok"}, "stop")])
+    assert events[0] == ReasoningDelta(text="hmm")
+
+
+def test_started_only_after_a_token() -> None:
+    asm = TurnAssembler(None, recover_text_calls=True)
+    asm.feed(chunk({"role": "assistant", "content": None}))
+    assert not asm.started
+    asm.feed(chunk({"content": "x"}))
+    assert asm.started
+
+
+def test_error_object_in_a_data_frame_raises() -> None:
+    asm = TurnAssembler(None, recover_text_calls=True)
+    with pytest.raises(StreamError):
+        asm.feed({"error": {"code": 503, "message": "busy"}})
+
+
+def test_overflow_error_frame_is_a_context_overflow() -> None:
+    err = json.loads((FIX / "context_overflow.http").read_text().split("\n", 1)[1])
+    exc = frame_error(json.dumps(err))
+    assert isinstance(exc, ContextOverflowError)
+    assert (exc.n_prompt_tokens, exc.n_ctx) == (3031, 512)
+
+
+def test_text_tool_calls_are_recovered_when_no_native_calls() -> None:
+    text = "Reading.\n<tool_call>\n<function=FileRead>\n<parameter=file_path>\na.py\n</parameter>"
+    text += "\n<parameter=limit>\n5\n</parameter>\n</function>\n</tool_call>"
+    text += "\n<tool_call>\n<function=FileWrite>\n<parameter=content>\nhalf"
+    chunks = [chunk({"content": text[i : i + 7]}) for i in range(0, len(text), 7)]
+    events = feed_all([*chunks, chunk({}, "stop")], [READ, WRITE])
+    rec = [e for e in events if isinstance(e, RecoveredText)]
+    assert rec == [RecoveredText(content="Reading.")]
+    calls = completes(events)
+    assert [(c.index, c.name, c.source) for c in calls] == [
+        (0, "FileRead", "text"),
+        (1, "FileWrite", "text"),
+    ]
+    assert json.loads(calls[0].arguments) == {"file_path": "a.py", "limit": 5}
+    assert calls[0].error is None and not calls[0].truncated
+    assert calls[1].truncated and calls[1].error
+    kinds = [e.kind for e in events]
+    assert kinds.index("recovered_text") < kinds.index("tool_call") < kinds.index("done")
+
+
+def test_no_recovery_without_tools_or_with_native_calls() -> None:
+    text = '<tool_call>{"name": "FileRead", "arguments": {}}</tool_call>'
+    assert not completes(feed_all([chunk({"content": text}), chunk({}, "stop")], None))
+    events = feed_all(
+        [chunk({"content": text}), frag(0, "{}", id="n", name="FileRead"), chunk({}, "stop")],
+        [READ],
+    )
+    assert [c.source for c in completes(events)] == ["native"]
+    assert not any(isinstance(e, RecoveredText) for e in events)
+
+
+def test_recovery_can_be_switched_off() -> None:
+    asm = TurnAssembler([READ], recover_text_calls=False)
+    asm.feed(chunk({"content": '<tool_call>{"name": "FileRead", "arguments": {}}</tool_call>'}))
+    assert [e.kind for e in asm.finish()] == ["done"]
