@@ -1,0 +1,101 @@
+"""`openmono setup gateway | search | scraper`: secrets, switches, frpc, agent settings, start."""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+import click
+
+from openmono.setup import SetupError, Target, Via, apply, plan
+from openmono.stack.errors import StackError
+from openmono.stack.settings import env_file_path, find_project_root
+
+
+def _root() -> Path | None:
+    try:
+        return find_project_root()
+    except StackError:
+        return None
+
+
+def _env_file(root: Path | None) -> Path:
+    if root is not None:
+        return env_file_path(root)
+    override = os.environ.get("OPENMONO_ENV_FILE")
+    if override:
+        return Path(override).expanduser()
+    raise SetupError("no OpenMono checkout here: cd into one, or set OPENMONO_ROOT")
+
+
+def frpc_file(root: Path | None) -> Path | None:
+    """`OPENMONO_FRPC_CONFIG`, else `<root>/frpc/frpc.toml`."""
+    override = os.environ.get("OPENMONO_FRPC_CONFIG")
+    if override:
+        return Path(override).expanduser()
+    return root / "frpc" / "frpc.toml" if root is not None else None
+
+
+def _run(target: Target, dry_run: bool, no_start: bool, via: Via) -> None:
+    try:
+        root = _root()
+        result = plan(
+            target,
+            root=root,
+            env_file=_env_file(root),
+            frpc_file=frpc_file(root),
+            via=via,
+            start=not no_start,
+        )
+        for line in result.lines(dry_run):
+            click.echo(line)
+        if not dry_run:
+            apply(result, click.echo)
+            click.echo("done")
+    except SetupError as exc:
+        click.echo(f"error: {exc}", err=True)
+        sys.exit(1)
+
+
+_dry = click.option("--dry-run", is_flag=True, help="Print what would change; change nothing.")
+_no_start = click.option("--no-start", is_flag=True, help="Write the files; start nothing.")
+_via = click.option(
+    "--via",
+    type=click.Choice(["auto", "compose", "native"]),
+    default="auto",
+    show_default=True,
+    help="How to start: compose needs a Docker engine; auto picks compose when one answers.",
+)
+
+
+@click.group()
+def setup() -> None:
+    """Prepare this box: secrets in .env, services switched on and started, agent configured."""
+
+
+@setup.command()
+@_dry
+@_no_start
+@_via
+def gateway(dry_run: bool, no_start: bool, via: Via) -> None:
+    """The gateway and the LLM behind it (generates LLAMA_API_KEY when missing)."""
+    _run("gateway", dry_run, no_start, via)
+
+
+@setup.command()
+@_dry
+@_no_start
+@_via
+def search(dry_run: bool, no_start: bool, via: Via) -> None:
+    """SearXNG behind the gateway (WEB_SEARCH_ENABLED, SEARXNG_SECRET)."""
+    _run("search", dry_run, no_start, via)
+
+
+@setup.command()
+@_dry
+@_no_start
+@_via
+def scraper(dry_run: bool, no_start: bool, via: Via) -> None:
+    """The scrape service behind the gateway (WEB_SCRAPE_ENABLED)."""
+    _run("scraper", dry_run, no_start, via)

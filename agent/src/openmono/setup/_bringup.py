@@ -1,0 +1,121 @@
+"""Bring the services up after `openmono setup`: compose where a Docker engine answers, else the
+native stack (DESIGN.md §9). Either way the gateway is (re)started so it reads the new `.env`.
+"""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Literal
+
+from openmono.setup._errors import SetupError
+
+Mode = Literal["compose", "native", "none"]
+Say = Callable[[str], None]
+
+# `setup <target>` -> the compose profile that runs it (and the gateway, and llama-server).
+PROFILES = {"gateway": "server", "search": "search", "scraper": "scraper"}
+_DOCKER_INFO_TIMEOUT_S = 15.0
+_COMPOSE_UP_TIMEOUT_S = 900.0
+
+
+def docker_answers() -> bool:
+    """True when a Docker engine answers `docker info` (the CLI alone is not enough)."""
+    docker = shutil.which("docker")
+    if docker is None:
+        return False
+    try:
+        done = subprocess.run(
+            [docker, "info"],
+            capture_output=True,
+            timeout=_DOCKER_INFO_TIMEOUT_S,
+            start_new_session=True,
+            check=False,
+        )
+    except (OSError, subprocess.TimeoutExpired):
+        return False
+    return done.returncode == 0
+
+
+def compose_command(root: Path, env_file: Path, profile: str) -> list[str]:
+    """`docker compose ... --profile P up -d` (the v1 `docker-compose` where no plugin exists)."""
+    docker = shutil.which("docker")
+    if docker is not None:
+        plugin = subprocess.run(
+            [docker, "compose", "version"],
+            capture_output=True,
+            timeout=_DOCKER_INFO_TIMEOUT_S,
+            start_new_session=True,
+            check=False,
+        )
+        base = [docker, "compose"] if plugin.returncode == 0 else []
+    else:
+        base = []
+    if not base:
+        legacy = shutil.which("docker-compose")
+        base = [legacy] if legacy else ["docker", "compose"]
+    compose_file = root / "compose" / "docker-compose.yml"
+    return [
+        *base,
+        "--env-file",
+        str(env_file),
+        "-f",
+        str(compose_file),
+        "--profile",
+        profile,
+        "up",
+        "-d",
+    ]
+
+
+@dataclass(frozen=True)
+class BringUp:
+    """How the services will be started (`mode` none: `--no-start`)."""
+
+    mode: Mode
+    profile: str
+    command: list[str]
+
+    def describe(self) -> str:
+        """What is started, after the verb "start"."""
+        if self.mode == "none":
+            return "nothing (--no-start)"
+        if self.mode == "compose":
+            return "with compose: " + " ".join(self.command)
+        return "the native stack (no Docker engine answers): gateway restarted, `openmono up`"
+
+
+def run_compose(bring: BringUp, say: Say) -> None:
+    say(f"starting: {' '.join(bring.command)}")
+    try:
+        done = subprocess.run(
+            bring.command, timeout=_COMPOSE_UP_TIMEOUT_S, start_new_session=True, check=False
+        )
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        raise SetupError(f"docker compose failed: {exc}") from exc
+    if done.returncode != 0:
+        raise SetupError(f"docker compose exited with {done.returncode}")
+
+
+def run_native(root: Path, say: Say) -> None:
+    """Restart the native gateway (it reads `.env` only at start), then `openmono up`."""
+    from openmono.stack import runner
+    from openmono.stack.errors import StackError
+    from openmono.stack.process import read_pidfile, stop_group
+    from openmono.stack.services import GATEWAY, Context
+    from openmono.stack.settings import load_settings
+
+    ctx = Context(root, load_settings(root))
+    pidfile = ctx.pidfile(GATEWAY.name)
+    record = read_pidfile(pidfile)
+    if record is not None:
+        if stop_group(record):
+            say(f"stopped the gateway (pid {record.pid}) so it reads the new settings")
+        pidfile.unlink(missing_ok=True)
+    try:
+        runner.up(ctx, say)
+    except StackError as exc:
+        raise SetupError(str(exc)) from exc

@@ -1,0 +1,206 @@
+"""`openmono setup gateway|search|scraper`: what to change, then change it.
+
+Steps: 1. `.env`: generate `LLAMA_API_KEY` (and `SEARXNG_SECRET` for search) when missing, switch
+`WEB_SEARCH_ENABLED` / `WEB_SCRAPE_ENABLED` on  2. frpc: point an existing config's gateway proxy
+at the gateway  3. agent settings: `web.gateway`, the key, and no stale explicit "off" switch
+4. start: compose or the native stack. `plan()` computes all of it without touching anything
+(that is `--dry-run`); `apply()` performs it. Running it twice changes nothing the second time.
+Secrets are never printed.
+"""
+
+from __future__ import annotations
+
+import os
+import secrets
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+from openmono.config import ConfigError, set_value, user_settings_file
+from openmono.config._load import read_settings_file
+from openmono.setup import frpc
+from openmono.setup._bringup import PROFILES, BringUp, Say, docker_answers
+from openmono.setup._bringup import compose_command as _compose_command
+from openmono.setup._errors import SetupError
+from openmono.stack.envfile import read_env, set_env
+
+Target = Literal["gateway", "search", "scraper"]
+Via = Literal["auto", "compose", "native"]
+SECRET_KEYS = frozenset({"LLAMA_API_KEY", "SEARXNG_SECRET"})
+DEFAULT_GATEWAY_PORT = 47480
+_MASK = "********"
+
+
+@dataclass
+class Plan:
+    """Everything `apply` would do; `lines()` is what `--dry-run` prints."""
+
+    target: Target
+    root: Path | None
+    env_file: Path
+    env_set: dict[str, str] = field(default_factory=dict)
+    env_notes: list[str] = field(default_factory=list)
+    frpc_file: Path | None = None
+    frpc_doc: dict[str, Any] | None = None
+    frpc_note: str = ""
+    settings_file: Path = field(default_factory=user_settings_file)
+    settings_set: dict[str, Any] = field(default_factory=dict)
+    bring_up: BringUp = field(default_factory=lambda: BringUp("none", "", []))
+    warnings: list[str] = field(default_factory=list)
+
+    @property
+    def changes_files(self) -> bool:
+        return bool(self.env_set or self.frpc_doc is not None or self.settings_set)
+
+    def lines(self, dry_run: bool) -> list[str]:
+        verb = "would " if dry_run else ""
+        out = [f"openmono setup {self.target}" + (" (dry run: nothing changes)" if dry_run else "")]
+        out.append(f"  .env            {self.env_file}")
+        out += [f"    {verb}{note}" for note in self.env_notes] or ["    up to date"]
+        if self.frpc_file is not None:
+            out.append(f"  frpc            {self.frpc_file}")
+            out.append(f"    {verb}{self.frpc_note}" if self.frpc_doc else f"    {self.frpc_note}")
+        out.append(f"  agent settings  {self.settings_file}")
+        if self.settings_set:
+            for key, value in self.settings_set.items():
+                shown = _MASK if key == "llm.api_key" else _show(value)
+                out.append(f"    {verb}set {key} = {shown}")
+        else:
+            out.append("    up to date")
+        out.append(f"  start           {verb}start {self.bring_up.describe()}")
+        out += [f"  note: {w}" for w in self.warnings]
+        return out
+
+
+def _show(value: Any) -> str:
+    return "null (ask the gateway's /services)" if value is None else repr(value)
+
+
+def _env_plan(target: Target, current: dict[str, str], plan: Plan) -> None:
+    wanted: dict[str, str] = {}
+    secrets_needed = ["LLAMA_API_KEY"] + (["SEARXNG_SECRET"] if target == "search" else [])
+    for key in secrets_needed:
+        if not current.get(key):
+            wanted[key] = secrets.token_urlsafe(32)
+            plan.env_notes.append(f"generate {key} (missing)")
+    switch = {"search": "WEB_SEARCH_ENABLED", "scraper": "WEB_SCRAPE_ENABLED"}.get(target)
+    if switch and current.get(switch, "").strip().lower() != "true":
+        wanted[switch] = "true"
+        plan.env_notes.append(f"set {switch}=true (was {current.get(switch) or 'unset'})")
+    plan.env_set = wanted
+
+
+def _gateway_port(current: dict[str, str]) -> int:
+    raw = os.environ.get("GATEWAY_PORT") or current.get("GATEWAY_PORT") or ""
+    try:
+        return int(raw) if raw.strip() else DEFAULT_GATEWAY_PORT
+    except ValueError as exc:
+        raise SetupError(f"GATEWAY_PORT={raw!r} is not a port number") from exc
+
+
+def _frpc_plan(path: Path, target: tuple[str, int], plan: Plan) -> None:
+    plan.frpc_file = path
+    doc = frpc.load(path)
+    updated, changed = frpc.retarget(doc, *target)
+    where = f"{target[0]}:{target[1]}"
+    if changed:
+        plan.frpc_doc = updated
+        plan.frpc_note = f"point proxy {frpc.PROXY_NAME!r} at the gateway, {where}"
+    else:
+        plan.frpc_note = f"already points at the gateway, {where}"
+
+
+def _lookup(data: dict[str, Any], dotted: str) -> Any:
+    node: Any = data
+    for part in dotted.split("."):
+        if not isinstance(node, dict) or part not in node:
+            return KeyError
+        node = node[part]
+    return node
+
+
+def _settings_plan(target: Target, port: int, key: str | None, plan: Plan) -> None:
+    try:
+        current = read_settings_file(plan.settings_file)
+    except ConfigError as exc:
+        raise SetupError(str(exc)) from exc
+    wanted: dict[str, Any] = {"web.gateway": f"http://127.0.0.1:{port}"}
+    if key:
+        wanted["llm.api_key"] = key
+    # A stale explicit "off" would keep the agent off the service this command just enabled;
+    # null hands the decision back to the gateway's /services.
+    service = {"search": "web.search", "scraper": "web.scrape"}.get(target)
+    if service and _lookup(current, service) is False:
+        wanted[service] = None
+    plan.settings_set = {k: v for k, v in wanted.items() if _lookup(current, k) != v}
+
+
+def plan(
+    target: Target,
+    *,
+    root: Path | None,
+    env_file: Path,
+    frpc_file: Path | None,
+    via: Via = "auto",
+    start: bool = True,
+) -> Plan:
+    """What `openmono setup <target>` would change; touches nothing."""
+    if target not in PROFILES:
+        raise SetupError(f"unknown setup target {target!r} (gateway, search, scraper)")
+    result = Plan(target=target, root=root, env_file=env_file)
+    current = read_env(env_file)
+    _env_plan(target, current, result)
+    port = _gateway_port(current)
+    mode = "none"
+    if start:
+        if root is None:
+            raise SetupError("starting services needs an OpenMono checkout (or use --no-start)")
+        mode = via if via != "auto" else ("compose" if docker_answers() else "native")
+    if mode == "compose" and root is not None:
+        command = _compose_command(root, env_file, PROFILES[target])
+        result.bring_up = BringUp("compose", PROFILES[target], command)
+    elif mode == "native":
+        result.bring_up = BringUp("native", PROFILES[target], [])
+    # frpc's view of the gateway: compose's service name, or the host port of the native stack.
+    compose_side = mode == "compose" or (not start and via == "compose")
+    if frpc_file is not None and frpc_file.is_file():
+        _frpc_plan(frpc_file, frpc.COMPOSE_TARGET if compose_side else ("127.0.0.1", port), result)
+    key = current.get("LLAMA_API_KEY") or result.env_set.get("LLAMA_API_KEY")
+    _settings_plan(target, port, key, result)
+    searxng = os.environ.get("SEARXNG_UPSTREAM") or current.get("SEARXNG_UPSTREAM")
+    if target == "search" and mode == "native" and not searxng:
+        result.warnings.append(
+            "the native stack runs no SearXNG itself: set SEARXNG_UPSTREAM (host:port of a "
+            "running SearXNG) in the .env; until then /services says search=false and the "
+            "agent uses its DuckDuckGo fallback"
+        )
+    return result
+
+
+def apply(plan: Plan, say: Say) -> None:
+    """Perform `plan`: files first (each written atomically, secrets mode 0600), then start."""
+    from openmono.setup._bringup import run_compose, run_native
+
+    if plan.env_set:
+        set_env(plan.env_file, plan.env_set)
+    elif not plan.env_file.exists():
+        set_env(plan.env_file, {})
+    if plan.env_file.exists():
+        plan.env_file.chmod(0o600)
+    if plan.frpc_file is not None and plan.frpc_doc is not None:
+        frpc.write(plan.frpc_file, plan.frpc_doc)
+    for key, value in plan.settings_set.items():
+        try:
+            set_value(plan.settings_file, key, "null" if value is None else _json(value))
+        except ConfigError as exc:
+            raise SetupError(str(exc)) from exc
+    if plan.bring_up.mode == "compose":
+        run_compose(plan.bring_up, say)
+    elif plan.bring_up.mode == "native" and plan.root is not None:
+        run_native(plan.root, say)
+
+
+def _json(value: Any) -> str:
+    import json
+
+    return json.dumps(value)

@@ -1,0 +1,183 @@
+"""`openmono setup gateway|search|scraper` on a temporary `.env`, settings file and frpc config."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import stat
+import tomllib
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner, Result
+from openmono.cli import main
+from openmono.setup import frpc
+from openmono.stack.envfile import read_env
+
+from tests.support.procs import ROOT
+
+
+@pytest.fixture
+def box(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A checkout root with temp .env, data dir and frpc config (nothing of the real one)."""
+    for name in ("GATEWAY_PORT", "LLAMA_API_KEY", "SEARXNG_UPSTREAM", "OPENMONO_WEB_SEARCH"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("OPENMONO_ROOT", str(ROOT))
+    monkeypatch.setenv("OPENMONO_ENV_FILE", str(tmp_path / "compose.env"))
+    monkeypatch.setenv("OPENMONO_DATA_DIR", str(tmp_path / "data"))
+    monkeypatch.setenv("OPENMONO_FRPC_CONFIG", str(tmp_path / "frpc.toml"))
+    monkeypatch.chdir(tmp_path)
+    return tmp_path
+
+
+def run(*args: str) -> Result:
+    return CliRunner().invoke(main, ["setup", *args], catch_exceptions=False)
+
+
+def mode(path: Path) -> int:
+    return stat.S_IMODE(path.stat().st_mode)
+
+
+def settings(box: Path) -> dict[str, object]:
+    data: dict[str, object] = json.loads((box / "data" / "settings.json").read_text())
+    return data
+
+
+def test_dry_run_on_a_missing_env_changes_nothing(box: Path) -> None:
+    res = run("search", "--dry-run")
+    assert res.exit_code == 0, res.output
+    assert "dry run" in res.output
+    assert "would generate LLAMA_API_KEY (missing)" in res.output
+    assert "would generate SEARXNG_SECRET (missing)" in res.output
+    assert "would set WEB_SEARCH_ENABLED=true (was unset)" in res.output
+    assert "would set web.gateway = 'http://127.0.0.1:47480'" in res.output
+    assert "would set llm.api_key = ********" in res.output
+    assert "would start the native stack" in res.output  # no Docker engine here
+    assert "SEARXNG_UPSTREAM" in res.output  # the native stack cannot run SearXNG itself
+    assert sorted(p.name for p in box.iterdir()) == []
+
+
+def test_dry_run_never_prints_or_touches_secrets(box: Path) -> None:
+    env = box / "compose.env"
+    env.write_text("# mine\nLLAMA_API_KEY=sekrit-value\nWEB_SEARCH_ENABLED=false\n")
+    before = env.read_bytes()
+    res = run("search", "--dry-run", "--no-start")
+    assert res.exit_code == 0
+    assert "sekrit-value" not in res.output
+    assert "generate LLAMA_API_KEY" not in res.output
+    assert "would set WEB_SEARCH_ENABLED=true (was false)" in res.output
+    assert "would start nothing (--no-start)" in res.output
+    assert env.read_bytes() == before
+    assert not (box / "data").exists()
+
+
+def test_real_run_generates_secrets_and_is_idempotent(box: Path) -> None:
+    res = run("search", "--no-start")
+    assert res.exit_code == 0, res.output
+    env_file = box / "compose.env"
+    env = read_env(env_file)
+    assert len(env["LLAMA_API_KEY"]) >= 40
+    assert len(env["SEARXNG_SECRET"]) >= 40
+    assert env["LLAMA_API_KEY"] != env["SEARXNG_SECRET"]
+    assert env["WEB_SEARCH_ENABLED"] == "true"
+    assert mode(env_file) == 0o600
+    assert env["LLAMA_API_KEY"] not in res.output
+    cfg = settings(box)
+    assert cfg["web"] == {"gateway": "http://127.0.0.1:47480"}
+    assert cfg["llm"] == {"api_key": env["LLAMA_API_KEY"]}
+    assert mode(box / "data" / "settings.json") == 0o600
+
+    env_bytes = env_file.read_bytes()
+    cfg_bytes = (box / "data" / "settings.json").read_bytes()
+    again = run("search", "--no-start")
+    assert again.exit_code == 0
+    assert "generate LLAMA_API_KEY" not in again.output
+    assert again.output.count("up to date") == 2
+    assert env_file.read_bytes() == env_bytes
+    assert (box / "data" / "settings.json").read_bytes() == cfg_bytes
+
+
+def test_existing_keys_and_comments_are_kept(box: Path) -> None:
+    env_file = box / "compose.env"
+    env_file.write_text(
+        "# my box\nLLAMA_API_KEY=kept-key\nGATEWAY_PORT=51234\nWEB_SCRAPE_ENABLED=false\n"
+    )
+    assert run("scraper", "--no-start").exit_code == 0
+    text = env_file.read_text()
+    assert text.startswith("# my box\nLLAMA_API_KEY=kept-key\n")
+    env = read_env(env_file)
+    assert env["WEB_SCRAPE_ENABLED"] == "true"
+    assert "SEARXNG_SECRET" not in env  # only `setup search` needs it
+    assert "WEB_SEARCH_ENABLED" not in env
+    cfg = settings(box)
+    assert cfg["web"] == {"gateway": "http://127.0.0.1:51234"}
+    assert cfg["llm"] == {"api_key": "kept-key"}
+
+
+def test_gateway_touches_no_web_switch(box: Path) -> None:
+    assert run("gateway", "--no-start").exit_code == 0
+    env = read_env(box / "compose.env")
+    assert set(env) == {"LLAMA_API_KEY"}
+
+
+def test_a_stale_explicit_off_is_handed_back_to_services(box: Path) -> None:
+    data = box / "data"
+    data.mkdir()
+    (data / "settings.json").write_text(json.dumps({"web": {"search": False}, "max_iterations": 7}))
+    res = run("search", "--no-start")
+    assert res.exit_code == 0
+    assert "set web.search = null" in res.output
+    cfg = settings(box)
+    assert cfg["web"] == {"search": None, "gateway": "http://127.0.0.1:47480"}
+    assert cfg["max_iterations"] == 7
+
+    from openmono.config import load_settings
+
+    loaded = load_settings(cwd=box)
+    assert loaded.web.search is None
+    assert loaded.web.gateway == "http://127.0.0.1:47480"
+
+
+def test_an_existing_frpc_config_is_pointed_at_the_gateway(box: Path) -> None:
+    shutil.copy(ROOT / "frpc" / "frpc.toml", box / "frpc.toml")
+    (box / "compose.env").write_text("GATEWAY_PORT=51999\n")
+    res = run("gateway", "--no-start")
+    assert res.exit_code == 0, res.output
+    assert "point proxy 'openmono-gateway' at the gateway, 127.0.0.1:51999" in res.output
+    doc = tomllib.loads((box / "frpc.toml").read_text())
+    proxy = frpc.gateway_proxy(doc)
+    assert (proxy["localIP"], proxy["localPort"]) == ("127.0.0.1", 51999)
+    assert proxy["remotePort"] == 47480  # the relay side is not ours to change
+    assert frpc.check(doc) == []
+    again = run("gateway", "--no-start")
+    assert "already points at the gateway, 127.0.0.1:51999" in again.output
+
+    back = run("gateway", "--no-start", "--via", "compose")
+    assert back.exit_code == 0
+    proxy = frpc.gateway_proxy(tomllib.loads((box / "frpc.toml").read_text()))
+    assert (proxy["localIP"], proxy["localPort"]) == ("caddy", 8080)
+
+
+def test_compose_plan_names_the_profile(box: Path) -> None:
+    res = run("search", "--dry-run", "--via", "compose")
+    assert res.exit_code == 0, res.output
+    line = next(x for x in res.output.splitlines() if "with compose" in x)
+    assert "--profile search up -d" in line
+    assert f"--env-file {box / 'compose.env'}" in line
+    assert "SEARXNG_UPSTREAM" not in res.output  # compose runs its own SearXNG
+
+
+def test_bad_gateway_port_is_an_error(box: Path) -> None:
+    (box / "compose.env").write_text("GATEWAY_PORT=http\n")
+    res = run("gateway", "--no-start")
+    assert res.exit_code == 1
+    assert "GATEWAY_PORT='http' is not a port number" in res.output
+
+
+def test_broken_frpc_config_is_an_error_not_overwritten(box: Path) -> None:
+    (box / "frpc.toml").write_text("serverAddr = [unclosed\n")
+    res = run("gateway", "--no-start")
+    assert res.exit_code == 1
+    assert "not a readable frpc TOML file" in res.output
+    assert (box / "frpc.toml").read_text() == "serverAddr = [unclosed\n"
+    assert not (box / "compose.env").exists()
