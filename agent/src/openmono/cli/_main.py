@@ -122,6 +122,12 @@ def _register() -> None:
     main.add_command(stack_cmds.down)
     main.add_command(stack_cmds.status)
 
+    from openmono.cli.setup_cmds import setup
+    from openmono.cli.tunnel_cmds import tunnel
+
+    main.add_command(setup)
+    main.add_command(tunnel)
+
 
 def _register_agent() -> None:
     from openmono.cli.config_cmds import config
