@@ -9,7 +9,6 @@ from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
-
 from openmono.executor import (
     Executor,
     ExecutorUnavailable,
@@ -18,6 +17,7 @@ from openmono.executor import (
 )
 from openmono_contracts import ToolRequest
 from openmono_worker import WorkerSettings
+
 from tests.support.tool_suite import (
     CASES,
     ToolCase,

@@ -159,7 +159,7 @@ PATCH = """--- a/code.py
  def f():
 -    return 1
 +    return 2
- 
+ # end
 --- /dev/null
 +++ b/pkg/new.py
 @@ -0,0 +1 @@
@@ -239,18 +239,18 @@ CASES: list[ToolCase] = [
         {"patch": PATCH},
         _both(
             _ok("modified code.py", "created pkg/new.py", "deleted old.txt"),
-            _content("code.py", "def f():\n    return 2\n\n"),
+            _content("code.py", "def f():\n    return 2\n# end\n"),
             _content("pkg/new.py", 'print("new")\n'),
             _content("old.txt", None),
         ),
-        _files(**{"code.py": "def f():\n    return 1\n\n", "old.txt": "bye\n"}),
+        _files(**{"code.py": "def f():\n    return 1\n# end\n", "old.txt": "bye\n"}),
     ),
     ToolCase(
         "patch_dry_run",
         "ApplyPatch",
         {"patch": PATCH, "dry_run": True},
         _both(_ok("Dry run"), _content("old.txt", "bye\n"), _content("pkg/new.py", None)),
-        _files(**{"code.py": "def f():\n    return 1\n\n", "old.txt": "bye\n"}),
+        _files(**{"code.py": "def f():\n    return 1\n# end\n", "old.txt": "bye\n"}),
     ),
     ToolCase(
         "glob_recursive",

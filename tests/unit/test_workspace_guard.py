@@ -1,4 +1,4 @@
-"""The workspace guard: paths inside resolve, every kind of escape is refused with a clear reason."""
+"""The workspace guard: paths inside resolve; every kind of escape is refused with a reason."""
 
 from __future__ import annotations
 
@@ -6,7 +6,6 @@ import os
 from pathlib import Path
 
 import pytest
-
 from openmono_worker import PathRefused
 from openmono_worker.workspace import display_path, resolve_path, resolve_workspace
 

@@ -189,8 +189,15 @@ def apply_hunks(original: str, fp: FilePatch) -> tuple[str, list[str]]:
                 f"{fp.path}: hunk {n} applied at line {at + 1} (patch said {expected + 1})"
             )
         out.extend(src[pos:at])
-        out.extend(hunk.new_lines)
-        pos = at + len(hunk.old_lines)
+        k = at
+        for tag, text in hunk.lines:
+            if tag == "+":
+                out.append(text)
+                continue
+            if tag == " ":
+                out.append(src[k])  # the file's own line: a loose match keeps its whitespace
+            k += 1
+        pos = k
         ends_at_eof = pos >= len(src)
         no_eol = hunk.new_no_eol
     out.extend(src[pos:])

@@ -127,6 +127,15 @@ def run_command(
             if exited_at is not None and now - exited_at > _EXIT_GRACE_S:
                 break
             _read_ready(sel, min(_TICK_S, max(deadline - now, 0.0)))
+        # All pipes at EOF: the command is exiting (or closed its output and runs on).
+        while not (timed_out or cancelled) and proc.poll() is None:
+            if cancel.is_set():
+                cancelled = True
+            elif time.monotonic() >= deadline:
+                timed_out = True
+            else:
+                with contextlib.suppress(subprocess.TimeoutExpired):
+                    proc.wait(min(_TICK_S, max(deadline - time.monotonic(), 0.0)))
         kill_group(proc.pid)
         drain_until = time.monotonic() + _DRAIN_S
         while sel.get_map() and time.monotonic() < drain_until:

@@ -20,7 +20,7 @@ from openmono_worker.tools._base import ToolContext
 from openmono_worker.tools._globs import glob_match
 from openmono_worker.tools._process import run_command
 from openmono_worker.tools._text import SNIFF_BYTES, looks_binary
-from openmono_worker.tools._walk import walk_files
+from openmono_worker.tools._walk import Override, walk_files
 
 # rg's JSON for a broad search can be big; what is past this is cut (Grep shows far fewer lines).
 _RG_MAX_BYTES = 16 * 1024 * 1024
@@ -103,21 +103,31 @@ def search_rg(rg: str, q: Query, ctx: ToolContext) -> list[Line]:
     return lines
 
 
+def _glob_override(glob: str | None) -> Override | None:
+    """ripgrep's `--glob`: a match includes a file even if hidden or ignored; `!glob` excludes."""
+    if not glob:
+        return None
+    if glob.startswith("!"):
+        negated = glob[1:]
+        return lambda rel: False if glob_match(negated, rel) else None
+    return lambda rel: glob_match(glob, rel)
+
+
 def search_python(q: Query, ctx: ToolContext) -> list[Line]:
     flags = re.IGNORECASE if q.case_insensitive else 0
     try:
         regex = re.compile(q.pattern, flags)
     except re.error as exc:
         raise ToolError(f"invalid regex: {exc}") from exc
-    files = [q.target] if q.target.is_file() else list(walk_files(q.target, ctx.workspace))
+    if q.target.is_file():
+        files = [q.target]
+    else:
+        files = list(walk_files(q.target, ctx.workspace, override=_glob_override(q.glob)))
     lines: list[Line] = []
     matches = 0
     for path in files:
         ctx.check_cancelled()
         shown = ctx.show(path)
-        rel = path.relative_to(q.target).as_posix() if path != q.target else path.name
-        if q.glob and path != q.target and not glob_match(q.glob, rel):
-            continue
         try:
             data = path.read_bytes()
         except OSError:

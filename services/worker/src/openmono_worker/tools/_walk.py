@@ -12,11 +12,13 @@ directory, `*`, `?`, `**`, `[...]`. Not read: `.git/info/exclude`, the global ex
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
 from openmono_worker.tools._globs import compile_glob, glob_match
+
+Override = Callable[[str], bool | None]
 
 
 @dataclass(frozen=True)
@@ -74,8 +76,18 @@ def _rel(path: Path, workspace: Path) -> str:
     return "" if rel == "." else rel
 
 
-def walk_files(root: Path, workspace: Path, *, respect_ignore: bool = True) -> Iterator[Path]:
-    """Files under `root` (resolved, inside `workspace` or an extra read root), in rg order."""
+def walk_files(
+    root: Path,
+    workspace: Path,
+    *,
+    respect_ignore: bool = True,
+    override: Override | None = None,
+) -> Iterator[Path]:
+    """Files under `root` (resolved, inside `workspace` or an extra read root), in rg order.
+
+    `override(path relative to root)` decides for files like ripgrep's `--glob`: True includes
+    the file even if hidden or ignored, False excludes it, None leaves it to the usual rules.
+    """
     rules: list[_Rule] = []
     inside = root == workspace or workspace in root.parents
     if respect_ignore and inside:
@@ -84,24 +96,41 @@ def walk_files(root: Path, workspace: Path, *, respect_ignore: bool = True) -> I
         for directory in reversed(root.parents):
             if directory == workspace or workspace in directory.parents:
                 rules.extend(_read_rules(directory, _rel(directory, workspace)))
-    yield from _walk(root, workspace if inside else root, rules, respect_ignore)
+    walk = _Walk(root, workspace if inside else root, respect_ignore, override)
+    yield from walk.files(root, rules)
 
 
-def _walk(directory: Path, base: Path, rules: list[_Rule], respect: bool) -> Iterator[Path]:
-    if respect:
-        rules = rules + _read_rules(directory, _rel(directory, base))
-    try:
-        entries = sorted(os.scandir(directory), key=lambda e: e.name)
-    except OSError:
-        return
-    for entry in entries:
-        if entry.name.startswith(".") or entry.is_symlink():
-            continue
-        path = Path(entry.path)
-        is_dir = entry.is_dir(follow_symlinks=False)
-        if respect and _ignored(rules, _rel(path, base), is_dir):
-            continue
-        if is_dir:
-            yield from _walk(path, base, rules, respect)
-        elif entry.is_file(follow_symlinks=False):
-            yield path
+@dataclass(frozen=True)
+class _Walk:
+    root: Path
+    base: Path
+    respect: bool
+    override: Override | None
+
+    def files(self, directory: Path, rules: list[_Rule]) -> Iterator[Path]:
+        if self.respect:
+            rules = rules + _read_rules(directory, _rel(directory, self.base))
+        try:
+            entries = sorted(os.scandir(directory), key=lambda e: e.name)
+        except OSError:
+            return
+        for entry in entries:
+            if entry.is_symlink():
+                continue
+            path = Path(entry.path)
+            if entry.is_dir(follow_symlinks=False):
+                if not self._skipped(entry.name, path, rules, True):
+                    yield from self.files(path, rules)
+                continue
+            if not entry.is_file(follow_symlinks=False):
+                continue
+            verdict = None
+            if self.override is not None:
+                verdict = self.override(path.relative_to(self.root).as_posix())
+            if verdict or (verdict is None and not self._skipped(entry.name, path, rules, False)):
+                yield path
+
+    def _skipped(self, name: str, path: Path, rules: list[_Rule], is_dir: bool) -> bool:
+        if name.startswith("."):
+            return True
+        return self.respect and _ignored(rules, _rel(path, self.base), is_dir)
