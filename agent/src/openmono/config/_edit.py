@@ -8,7 +8,7 @@ import tempfile
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import SecretStr
+from pydantic import BaseModel, SecretStr
 
 from openmono.config._errors import ConfigError
 from openmono.config._load import (
@@ -40,7 +40,7 @@ def get_value(settings: Settings, key: str, reveal: bool = False) -> Any:
             if part not in node:
                 raise ConfigError(f"unknown setting: {key}")
             node = node[part]
-        elif hasattr(node, "model_fields") and part in type(node).model_fields:
+        elif isinstance(node, BaseModel) and part in type(node).model_fields:
             node = getattr(node, part)
         else:
             raise ConfigError(f"unknown setting: {key}")
@@ -50,7 +50,7 @@ def get_value(settings: Settings, key: str, reveal: bool = False) -> Any:
 def _plain(value: Any, reveal: bool) -> Any:
     if isinstance(value, SecretStr):
         return value.get_secret_value() if reveal else "********"
-    if hasattr(value, "model_dump"):
+    if isinstance(value, BaseModel):
         return {k: _plain(getattr(value, k), reveal) for k in type(value).model_fields}
     if isinstance(value, dict):
         return {k: _plain(v, reveal) for k, v in value.items()}

@@ -18,8 +18,8 @@ from openmono.loop._state import Conversation, estimate_tokens
 CHECKPOINT_RATIO = 0.65
 COMPACT_RATIO = 0.80
 KEEP_TURNS = 4
-# After a checkpoint the kept tail should use at most this share of the context.
-TAIL_RATIO = 0.35
+# After a checkpoint, system prompt + tools + kept tail use at most this share of the context.
+TAIL_RATIO = 0.4
 EVICT_OVER_CHARS = 2000
 EVICT_OVER_CHARS_FORCED = 600
 SUMMARY_INPUT_CHARS = 60_000
@@ -122,10 +122,10 @@ def _transcript(messages: list[ChatMessage]) -> str:
     return joined[-SUMMARY_INPUT_CHARS:]
 
 
-async def checkpoint(conv: Conversation, model: Model, n_ctx: int) -> str | None:
+async def checkpoint(conv: Conversation, model: Model, n_ctx: int, overhead: int) -> str | None:
     """Summarise the older part with the model; falls back to `compact` if the model fails."""
     msgs = conv.messages
-    budget = int(n_ctx * TAIL_RATIO)
+    budget = max(int(n_ctx * TAIL_RATIO) - overhead, n_ctx // 10)
     cut = len(msgs)
     while cut > 0 and estimate_tokens(msgs[cut - 1 :]) <= budget:
         cut -= 1
@@ -143,10 +143,10 @@ async def checkpoint(conv: Conversation, model: Model, n_ctx: int) -> str | None
                 if isinstance(event, TextDelta):
                     parts.append(event.text)
     except LLMError:
-        return compact(conv, n_ctx, 0)
+        return compact(conv, n_ctx, overhead)
     summary = "".join(parts).strip()
     if not summary:
-        return compact(conv, n_ctx, 0)
+        return compact(conv, n_ctx, overhead)
     dropped, kept = msgs[:cut], msgs[cut:]
     text = f"[Checkpoint: summary of the earlier conversation]\n{summary}"
     conv.replace_prefix(cut, _with_request(text, dropped, kept))

@@ -54,8 +54,8 @@ class DoomLoopGuard:
         return None
 
     def _trip(self, what: str) -> str:
+        # History is kept: the same call right after a trip trips again (and ends the turn).
         self.trips += 1
-        self.history.clear()
         return (
             f"Stopped: {what}. Repeating it will not give a different result. Do not call it "
             "again; use what you already have, try a different approach, or answer the user "

@@ -23,7 +23,7 @@ from dataclasses import dataclass
 
 from openmono_contracts.effects import MemorySavedEffect, PlanModeEffect, TodoItem, TodosEffect
 
-from openmono.llm import ChatMessage, ContextOverflowError, LLMError, Model, ToolCall
+from openmono.llm import ChatMessage, ContextOverflowError, LLMError, Model, ToolCall, ToolSpec
 from openmono.loop import _context
 from openmono.loop._catalog import ToolCatalog
 from openmono.loop._dispatch import CallOutcome, Dispatcher
@@ -33,6 +33,8 @@ from openmono.loop._state import Conversation, estimate_tokens
 from openmono.loop._stream import Reply, stream_reply
 from openmono.permissions import Mode
 
+# Tool definitions may use at most this share of the context, else the model gets none.
+TOOLS_MAX_SHARE = 0.5
 CANCELLED_RESULT = "Error: cancelled by the user before this call finished."
 
 
@@ -68,6 +70,7 @@ class AgentLoop:
         self.mode: Mode = mode
         self.todos: list[TodoItem] = []
         self.last_reply: Reply | None = None
+        self._warned_tools = False
 
     # -- step 1 -----------------------------------------------------------------------------
     def set_mode(self, mode: Mode) -> None:
@@ -95,16 +98,35 @@ class AgentLoop:
         if force or used > n_ctx * _context.COMPACT_RATIO:
             note = _context.compact(self.conv, n_ctx, self._overhead(), force=force)
         elif used > n_ctx * _context.CHECKPOINT_RATIO:
-            note = await _context.checkpoint(self.conv, self.model, n_ctx)
+            note = await _context.checkpoint(self.conv, self.model, n_ctx, self._overhead())
         if note:
             emit(Notice(message=note))
 
     def _overhead(self) -> int:
-        return estimate_tokens([ChatMessage(role="system", content=self.conv.system)])
+        """Tokens every request spends before the messages: system prompt and tool definitions."""
+        tools = sum(len(s.model_dump_json()) for s in self.offered_tools()) // 4
+        return estimate_tokens([ChatMessage(role="system", content=self.conv.system)]) + tools
 
     # -- step 3 -----------------------------------------------------------------------------
-    async def _stream(self, reply: Reply, emit: EventSink) -> Reply:
+    def offered_tools(self, emit: EventSink | None = None) -> list[ToolSpec]:
+        """The tools for this mode, or none when their definitions alone would crowd the context."""
         tools = self.catalog.for_mode(self.mode)
+        cost = sum(len(t.model_dump_json()) for t in tools) // 4
+        if cost > self.options.n_ctx * TOOLS_MAX_SHARE:
+            if emit is not None and not self._warned_tools:
+                self._warned_tools = True
+                emit(
+                    Notice(
+                        level="warning",
+                        message=f"The context ({self.options.n_ctx} tokens) is too small for the "
+                        f"tool definitions (~{cost} tokens): answering without tools.",
+                    )
+                )
+            return []
+        return tools
+
+    async def _stream(self, reply: Reply, emit: EventSink) -> Reply:
+        tools = self.offered_tools(emit)
         for attempt in (1, 2):
             try:
                 return await stream_reply(

@@ -1,0 +1,96 @@
+"""A scripted in-process `Model` (no HTTP) for loop tests: replays event lists, records requests.
+
+    model = ScriptedModel([reply(text="hi"), reply(calls=[("FileRead", {"file_path": "a"})])])
+
+Each scripted reply is a list of `openmono.llm` stream events, or a callable taking the request's
+messages and returning one. `requests` holds (messages, tools) per `stream()` call.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import AsyncIterator, Callable, Sequence
+from typing import Any
+
+from openmono.llm import (
+    ChatMessage,
+    ContextOverflowError,
+    Done,
+    ModelInfo,
+    StreamEvent,
+    TextDelta,
+    ToolCallComplete,
+    ToolSpec,
+    Usage,
+)
+
+Script = list[StreamEvent] | Callable[[Sequence[ChatMessage]], list[StreamEvent]] | Exception
+
+
+def reply(
+    text: str = "",
+    calls: Sequence[tuple[str, dict[str, Any] | str]] = (),
+    chunk: int = 16,
+    prompt_tokens: int = 0,
+) -> list[StreamEvent]:
+    """The events of one reply: text in chunks, then whole tool calls, usage, done."""
+    events: list[StreamEvent] = [
+        TextDelta(text=text[i : i + chunk]) for i in range(0, len(text), chunk)
+    ]
+    for i, (name, args) in enumerate(calls):
+        raw = args if isinstance(args, str) else json.dumps(args)
+        events.append(
+            ToolCallComplete(index=i, id=f"c{reply.counter}_{i}", name=name, arguments=raw)
+        )
+    reply.counter += 1
+    if prompt_tokens:
+        events.append(Usage(prompt_tokens=prompt_tokens, completion_tokens=len(text) // 4 + 1))
+    events.append(Done(finish_reason="tool_calls" if calls else "stop"))
+    return events
+
+
+reply.counter = 0  # type: ignore[attr-defined]
+
+
+class ScriptedModel:
+    """Replays scripted replies in order; an `Exception` entry is raised instead of streaming."""
+
+    def __init__(self, script: Sequence[Script] = (), n_ctx: int = 8192) -> None:
+        self.script = list(script)
+        self.n_ctx = n_ctx
+        self.requests: list[tuple[list[ChatMessage], list[ToolSpec]]] = []
+        self.closed_early = 0
+
+    def add(self, *items: Script) -> None:
+        self.script.extend(items)
+
+    async def probe(self) -> ModelInfo:
+        return ModelInfo(model="scripted", n_ctx=self.n_ctx)
+
+    async def stream(
+        self,
+        messages: Sequence[ChatMessage],
+        tools: Sequence[ToolSpec] | None = None,
+        *,
+        max_tokens: int | None = None,
+        temperature: float | None = None,
+    ) -> AsyncIterator[StreamEvent]:
+        self.requests.append((list(messages), list(tools or [])))
+        if not self.script:
+            raise AssertionError("scripted model: no reply left")
+        item = self.script.pop(0)
+        if isinstance(item, Exception):
+            raise item
+        events = item(messages) if callable(item) else item
+        finished = False
+        try:
+            for event in events:
+                yield event
+            finished = True
+        finally:
+            if not finished:
+                self.closed_early += 1
+
+
+def overflow() -> ContextOverflowError:
+    return ContextOverflowError("too big", n_prompt_tokens=9000, n_ctx=8192)

@@ -1,0 +1,235 @@
+"""The loop driven by an in-process scripted Model: modes, guards, errors, context, effects."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import AsyncIterator, Awaitable, Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+from openmono.config import load_settings
+from openmono.llm import ChatMessage, StreamError, TextDelta
+from openmono.loop import Agent, LoopEvent, Notice, ToolFinished, TurnDone, open_agent
+from openmono.sessions import load_session
+
+from tests.support.scripted_model import ScriptedModel, overflow, reply
+
+MakeAgent = Callable[..., Awaitable[tuple[Agent, ScriptedModel]]]
+
+
+@pytest.fixture
+async def make_agent(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> AsyncIterator[MakeAgent]:
+    for name in list(os.environ):
+        if name.startswith("OPENMONO_"):
+            monkeypatch.delenv(name)
+    monkeypatch.setenv("OPENMONO_DATA_DIR", str(tmp_path / "data"))
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    (ws / "a.txt").write_text("alpha\n")
+    agents: list[Agent] = []
+
+    async def make(script: list[Any], n_ctx: int = 8192, **kw: Any) -> tuple[Agent, ScriptedModel]:
+        model = ScriptedModel(script, n_ctx=n_ctx)
+        overrides = kw.pop("overrides", {})
+        agent = await open_agent(load_settings(ws, overrides=overrides), ws, model=model, **kw)
+        agents.append(agent)
+        return agent, model
+
+    yield make
+    for agent in agents:
+        await agent.aclose()
+        await agent.executor.aclose()
+
+
+def collect() -> tuple[list[LoopEvent], Callable[[LoopEvent], None]]:
+    events: list[LoopEvent] = []
+    return events, events.append
+
+
+async def test_plan_mode_is_enforced_when_the_call_executes(make_agent: MakeAgent) -> None:
+    agent, model = await make_agent(
+        [reply(calls=[("FileWrite", {"file_path": "b.txt", "content": "x"})]), reply("ok")],
+        mode="plan",
+        yolo=True,
+    )
+    events, sink = collect()
+    done = await agent.run_turn("write b", sink)
+    assert done.reason == "stop"
+    assert not (agent.workspace / "b.txt").exists()
+    finished = [e for e in events if isinstance(e, ToolFinished)]
+    assert finished[0].denied and "plan mode" in (finished[0].error or "")
+    offered = {t.name for t in model.requests[0][1]}
+    assert "FileWrite" not in offered and "FileRead" in offered
+    assert "plan mode" in (model.requests[1][0][-1].content or "")
+
+
+async def test_enter_plan_mode_switches_the_mode_for_later_calls(make_agent: MakeAgent) -> None:
+    agent, model = await make_agent(
+        [
+            reply(calls=[("EnterPlanMode", {"reason": "big change"})]),
+            reply(calls=[("FileWrite", {"file_path": "c.txt", "content": "x"})]),
+            reply("here is the plan"),
+        ],
+        yolo=True,
+    )
+    done = await agent.run_turn("refactor")
+    assert done.reason == "stop" and agent.loop.mode == "plan"
+    assert not (agent.workspace / "c.txt").exists()
+    assert "Current mode: plan" in (model.requests[1][0][0].content or "")
+
+
+async def test_doom_loop_is_stopped_and_the_model_told(make_agent: MakeAgent) -> None:
+    same = ("FileRead", {"file_path": "a.txt"})
+    agent, model = await make_agent([reply(calls=[same]) for _ in range(6)])
+    events, sink = collect()
+    done = await agent.run_turn("read a", sink)
+    assert done.reason == "doom_loop"
+    assert len(model.requests) == 4
+    ran = [e for e in events if isinstance(e, ToolFinished) and e.ok]
+    assert len(ran) == 2
+    told = model.requests[3][0][-1]
+    assert told.role == "tool" and "same call 3 times" in (told.content or "")
+
+
+async def test_degenerate_text_stops_the_stream(make_agent: MakeAgent) -> None:
+    agent, model = await make_agent([reply("Let me think. " + "again " * 400, chunk=5)])
+    events, sink = collect()
+    done = await agent.run_turn("go", sink)
+    assert done.reason == "repetition"
+    assert model.closed_early == 1
+    streamed = "".join(e.text for e in events if e.kind == "text")  # type: ignore[union-attr]
+    assert len(streamed) < 1200
+
+
+async def test_iteration_cap(make_agent: MakeAgent) -> None:
+    script = [reply(calls=[("FileRead", {"file_path": f"f{i}.txt"})]) for i in range(3)]
+    agent, _ = await make_agent(script, overrides={"max_iterations": 3})
+    done = await agent.run_turn("go")
+    assert done.reason == "max_iterations" and done.iterations == 3
+
+
+async def test_bad_calls_become_error_results(make_agent: MakeAgent, tmp_path: Path) -> None:
+    outside = tmp_path / "outside.txt"
+    outside.write_text("secret")
+    agent, model = await make_agent(
+        [
+            reply(
+                calls=[
+                    ("NoSuchTool", {}),
+                    ("FileRead", "{not json"),
+                    ("FileRead", {"limit": 3}),
+                    ("FileRead", {"file_path": "../outside.txt"}),
+                    ("FileRead", {"file_path": str(outside)}),
+                ]
+            ),
+            reply("done"),
+        ]
+    )
+    done = await agent.run_turn("go")
+    assert done.reason == "stop"
+    results = [m for m in model.requests[1][0] if m.role == "tool"]
+    assert len(results) == 5
+    texts = [m.content or "" for m in results]
+    assert "unknown tool 'NoSuchTool'" in texts[0]
+    assert "not valid JSON" in texts[1]
+    assert "file_path" in texts[2] and "invalid parameters" in texts[2]
+    assert all(t.startswith("Error:") for t in texts)
+    assert all("secret" not in t for t in texts)
+
+
+async def test_llm_error_ends_the_turn_with_reason_error(make_agent: MakeAgent) -> None:
+    agent, _ = await make_agent([StreamError("boom", code=500)])
+    done = await agent.run_turn("go")
+    assert done.reason == "error" and "boom" in (done.error or "")
+
+
+async def test_overflow_compacts_and_retries_once(make_agent: MakeAgent) -> None:
+    big = "".join(f"line {i} " + "z" * 70 + "\n" for i in range(70))
+    (Path(os.environ["OPENMONO_DATA_DIR"]).parent / "ws" / "big.txt").write_text(big)
+    agent, model = await make_agent(
+        [reply(calls=[("FileRead", {"file_path": "big.txt"})]), overflow(), reply("fits now")]
+    )
+    events, sink = collect()
+    done = await agent.run_turn("read big", sink)
+    assert done.reason == "stop" and done.text == "fits now"
+    assert any(isinstance(e, Notice) and "did not fit" in e.message for e in events)
+    before = sum(len(m.content or "") for m in model.requests[1][0])
+    after = sum(len(m.content or "") for m in model.requests[2][0])
+    assert after < before - 3000
+    evicted = [m for m in model.requests[2][0] if m.role == "tool"]
+    assert evicted and "evicted" in (evicted[0].content or "")
+
+
+async def test_second_overflow_gives_up(make_agent: MakeAgent) -> None:
+    agent, _ = await make_agent([overflow(), overflow()])
+    done = await agent.run_turn("go")
+    assert done.reason == "context"
+
+
+async def test_checkpoint_summarises_with_the_model_above_65_percent(make_agent: MakeAgent) -> None:
+    summary_requests: list[list[ChatMessage]] = []
+
+    def summarise(messages: list[ChatMessage]) -> list[Any]:
+        summary_requests.append(list(messages))
+        return [TextDelta(text="SUMMARY: user asked about alpha files.")]
+
+    agent, model = await make_agent([])
+    for i in range(6):
+        agent.loop.conv.add(ChatMessage(role="user", content=f"question {i} " + "w " * 150))
+        agent.loop.conv.add(ChatMessage(role="assistant", content=f"answer {i} " + "v " * 150))
+    # a context in which the conversation sits between the checkpoint and compaction marks
+    agent.loop.options.n_ctx = int(agent.loop.context_tokens() / 0.72)
+    model.add(summarise, reply("final"))
+    events, sink = collect()
+    done = await agent.run_turn("last question", sink)
+    assert done.reason == "stop"
+    assert any(isinstance(e, Notice) and e.message.startswith("Checkpoint") for e in events)
+    sent = model.requests[1][0]
+    assert "SUMMARY: user asked about alpha files." in (sent[1].content or "")
+    assert sent[-1].content == "last question"
+    assert "question 0" in (summary_requests[0][1].content or "")
+    records = load_session(agent.writer.path).messages
+    assert any(r.summary for r in records)
+
+
+async def test_effects_todos_and_ask_user_without_a_user(make_agent: MakeAgent) -> None:
+    todos = [{"content": "Write tests", "status": "in_progress", "active_form": "Writing tests"}]
+    agent, model = await make_agent(
+        [
+            reply(calls=[("TodoWrite", {"todos": todos}), ("AskUser", {"question": "Which db?"})]),
+            reply("ok"),
+        ]
+    )
+    await agent.run_turn("go")
+    assert [t.content for t in agent.loop.todos] == ["Write tests"]
+    answer = model.requests[1][0][-1].content or ""
+    assert "non-interactive" in answer
+
+
+async def test_retry_takes_back_the_last_turn(make_agent: MakeAgent) -> None:
+    agent, model = await make_agent([reply("first"), reply("second")])
+    await agent.run_turn("hello")
+    prompt = agent.loop.take_back_last_turn()
+    assert prompt == "hello" and agent.loop.conv.messages == []
+    done = await agent.loop.run_turn(prompt)
+    assert done.text == "second"
+    assert [m.content for m in model.requests[1][0][1:]] == ["hello"]
+
+
+async def test_a_context_too_small_for_tool_definitions_gets_no_tools(
+    make_agent: MakeAgent,
+) -> None:
+    agent, model = await make_agent([reply("hi")], n_ctx=1024)
+    events, sink = collect()
+    done = await agent.run_turn("say hi", sink)
+    assert done.reason == "stop" and model.requests[0][1] == []
+    assert any(isinstance(e, Notice) and "too small" in e.message for e in events)
+
+
+async def test_every_turn_ends_with_exactly_one_done_event(make_agent: MakeAgent) -> None:
+    agent, _ = await make_agent([reply(calls=[("Glob", {"pattern": "*.txt"})]), reply("fin")])
+    events, sink = collect()
+    await agent.run_turn("go", sink)
+    dones = [e for e in events if isinstance(e, TurnDone)]
+    assert len(dones) == 1 and events[-1] is dones[0]
