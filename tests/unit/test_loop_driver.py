@@ -217,14 +217,28 @@ async def test_retry_takes_back_the_last_turn(make_agent: MakeAgent) -> None:
     assert [m.content for m in model.requests[1][0][1:]] == ["hello"]
 
 
-async def test_a_context_too_small_for_tool_definitions_gets_no_tools(
-    make_agent: MakeAgent,
+@pytest.mark.parametrize(
+    "n_ctx,offered",
+    [
+        (1024, set()),
+        (4096, {"FileRead", "FileWrite", "FileEdit", "Bash", "Grep", "Glob", "ListDirectory"}),
+    ],
+)
+async def test_a_small_context_gets_fewer_tool_definitions(
+    make_agent: MakeAgent, n_ctx: int, offered: set[str]
 ) -> None:
-    agent, model = await make_agent([reply("hi")], n_ctx=1024)
+    agent, model = await make_agent([reply("hi")], n_ctx=n_ctx)
     events, sink = collect()
     done = await agent.run_turn("say hi", sink)
-    assert done.reason == "stop" and model.requests[0][1] == []
+    assert done.reason == "stop"
+    assert {t.name for t in model.requests[0][1]} == offered
     assert any(isinstance(e, Notice) and "too small" in e.message for e in events)
+
+
+async def test_a_large_context_gets_every_tool(make_agent: MakeAgent) -> None:
+    agent, model = await make_agent([reply("hi")], n_ctx=32768)
+    await agent.run_turn("say hi")
+    assert len(model.requests[0][1]) == len(agent.loop.catalog.for_mode("agent")) > 10
 
 
 async def test_every_turn_ends_with_exactly_one_done_event(make_agent: MakeAgent) -> None:

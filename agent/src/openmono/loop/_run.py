@@ -35,6 +35,9 @@ from openmono.permissions import Mode
 
 # Tool definitions may use at most this share of the context, else the model gets none.
 TOOLS_MAX_SHARE = 0.5
+CORE_TOOLS = frozenset(
+    {"FileRead", "FileWrite", "FileEdit", "Bash", "Grep", "Glob", "ListDirectory"}
+)
 CANCELLED_RESULT = "Error: cancelled by the user before this call finished."
 
 
@@ -46,6 +49,10 @@ class LoopOptions:
     n_ctx: int = 8192
     max_tokens: int | None = None
     temperature: float | None = None
+
+
+def _spec_tokens(tools: list[ToolSpec]) -> int:
+    return sum(len(t.model_dump_json()) for t in tools) // 4
 
 
 class AgentLoop:
@@ -104,26 +111,33 @@ class AgentLoop:
 
     def _overhead(self) -> int:
         """Tokens every request spends before the messages: system prompt and tool definitions."""
-        tools = sum(len(s.model_dump_json()) for s in self.offered_tools()) // 4
+        tools = _spec_tokens(self.offered_tools())
         return estimate_tokens([ChatMessage(role="system", content=self.conv.system)]) + tools
 
     # -- step 3 -----------------------------------------------------------------------------
     def offered_tools(self, emit: EventSink | None = None) -> list[ToolSpec]:
-        """The tools for this mode, or none when their definitions alone would crowd the context."""
-        tools = self.catalog.for_mode(self.mode)
-        cost = sum(len(t.model_dump_json()) for t in tools) // 4
-        if cost > self.options.n_ctx * TOOLS_MAX_SHARE:
-            if emit is not None and not self._warned_tools:
-                self._warned_tools = True
-                emit(
-                    Notice(
-                        level="warning",
-                        message=f"The context ({self.options.n_ctx} tokens) is too small for the "
-                        f"tool definitions (~{cost} tokens): answering without tools.",
-                    )
-                )
-            return []
-        return tools
+        """The tools for this mode; a core subset, or none, when their definitions would crowd
+        the context (a small n_ctx cannot hold 16 JSON schemas and a conversation)."""
+        budget = self.options.n_ctx * TOOLS_MAX_SHARE
+        full = self.catalog.for_mode(self.mode)
+        core = [t for t in full if t.name in CORE_TOOLS]
+        for tools, what in ((full, ""), (core, "only the core tools")):
+            cost = _spec_tokens(tools)
+            if cost <= budget:
+                if what:
+                    self._warn_tools(emit, f"{what} (~{cost} tokens)")
+                return tools
+        self._warn_tools(emit, "no tools")
+        return []
+
+    def _warn_tools(self, emit: EventSink | None, what: str) -> None:
+        if emit is not None and not self._warned_tools:
+            self._warned_tools = True
+            message = (
+                f"The context ({self.options.n_ctx} tokens) is too small for every tool "
+                f"definition: offering {what}."
+            )
+            emit(Notice(level="warning", message=message))
 
     async def _stream(self, reply: Reply, emit: EventSink) -> Reply:
         tools = self.offered_tools(emit)
