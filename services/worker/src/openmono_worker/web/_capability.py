@@ -17,6 +17,7 @@ import httpx
 from openmono_contracts import WebAccess
 
 from openmono_worker.web import _probe
+from openmono_worker.web._access import gateway_base
 from openmono_worker.web._settings import WebToolSettings
 
 Service = Literal["search", "scrape"]
@@ -45,6 +46,8 @@ async def resolve(
     client: httpx.AsyncClient, service: Service, web: WebAccess, settings: WebToolSettings
 ) -> Route:
     """Where this call of `service` goes."""
+    # The agent may hand over `llm.endpoint` as it is (`.../v1`): the services hang off the root.
+    gateway = gateway_base(web.gateway)
     try:
         enabled, source = _explicit(service, web, settings)
     except LookupError:
@@ -52,14 +55,14 @@ async def resolve(
     else:
         if not enabled:
             return Route(None, f"{service} through the gateway is switched off ({source}=false)")
-        if web.gateway is None:
+        if gateway is None:
             return Route(None, f"{source}=true but no gateway URL is configured")
-        return Route(web.gateway, f"{source}=true")
-    if web.gateway is None:
+        return Route(gateway, f"{source}=true")
+    if gateway is None:
         return Route(None, "no gateway URL is configured (web.gateway / llm.endpoint)")
     answer = await _probe.probe(
         client,
-        web.gateway,
+        gateway,
         web.api_key,
         timeout_s=settings.probe_timeout_s,
         ttl_s=settings.probe_ttl_s,
@@ -70,4 +73,4 @@ async def resolve(
     offered = answer.info.search if service == "search" else answer.info.scrape
     if not offered:
         return Route(None, f"the gateway offers no {service} service (/services: {service}=false)")
-    return Route(web.gateway, f"/services: {service}=true")
+    return Route(gateway, f"/services: {service}=true")

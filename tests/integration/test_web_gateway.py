@@ -1,0 +1,187 @@
+"""WebSearch / WebFetch against the REAL Caddy gateway (auth, /services, upstream failures).
+
+The SearXNG behind the gateway is the SearXNG-shaped server built from recorded answers; the
+fallbacks go to a local DuckDuckGo stand-in and a local page (no internet here). Tools are run
+with `run_tool`, as both executors do.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from openmono_contracts import ToolRequest, ToolResult, WebAccess
+from openmono_worker import run_tool
+from openmono_worker.web import clear_probe_cache
+
+from tests.support.fake_ddg import FakeDuckDuckGo, fake_duckduckgo
+from tests.support.fake_searxng import FakeSearxng, fake_searxng
+from tests.support.gateway import closed_upstream, gateway
+from tests.support.httpfake import FakeServer, Reply, Seen, serve
+
+pytestmark = pytest.mark.integration
+
+KEY = "gateway-web-key-91c2"
+
+
+@pytest.fixture(autouse=True)
+def _env(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    for name in ("OPENMONO_WEB_SEARCH", "OPENMONO_WEB_SCRAPE"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("WORKER_WEB_FETCH_ALLOW_CIDRS", "127.0.0.0/8")
+    clear_probe_cache()
+    yield
+    clear_probe_cache()
+
+
+@pytest.fixture
+def sx() -> Iterator[FakeSearxng]:
+    with fake_searxng() as fake:
+        yield fake
+
+
+@pytest.fixture
+def ddg(monkeypatch: pytest.MonkeyPatch) -> Iterator[FakeDuckDuckGo]:
+    with fake_duckduckgo() as fake:
+        monkeypatch.setenv("WORKER_WEB_DDG_URL", fake.url)
+        yield fake
+
+
+@pytest.fixture
+def page() -> Iterator[FakeServer]:
+    body = b"<html><head><title>Note</title></head><body><p>Local page text.</p></body></html>"
+    with serve(lambda req: Reply(200, body, "text/html")) as server:
+        yield server
+
+
+def call(tool: str, params: dict[str, object], web: WebAccess, tmp: Path) -> ToolResult:
+    req = ToolRequest(
+        tool=tool, params=params, call_id="c", session_id="s", workspace=str(tmp), web=web
+    )
+    return run_tool(req)
+
+
+def test_search_with_the_key_goes_through_the_gateway(
+    tmp_path: Path, sx: FakeSearxng, ddg: FakeDuckDuckGo, llama_stub: str
+) -> None:
+    with gateway(
+        tmp_path, api_key=KEY, llama_upstream=llama_stub, searxng_upstream=sx.url,
+        search_enabled="true",
+    ) as gw:  # fmt: skip
+        res = call(
+            "WebSearch", {"query": "mixed"}, WebAccess(gateway=gw.url, api_key=KEY), tmp_path
+        )
+    assert res.ok, res.error
+    assert res.output.startswith(f"[WebSearch via gateway: SearXNG via {gw.url}]")
+    assert "Engines that did not answer: localbadjson, localdown, localerror" in res.output
+    assert [s.query["q"] for s in sx.searches()] == [["mixed"]]
+    assert ddg.queries() == []
+
+
+def test_wrong_key_is_refused_by_the_gateway_and_falls_back(
+    tmp_path: Path, sx: FakeSearxng, ddg: FakeDuckDuckGo, llama_stub: str
+) -> None:
+    with gateway(
+        tmp_path, api_key=KEY, llama_upstream=llama_stub, searxng_upstream=sx.url,
+        search_enabled="true",
+    ) as gw:  # fmt: skip
+        web = WebAccess(gateway=gw.url, api_key="not-the-key")
+        res = call("WebSearch", {"query": "hello"}, web, tmp_path)
+    assert res.ok
+    assert "via fallback" in res.output
+    assert "gateway search answered HTTP 401 (application/json)" in res.output
+    assert sx.searches() == []  # the gateway stopped it
+    assert ddg.queries() == ["hello"]
+
+
+def test_json_disabled_403_html_through_the_gateway_falls_back(
+    tmp_path: Path, sx: FakeSearxng, ddg: FakeDuckDuckGo, llama_stub: str
+) -> None:
+    sx.json_enabled = False
+    with gateway(
+        tmp_path, api_key=KEY, llama_upstream=llama_stub, searxng_upstream=sx.url,
+        search_enabled="true",
+    ) as gw:  # fmt: skip
+        res = call(
+            "WebSearch", {"query": "hello"}, WebAccess(gateway=gw.url, api_key=KEY), tmp_path
+        )
+    assert res.ok
+    assert "gateway search answered HTTP 403 (text/html)" in res.output
+    assert len(sx.searches()) == 1
+    assert ddg.queries() == ["hello"]
+
+
+def test_searxng_down_behind_the_gateway_falls_back(
+    tmp_path: Path, ddg: FakeDuckDuckGo, llama_stub: str
+) -> None:
+    with gateway(
+        tmp_path, api_key=KEY, llama_upstream=llama_stub, searxng_upstream=closed_upstream(),
+        search_enabled="true",
+    ) as gw:  # fmt: skip
+        res = call(
+            "WebSearch", {"query": "hello"}, WebAccess(gateway=gw.url, api_key=KEY), tmp_path
+        )
+    assert res.ok
+    assert "gateway search answered HTTP 502 (application/json)" in res.output
+    assert ddg.queries() == ["hello"]
+
+
+def test_scrape_not_offered_means_a_direct_fetch(
+    tmp_path: Path, page: FakeServer, llama_stub: str
+) -> None:
+    with gateway(tmp_path, api_key=KEY, llama_upstream=llama_stub, scrape_enabled="false") as gw:
+        res = call(
+            "WebFetch", {"url": f"{page.url}/n"}, WebAccess(gateway=gw.url, api_key=KEY), tmp_path
+        )
+    assert res.ok, res.error
+    assert res.output.startswith(
+        "[WebFetch via fallback: direct fetch; gateway not used: the gateway offers no scrape "
+        "service (/services: scrape=false)]"
+    )
+    assert "Local page text." in res.output
+    assert page.paths() == ["/n"]
+
+
+def test_scrape_service_down_behind_the_gateway_means_a_direct_fetch(
+    tmp_path: Path, page: FakeServer, llama_stub: str
+) -> None:
+    with gateway(
+        tmp_path, api_key=KEY, llama_upstream=llama_stub, scrape_upstream=closed_upstream(),
+        scrape_enabled="true",
+    ) as gw:  # fmt: skip
+        res = call(
+            "WebFetch", {"url": f"{page.url}/n"}, WebAccess(gateway=gw.url, api_key=KEY), tmp_path
+        )
+    assert res.ok, res.error
+    assert "gateway not used: gateway scrape answered HTTP 502 (application/json)" in res.output
+    assert "Local page text." in res.output
+
+
+def test_services_document_of_the_real_gateway_is_what_the_probe_reads(
+    tmp_path: Path, sx: FakeSearxng, ddg: FakeDuckDuckGo, llama_stub: str
+) -> None:
+    with gateway(
+        tmp_path, api_key=KEY, llama_upstream=llama_stub, searxng_upstream=sx.url,
+        search_enabled="yes", scrape_enabled="off",
+    ) as gw:  # fmt: skip
+        import httpx
+
+        doc = httpx.get(f"{gw.url}/services", timeout=5).json()
+        assert doc == {"llm": True, "search": True, "scrape": False}
+        # The agent may hand over llm.endpoint with its /v1 suffix: same gateway.
+        web = WebAccess(gateway=f"{gw.url}/v1", api_key=KEY)
+        res = call("WebSearch", {"query": "hello"}, web, tmp_path)
+    assert res.output.startswith(f"[WebSearch via gateway: SearXNG via {gw.url}]")
+
+
+@pytest.fixture
+def llama_stub() -> Iterator[str]:
+    """An upstream for the LLM route (these tests never use it); the gateway needs one."""
+
+    def handle(req: Seen) -> Reply:
+        return Reply(200, json.dumps({"status": "ok"}).encode(), "application/json")
+
+    with serve(handle) as server:
+        yield server.url
