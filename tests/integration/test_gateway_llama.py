@@ -9,7 +9,6 @@ import json
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 import httpx
@@ -62,14 +61,14 @@ class Stream:
         return [json.loads(data) for _, data in self.events if data != "[DONE]"]
 
 
-def _stream(base_url: str, key: str) -> Stream:
+def _stream(base_url: str, key: str, max_tokens: int = 64) -> Stream:
     events: list[tuple[float, str]] = []
     started = time.monotonic()
     with httpx.stream(
         "POST",
         f"{base_url}/v1/chat/completions",
         headers=_auth(key),
-        json=COMPLETION,
+        json={**COMPLETION, "max_tokens": max_tokens},
         timeout=httpx.Timeout(120.0, connect=10.0),
     ) as resp:
         assert resp.status_code == 200, resp.read()
@@ -103,16 +102,16 @@ def test_sse_through_the_gateway_is_not_buffered(gw: Gateway, llama: LlamaServer
 
 
 def test_sse_shape_matches_the_direct_stream(gw: Gateway, llama: LlamaServer) -> None:
-    direct = _stream(llama.url, llama.api_key)
-    via = _stream(gw.url, gw.api_key)
+    direct = _stream(llama.url, llama.api_key, max_tokens=16)
+    via = _stream(gw.url, gw.api_key, max_tokens=16)
     d_chunks, v_chunks = direct.chunks(), via.chunks()
     assert len(v_chunks) == len(d_chunks)
     assert [_shape(c) for c in v_chunks] == [_shape(c) for c in d_chunks]
     assert [c["object"] for c in v_chunks] == [c["object"] for c in d_chunks]
     finish = [[ch.get("finish_reason") for ch in c["choices"]] for c in v_chunks]
     assert finish == [[ch.get("finish_reason") for ch in c["choices"]] for c in d_chunks]
-    assert v_chunks[-1]["usage"]["completion_tokens"] == 64
-    assert d_chunks[-1]["usage"]["completion_tokens"] == 64
+    assert v_chunks[-1]["usage"]["completion_tokens"] == 16
+    assert d_chunks[-1]["usage"]["completion_tokens"] == 16
     assert via.events[-1][1] == direct.events[-1][1] == "[DONE]"
 
 
@@ -168,7 +167,7 @@ def test_metrics_and_slots_pass(gw: Gateway, llama: LlamaServer) -> None:
     assert isinstance(slots.json(), list)
 
 
-def test_wrong_key_never_reaches_llama(gw: Gateway, tmp_path: Path) -> None:
+def test_wrong_key_is_answered_by_the_gateway(gw: Gateway) -> None:
     resp = httpx.get(f"{gw.url}/props", headers=_auth("wrong"), timeout=10)
     assert resp.status_code == 401
     # The gateway's own answer, not llama-server's (whose 401 body has a different shape).

@@ -1,0 +1,172 @@
+"""Gateway overhead: time to first SSE event and full request latency, via Caddy vs direct.
+
+    uv run python bench/gateway.py [--llama-rounds 40] [--local-rounds 400]
+
+Starts its own processes on free loopback ports and stops them at the end: the real llama.cpp server
+(xllamacpp + SmolLM2-135M), a minimal local SSE upstream (bench/sse_upstream.py, no work between
+events, so it isolates the proxy's own cost) and one gateway (caddy/Caddyfile) in front of each.
+Requests alternate direct / via gateway (order flipped every round) over kept-alive connections, so
+both paths see the same machine load. Prints p50/p99 per path and the ratio and difference of the
+medians. Goals: first event via gateway <= 1.05x direct against llama-server, and <= +2 ms on the
+median against the local upstream.
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from contextlib import ExitStack
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import httpx
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))  # reuse the test support's process handling (free ports, groups)
+
+from tests.support.gateway import gateway  # noqa: E402
+from tests.support.llama import llama_server  # noqa: E402
+from tests.support.procs import free_port, running  # noqa: E402
+
+API_KEY = "bench-gateway-key"
+
+
+@dataclass
+class Samples:
+    first: list[float] = field(default_factory=list)  # seconds to the first `data:` bytes
+    total: list[float] = field(default_factory=list)  # seconds to the end of the stream
+
+
+def _pct(values: list[float], q: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, round(q * (len(ordered) - 1)))]
+
+
+def _one(client: httpx.Client, url: str, key: str, body: dict[str, Any]) -> tuple[float, float]:
+    """One streamed request; a kept-alive connection the server dropped meanwhile is retried once
+    (llama-server closes idle connections after 5 s, less than one round under load)."""
+    try:
+        return _timed(client, url, key, body)
+    except httpx.RemoteProtocolError:
+        return _timed(client, url, key, body)
+
+
+def _timed(client: httpx.Client, url: str, key: str, body: dict[str, Any]) -> tuple[float, float]:
+    started = time.perf_counter()
+    first = 0.0
+    with client.stream("POST", url, json=body, headers={"Authorization": f"Bearer {key}"}) as resp:
+        if resp.status_code != 200:
+            raise RuntimeError(f"{url}: HTTP {resp.status_code}: {resp.read()[:300]!r}")
+        for chunk in resp.iter_raw():
+            if not first and b"data:" in chunk:
+                first = time.perf_counter() - started
+    return first, time.perf_counter() - started
+
+
+def _interleaved(
+    rounds: int,
+    warmup: int,
+    paths: dict[str, Callable[[], tuple[float, float]]],
+) -> dict[str, Samples]:
+    results = {name: Samples() for name in paths}
+    names = list(paths)
+    for i in range(warmup + rounds):
+        order = names if i % 2 == 0 else names[::-1]
+        for name in order:
+            first, total = paths[name]()
+            if i >= warmup:
+                results[name].first.append(first)
+                results[name].total.append(total)
+    return results
+
+
+def _report(title: str, results: dict[str, Samples], goal: str) -> None:
+    direct, via = results["direct"], results["gateway"]
+    print(f"\n== {title}  ({len(direct.first)} interleaved rounds)")
+    print(f"{'':16}{'p50 ms':>10}{'p99 ms':>10}")
+    for metric in ("first", "total"):
+        for name, s in (("direct", direct), ("gateway", via)):
+            values: list[float] = getattr(s, metric)
+            label = f"{metric} {name}"
+            print(f"{label:16}{_pct(values, 0.5) * 1e3:10.3f}{_pct(values, 0.99) * 1e3:10.3f}")
+    for metric in ("first", "total"):
+        d = statistics.median(getattr(direct, metric))
+        v = statistics.median(getattr(via, metric))
+        diff = f"{1e3 * (v - d):+.3f} ms"
+        print(f"{metric:6} median: ratio gateway/direct {v / d:6.3f}   difference {diff}")
+    print(f"goal: {goal}")
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
+    ap.add_argument("--llama-rounds", type=int, default=40)
+    ap.add_argument("--local-rounds", type=int, default=400)
+    ap.add_argument("--max-tokens", type=int, default=8)
+    args = ap.parse_args()
+
+    with tempfile.TemporaryDirectory(prefix="bench-gateway-") as tmp_name, ExitStack() as stack:
+        tmp = Path(tmp_name)
+        sse_port = free_port()
+        sse_url = f"http://127.0.0.1:{sse_port}"
+        stack.enter_context(
+            running(
+                [sys.executable, str(ROOT / "bench" / "sse_upstream.py"), "--port", str(sse_port)],
+                tmp / "sse-upstream.log",
+                ready_url=f"{sse_url}/ready",
+                timeout_s=30,
+            )
+        )
+        print("starting llama-server (SmolLM2-135M) ...", flush=True)
+        llama = stack.enter_context(llama_server(tmp, api_key=API_KEY, parallel=1))
+        gw_llama = stack.enter_context(
+            gateway(tmp / "gw-llama", api_key=API_KEY, llama_upstream=llama.url)
+        )
+        gw_local = stack.enter_context(
+            gateway(tmp / "gw-local", api_key=API_KEY, llama_upstream=sse_url)
+        )
+        timeout = httpx.Timeout(120.0, connect=10.0)
+        direct = stack.enter_context(httpx.Client(timeout=timeout))
+        via = stack.enter_context(httpx.Client(timeout=timeout))
+
+        body: dict[str, Any] = {
+            "messages": [{"role": "user", "content": "Say hello."}],
+            "stream": True,
+            "max_tokens": args.max_tokens,
+            "temperature": 0,
+        }
+        chat = "/v1/chat/completions"
+        local = _interleaved(
+            args.local_rounds,
+            warmup=20,
+            paths={
+                "direct": lambda: _one(direct, f"{sse_url}{chat}", API_KEY, body),
+                "gateway": lambda: _one(via, f"{gw_local.url}{chat}", API_KEY, body),
+            },
+        )
+        _report(
+            "local SSE upstream (8 events, no work): the proxy's own cost",
+            local,
+            "<= +2 ms on the median",
+        )
+        real = _interleaved(
+            args.llama_rounds,
+            warmup=3,
+            paths={
+                "direct": lambda: _one(direct, f"{llama.url}{chat}", API_KEY, body),
+                "gateway": lambda: _one(via, f"{gw_llama.url}{chat}", API_KEY, body),
+            },
+        )
+        _report(
+            f"real llama-server, max_tokens={args.max_tokens}",
+            real,
+            "first event ratio <= 1.05",
+        )
+
+
+if __name__ == "__main__":
+    main()

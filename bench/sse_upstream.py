@@ -1,0 +1,91 @@
+"""A minimal SSE upstream for benchmarks: every request gets N chat-completion-shaped events.
+
+It does no work between events, so timing a request through the gateway against the same request
+sent straight here isolates the proxy's own cost. HTTP/1.1 keep-alive, chunked transfer encoding,
+one `data:` event per chunk, then `data: [DONE]`.
+
+    python bench/sse_upstream.py --port 8099 [--events 8] [--interval-ms 0]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import signal
+
+
+def _event(i: int) -> bytes:
+    chunk = {
+        "id": "chatcmpl-bench",
+        "object": "chat.completion.chunk",
+        "choices": [{"index": 0, "delta": {"content": f"tok{i} "}, "finish_reason": None}],
+    }
+    return f"data: {json.dumps(chunk)}\n\n".encode()
+
+
+def _chunk(data: bytes) -> bytes:
+    return f"{len(data):x}\r\n".encode() + data + b"\r\n"
+
+
+HEAD = (
+    b"HTTP/1.1 200 OK\r\n"
+    b"Content-Type: text/event-stream\r\n"
+    b"Cache-Control: no-cache\r\n"
+    b"Transfer-Encoding: chunked\r\n"
+    b"\r\n"
+)
+
+
+async def _serve_connection(
+    reader: asyncio.StreamReader, writer: asyncio.StreamWriter, events: int, interval_s: float
+) -> None:
+    try:
+        while True:
+            head = await reader.readuntil(b"\r\n\r\n")
+            length = 0
+            for line in head.split(b"\r\n")[1:]:
+                name, _, value = line.partition(b":")
+                if name.strip().lower() == b"content-length":
+                    length = int(value.strip())
+            if length:
+                await reader.readexactly(length)
+            writer.write(HEAD + _chunk(_event(0)))
+            await writer.drain()
+            for i in range(1, events):
+                if interval_s:
+                    await asyncio.sleep(interval_s)
+                writer.write(_chunk(_event(i)))
+                await writer.drain()
+            writer.write(_chunk(b"data: [DONE]\n\n") + b"0\r\n\r\n")
+            await writer.drain()
+    except (asyncio.IncompleteReadError, ConnectionError):
+        pass
+    finally:
+        writer.close()
+
+
+async def _main(host: str, port: int, events: int, interval_s: float) -> None:
+    server = await asyncio.start_server(
+        lambda r, w: _serve_connection(r, w, events, interval_s), host, port
+    )
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        loop.add_signal_handler(sig, stop.set)
+    async with server:
+        await stop.wait()
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__)
+    ap.add_argument("--host", default="127.0.0.1")
+    ap.add_argument("--port", type=int, required=True)
+    ap.add_argument("--events", type=int, default=8)
+    ap.add_argument("--interval-ms", type=float, default=0.0)
+    args = ap.parse_args()
+    asyncio.run(_main(args.host, args.port, args.events, args.interval_ms / 1000))
+
+
+if __name__ == "__main__":
+    main()
