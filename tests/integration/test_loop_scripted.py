@@ -1,0 +1,309 @@
+"""The loop against the scripted OpenAI-compatible server (real HTTP + SSE) and the real tools."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import sys
+from collections.abc import AsyncIterator, Awaitable, Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+from openmono.config import load_settings
+from openmono.executor import LocalExecutor
+from openmono.loop import Agent, LoopEvent, TextChunk, ToolStarted, open_agent
+from openmono.sessions import load_session
+from openmono_contracts import ToolRequest, ToolResult
+
+from tests.support.scripted_llm import Call, ScriptedLLM, Turn
+
+pytestmark = pytest.mark.integration
+
+KEY = "scripted-key"
+OpenAgent = Callable[..., Awaitable[Agent]]
+
+
+class OverlapProbe:
+    """Wraps the real local executor and records how many calls were in flight at once."""
+
+    def __init__(self) -> None:
+        self.inner = LocalExecutor()
+        self.in_flight = 0
+        self.max_in_flight = 0
+
+    async def run(self, req: ToolRequest) -> ToolResult:
+        self.in_flight += 1
+        self.max_in_flight = max(self.max_in_flight, self.in_flight)
+        try:
+            return await self.inner.run(req)
+        finally:
+            self.in_flight -= 1
+
+    async def cancel(self, call_id: str) -> None:
+        await self.inner.cancel(call_id)
+
+    async def aclose(self) -> None:
+        await self.inner.aclose()
+
+
+@pytest.fixture
+def ws(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    for name in list(os.environ):
+        if name.startswith("OPENMONO_") or name == "LLAMA_API_KEY":
+            monkeypatch.delenv(name)
+    monkeypatch.setenv("OPENMONO_DATA_DIR", str(tmp_path / "data"))
+    root = tmp_path / "ws"
+    root.mkdir()
+    (root / "calc.py").write_text("def add(a, b):\n    return a - b\n")
+    (root / "test_calc.py").write_text(
+        "import calc\nassert calc.add(2, 3) == 5, 'add is wrong'\nprint('tests passed')\n"
+    )
+    return root
+
+
+@pytest.fixture
+async def open_with(ws: Path) -> AsyncIterator[OpenAgent]:
+    opened: list[Agent] = []
+
+    async def make(llm: ScriptedLLM, **kw: Any) -> Agent:
+        overrides = {"llm.endpoint": llm.url, "llm.api_key": KEY, "tool_timeout_s": 60}
+        agent = await open_agent(load_settings(ws, overrides=overrides), ws, **kw)
+        opened.append(agent)
+        return agent
+
+    yield make
+    for agent in opened:
+        await agent.aclose()
+
+
+def tool_messages(request_json: dict[str, Any]) -> list[dict[str, Any]]:
+    return [m for m in request_json["messages"] if m["role"] == "tool"]
+
+
+async def test_read_edit_run_tests_answer(
+    scripted_llm: Callable[..., ScriptedLLM], open_with: OpenAgent, ws: Path
+) -> None:
+    run_tests = f"{sys.executable} test_calc.py"
+    llm = scripted_llm(
+        [
+            Turn(text="Let me look.", tool_calls=[Call("FileRead", {"file_path": "calc.py"})]),
+            Turn(
+                tool_calls=[
+                    Call(
+                        "FileEdit",
+                        {"file_path": "calc.py", "old_string": "a - b", "new_string": "a + b"},
+                    )
+                ]
+            ),
+            Turn(tool_calls=[Call("Bash", {"command": run_tests})]),
+            Turn(text="Fixed: add() subtracted; the tests pass now."),
+        ],
+        api_key=KEY,
+        n_ctx=32768,
+    )
+    agent = await open_with(llm, allow=("FileEdit", f"Bash:{sys.executable} *"))
+    events: list[LoopEvent] = []
+    done = await agent.run_turn("fix add() and run the tests", events.append)
+    assert done.reason == "stop", done
+    assert done.text == "Fixed: add() subtracted; the tests pass now."
+    assert (ws / "calc.py").read_text() == "def add(a, b):\n    return a + b\n"
+    requests = [r.json for r in llm.chat_requests]
+    assert len(requests) == 4
+    assert all(r["stream"] is True for r in requests)
+    assert {t["function"]["name"] for t in requests[0]["tools"]} >= {"FileRead", "Bash"}
+    assert requests[0]["messages"][0]["role"] == "system"
+    assert requests[0]["messages"][-1] == {"role": "user", "content": "fix add() and run the tests"}
+    assert "return a - b" in tool_messages(requests[1])[-1]["content"]
+    assert tool_messages(requests[3])[-1]["content"].count("tests passed") == 1
+    # the assistant's call went back to the server with its id, and the result answers that id
+    call = requests[1]["messages"][-2]["tool_calls"][0]
+    assert call["function"]["name"] == "FileRead"
+    assert tool_messages(requests[1])[-1]["tool_call_id"] == call["id"]
+    started = [e.name for e in events if isinstance(e, ToolStarted)]
+    assert started == ["FileRead", "FileEdit", "Bash"]
+    # everything is in the session file, in order
+    roles = [m.role for m in load_session(agent.writer.path).messages]
+    assert roles == [
+        "user",
+        "assistant",
+        "tool",
+        "assistant",
+        "tool",
+        "assistant",
+        "tool",
+        "assistant",
+    ]
+    # /undo restores the file the edit changed
+    assert agent.undo() == [ws / "calc.py"]
+    assert "a - b" in (ws / "calc.py").read_text()
+
+
+async def test_parallel_reads_overlap(
+    scripted_llm: Callable[..., ScriptedLLM], open_with: OpenAgent, ws: Path
+) -> None:
+    for i in range(4):
+        (ws / f"f{i}.txt").write_text(f"content {i}\n")
+    reads = [Call("FileRead", {"file_path": f"f{i}.txt"}) for i in range(4)]
+    llm = scripted_llm(
+        [Turn(tool_calls=reads), Turn(text="read all four")], api_key=KEY, n_ctx=32768
+    )
+    probe = OverlapProbe()
+    agent = await open_with(llm, executor=probe)
+    try:
+        done = await agent.run_turn("read the four files")
+    finally:
+        await probe.aclose()
+    assert done.reason == "stop"
+    assert probe.max_in_flight == 4
+    results = tool_messages(llm.chat_requests[1].json)
+    # results come back in the order of the calls, each with its own file's content
+    assert [r["content"].strip().split("\t")[-1] for r in results] == [
+        f"content {i}" for i in range(4)
+    ]
+
+
+async def test_writes_run_in_order_not_in_parallel(
+    scripted_llm: Callable[..., ScriptedLLM], open_with: OpenAgent, ws: Path
+) -> None:
+    writes = [Call("FileWrite", {"file_path": "out.txt", "content": f"v{i}"}) for i in range(3)]
+    llm = scripted_llm([Turn(tool_calls=writes), Turn(text="ok")], api_key=KEY, n_ctx=32768)
+    probe = OverlapProbe()
+    agent = await open_with(llm, executor=probe, allow=("FileWrite",))
+    try:
+        await agent.run_turn("write")
+    finally:
+        await probe.aclose()
+    assert probe.max_in_flight == 1
+    assert (ws / "out.txt").read_text() == "v2"
+
+
+async def test_denied_write_is_a_result_the_model_reads(
+    scripted_llm: Callable[..., ScriptedLLM], open_with: OpenAgent, ws: Path
+) -> None:
+    llm = scripted_llm(
+        [
+            Turn(tool_calls=[Call("FileWrite", {"file_path": "new.py", "content": "x = 1\n"})]),
+            Turn(text="I could not write new.py; here is the content instead."),
+        ],
+        api_key=KEY,
+        n_ctx=32768,
+    )
+    agent = await open_with(llm)
+    done = await agent.run_turn("create new.py")
+    assert done.reason == "stop"
+    assert not (ws / "new.py").exists()
+    result = tool_messages(llm.chat_requests[1].json)[0]["content"]
+    assert "permission denied" in result and "non-interactive" in result
+    assert "--allow FileWrite" in result
+    stored = [m for m in load_session(agent.writer.path).messages if m.role == "tool"]
+    assert stored[0].is_error and stored[0].tool_name == "FileWrite"
+
+
+async def test_doom_loop_is_stopped(
+    scripted_llm: Callable[..., ScriptedLLM], open_with: OpenAgent
+) -> None:
+    same = Turn(tool_calls=[Call("Grep", {"pattern": "add"})])
+    llm = scripted_llm([same] * 6 + [Turn(text="never reached")], api_key=KEY, n_ctx=32768)
+    agent = await open_with(llm)
+    done = await agent.run_turn("find add")
+    assert done.reason == "doom_loop"
+    assert len(llm.chat_requests) == 4
+    told = tool_messages(llm.chat_requests[3].json)[-1]["content"]
+    assert "same call 3 times" in told
+
+
+async def test_context_overflow_compacts_and_succeeds(
+    scripted_llm: Callable[..., ScriptedLLM], open_with: OpenAgent, ws: Path
+) -> None:
+    (ws / "big.py").write_text("".join(f"# line {i} " + "x" * 90 + "\n" for i in range(120)))
+    llm = scripted_llm(
+        [
+            Turn(tool_calls=[Call("FileRead", {"file_path": "big.py"})]),
+            Turn.context_overflow(n_prompt_tokens=40000, n_ctx=32768),
+            Turn(text="Summary: big.py is 120 comment lines."),
+        ],
+        api_key=KEY,
+        n_ctx=32768,
+    )
+    agent = await open_with(llm)
+    done = await agent.run_turn("what is in big.py?")
+    assert done.reason == "stop" and done.text.startswith("Summary")
+    assert len(llm.chat_requests) == 3
+    before, after = llm.chat_requests[1].json, llm.chat_requests[2].json
+    assert len(json.dumps(after["messages"])) < len(json.dumps(before["messages"])) - 5000
+    assert "evicted" in tool_messages(after)[0]["content"]
+    # the retried request still answers every call it contains
+    calls = {c["id"] for m in after["messages"] for c in m.get("tool_calls", [])}
+    assert calls == {m["tool_call_id"] for m in tool_messages(after)}
+
+
+async def test_cancel_mid_stream_keeps_the_partial_text(
+    scripted_llm: Callable[..., ScriptedLLM], open_with: OpenAgent
+) -> None:
+    text = "".join(f"Sentence {i} of a long answer. " for i in range(300))
+    llm = scripted_llm(
+        [Turn(text=text, chunk_chars=10, chunk_delay_s=0.02)], api_key=KEY, n_ctx=32768
+    )
+    agent = await open_with(llm)
+    got: list[str] = []
+    enough = asyncio.Event()
+
+    def sink(event: LoopEvent) -> None:
+        if isinstance(event, TextChunk):
+            got.append(event.text)
+            if len(got) >= 5:
+                enough.set()
+
+    task = asyncio.ensure_future(agent.run_turn("write a long answer", sink))
+    await asyncio.wait_for(enough.wait(), 60)
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    partial = "".join(got)
+    assert 0 < len(partial) < len(text)
+    last = load_session(agent.writer.path).messages[-1]
+    assert last.role == "assistant" and last.interrupted
+    assert last.content is not None and last.content.startswith(partial)
+    assert len(last.content) < len(text)
+
+
+async def test_cancel_stops_a_running_tool(
+    scripted_llm: Callable[..., ScriptedLLM], open_with: OpenAgent, ws: Path
+) -> None:
+    marker = ws / "started"
+    command = f"touch {marker} && sleep 47.25"
+    llm = scripted_llm(
+        [Turn(tool_calls=[Call("Bash", {"command": command})])], api_key=KEY, n_ctx=32768
+    )
+    agent = await open_with(llm, yolo=True)
+    running = asyncio.Event()
+
+    def sink(event: LoopEvent) -> None:
+        if isinstance(event, ToolStarted):
+            running.set()
+
+    task = asyncio.ensure_future(agent.run_turn("sleep", sink))
+    await asyncio.wait_for(running.wait(), 60)
+    for _ in range(500):
+        if marker.exists():
+            break
+        await asyncio.sleep(0.02)
+    loop = asyncio.get_running_loop()
+    started = loop.time()
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    assert loop.time() - started < 10
+    leftovers = [p for p in Path("/proc").glob("[0-9]*") if _cmdline(p).endswith("sleep 47.25")]
+    assert leftovers == []
+    messages = load_session(agent.writer.path).messages
+    assert messages[-1].role == "tool" and "cancelled" in (messages[-1].content or "")
+
+
+def _cmdline(proc_dir: Path) -> str:
+    try:
+        return (proc_dir / "cmdline").read_bytes().replace(b"\0", b" ").decode().strip()
+    except OSError:
+        return ""
