@@ -118,3 +118,15 @@ def test_select_executor_never_falls_back_silently(
     monkeypatch.setitem(sys.modules, "openmono.executor.celery", None)
     with pytest.raises(ExecutorUnavailable, match="OPENMONO_BROKER_URL"):
         select_executor(SimpleNamespace(broker_url="redis://127.0.0.1:1/0", data_dir=tmp_path))
+
+
+async def test_select_executor_picks_celery_with_a_broker(tmp_path: Path) -> None:
+    from openmono.config import Settings
+    from openmono.executor.celery import CeleryExecutor
+
+    settings = Settings(broker_url="redis://127.0.0.1:1/0", data_dir=tmp_path)
+    ex = select_executor(settings)
+    try:
+        assert isinstance(ex, CeleryExecutor)
+    finally:
+        await ex.aclose()
