@@ -261,10 +261,11 @@ async def test_stall_timeout_after_tokens(scripted_llm: Factory) -> None:
 
 
 async def test_keepalives_keep_a_slow_stream_alive(scripted_llm: Factory) -> None:
-    turn = Turn(text="slow but alive", chunk_chars=5, stall_after=2, stall_s=1.2)
+    # Silent for 2.5 s in all, but a keep-alive every 0.1 s: well inside the 1 s stall limit.
+    turn = Turn(text="slow but alive", chunk_chars=5, stall_after=2, stall_s=2.5)
     turn.stall_keepalive_s = 0.1
     llm = scripted_llm([turn], api_key=KEY)
-    async with model(llm, stall_timeout_s=0.6) as m:
+    async with model(llm, stall_timeout_s=1.0) as m:
         events = await collect(m)
     assert text_of(events) == "slow but alive"
 
