@@ -76,7 +76,7 @@ def test_background_grandchild_does_not_hold_a_finished_command(tb: ToolBench) -
     # `bash` exits at once; the pipe stays open in `sleep | cat`. We return and kill the group.
     start = time.monotonic()
     r = tb.call("Bash", command="sleep 100 | cat & echo $! > cat.pid; echo done")
-    assert time.monotonic() - start < 2.0
+    assert time.monotonic() - start < 5.0  # not the 100 s the pipe stays open
     assert r.ok and r.output == "done\n[exit code 0]"
     assert wait_dead(int(tb.read("cat.pid")))
 
@@ -111,7 +111,7 @@ def test_cancel_kills_the_group(tb: ToolBench) -> None:
     start = time.monotonic()
     cancel.set()
     worker.join(10)
-    assert not worker.is_alive() and time.monotonic() - start < 2
+    assert not worker.is_alive() and time.monotonic() - start < 5
     [r] = results
     assert not r.ok and r.error == "cancelled"
     assert wait_dead(int(pid_file.read_text()))
