@@ -7,6 +7,7 @@ still deeper than `MAX_DEPTH` is flattened into its text.
 
 from __future__ import annotations
 
+import html as html_lib
 import re
 from typing import Any
 
@@ -73,6 +74,15 @@ def _parser() -> Any:
 
 
 _XML_DECL = re.compile(r"^\s*<\?xml[^>]*\?>", re.I)
+# C0 controls (but tab, newline, carriage return) and DEL are never text a reader sees.
+_CONTROL_CHARS = dict.fromkeys([*range(0x09), 0x0B, 0x0C, *range(0x0E, 0x20), 0x7F])
+_NON_TEXT_BLOCK = re.compile(
+    r"<(script|style|noscript|template|svg|textarea|select)\b.*?</\1\s*>|<!--.*?-->", re.I | re.S
+)
+_INLINE_TAG = re.compile(
+    r"</?(?:a|b|i|u|em|strong|span|font|small|code|sub|sup|abbr)\b[^>]*>", re.I
+)
+_ANY_TAG = re.compile(r"<[^>]*>")
 
 
 def parse_html(markup: str) -> Any | None:
@@ -80,14 +90,31 @@ def parse_html(markup: str) -> Any | None:
     if not markup or not markup.strip():
         return None
     # lxml refuses str input that carries an encoding declaration; the caller already decoded it.
-    markup = _XML_DECL.sub("", markup, count=1).replace("\x00", "")
+    markup = _XML_DECL.sub("", markup, count=1).translate(_CONTROL_CHARS)
+    parser = _parser()
     try:
-        root = lxml_html.document_fromstring(markup, parser=_parser())
+        root = lxml_html.document_fromstring(markup, parser=parser)
     except (etree.ParserError, etree.XMLSyntaxError, ValueError):
         return None
+    if any(error.type_name == "ERR_RESOURCE_LIMIT" for error in parser.error_log):
+        # libxml2 silently drops everything nested past its depth limit: keep the text instead.
+        root = _text_only_tree(markup)
     if root is None or not isinstance(root.tag, str):
         return None
     _flatten_deep(root)
+    return root
+
+
+def _text_only_tree(markup: str) -> Any:
+    """A flat document of the page's text, one paragraph per line, for pathological nesting."""
+    markup = _NON_TEXT_BLOCK.sub(" ", markup)
+    markup = _INLINE_TAG.sub("", markup)
+    text = html_lib.unescape(_ANY_TAG.sub("\n", markup)).translate(_CONTROL_CHARS)
+    root = lxml_html.document_fromstring("<html><body></body></html>", parser=_parser())
+    body = root.find("body")
+    for line in text.splitlines():
+        if line.strip():
+            etree.SubElement(body, "p").text = line.strip()
     return root
 
 

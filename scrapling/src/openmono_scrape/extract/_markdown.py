@@ -3,7 +3,8 @@
 One walker serves both formats: block elements become blocks separated by a blank line, inline
 content is collapsed the way a browser collapses whitespace. Code blocks are the exception and are
 emitted verbatim in a fence long enough never to clash with the code. Text outside code is escaped
-just enough that it cannot turn into markup by accident.
+just enough that it cannot turn into markup by accident. Links are absolute; images are dropped
+(their alt text and URLs add nothing an agent can read, and hurt extraction precision).
 """
 
 from __future__ import annotations
@@ -176,7 +177,7 @@ class Renderer:
         if tag == "br":
             return "\n"
         if tag == "img":
-            return self._image(element)
+            return ""  # images carry no text a reader could use; their URLs are noise here
         if tag == "a":
             return self._link(element)
         if tag in _INLINE_CODE:
@@ -205,18 +206,6 @@ class Renderer:
         lead = " " if content[:1].isspace() else ""
         trail = " " if content[-1:].isspace() else ""
         return f"{lead}[{_one_line(content)}]({_md_url(href)}){trail}"
-
-    def _image(self, element: Any) -> str:
-        if not self.markdown:
-            return ""
-        src = element.get("src") or element.get("data-src") or ""
-        if not src and element.get("srcset"):
-            src = element.get("srcset", "").strip().split(" ")[0]
-        url = absolute_url(self.base_url, src)
-        if not url or not url.startswith(("http://", "https://")):
-            return ""
-        alt = _one_line(self.text(element.get("alt") or ""))
-        return f"![{alt}]({_md_url(url)})"
 
     def _inline_code(self, element: Any) -> str:
         code = _SPACES.sub(" ", "".join(element.itertext()))

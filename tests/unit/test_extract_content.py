@@ -1,0 +1,184 @@
+"""What extraction keeps and drops: hidden text, scripts, chrome, formats, charsets, bad input."""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+from openmono_scrape.extract import Extracted, extract
+
+from tests.unit.extract_pages import PAGE_URL, PARAGRAPHS, article_page
+
+HIDDEN = (
+    '<p style="display: none">HIDDEN_DISPLAY_NONE text</p>'
+    '<p style="color:red;visibility:hidden">HIDDEN_VISIBILITY text</p>'
+    "<p hidden>HIDDEN_ATTRIBUTE text</p>"
+    '<div aria-hidden="true">HIDDEN_ARIA text</div>'
+    '<input type="hidden" value="HIDDEN_INPUT">'
+    "<noscript>NOSCRIPT_TEXT enable javascript</noscript>"
+    "<template><p>TEMPLATE_TEXT</p></template>"
+)
+MARKERS = (
+    "HIDDEN_DISPLAY_NONE",
+    "HIDDEN_VISIBILITY",
+    "HIDDEN_ATTRIBUTE",
+    "HIDDEN_ARIA",
+    "HIDDEN_INPUT",
+    "NOSCRIPT_TEXT",
+    "TEMPLATE_TEXT",
+    "SCRIPT_PAYLOAD",
+    "SCRIPT_TAIL",
+    "color: red",
+)
+
+
+@pytest.mark.parametrize("fmt", ["markdown", "text", "html"])
+@pytest.mark.parametrize("main_content", [True, False])
+def test_hidden_text_scripts_and_styles_are_dropped(fmt: str, main_content: bool) -> None:
+    content = extract(article_page(HIDDEN), PAGE_URL, fmt, main_content).content  # type: ignore[arg-type]
+    assert PARAGRAPHS[0] in content
+    for marker in MARKERS:
+        assert marker not in content
+    assert "<script" not in content and "<style" not in content
+
+
+def test_main_content_leaves_out_nav_sidebar_and_footer() -> None:
+    content = extract(article_page(), PAGE_URL, "markdown", True).content
+    assert all(text in content for text in PARAGRAPHS)
+    for chrome in ("About us", "Sidebar teaser one", "Copyright 2024"):
+        assert chrome not in content
+
+
+def test_whole_page_includes_nav_sidebar_and_footer() -> None:
+    content = extract(article_page(), PAGE_URL, "markdown", False).content
+    assert all(text in content for text in PARAGRAPHS)
+    for chrome in ("About us", "Sidebar teaser one", "Copyright 2024", "# A Day in the Harbour"):
+        assert chrome in content
+
+
+def test_text_format_is_what_a_reader_sees() -> None:
+    extra = '<h2>Tides</h2><p>See <a href="/t">the <b>tables</b></a>.</p><pre>x  =  1</pre>'
+    text = extract(article_page(extra), PAGE_URL, "text", True).content
+    assert "Tides\n\nSee the tables." in text
+    assert "x  =  1" in text
+    for markup in ("#", "](", "**", "```", "<"):
+        assert markup not in text
+
+
+def test_html_format_is_the_cleaned_main_fragment() -> None:
+    extra = '<h2>Tides</h2><pre><code class="language-py">x  =  1</code></pre>'
+    html = extract(article_page(extra), PAGE_URL, "html", True).content
+    assert html.startswith("<body>") and html.endswith("</body>")
+    assert "<h2>Tides</h2>" in html
+    assert '<pre><code class="language-py">x  =  1</code></pre>' in html
+    assert f"<p>{PARAGRAPHS[0]}</p>" in html
+    assert "About us" not in html
+
+
+def test_html_format_of_the_whole_page_keeps_the_chrome() -> None:
+    html = extract(article_page(), PAGE_URL, "html", False).content
+    assert "About us" in html and "Sidebar teaser one" in html
+    assert 'href="/about"' in html  # the page's own markup, only cleaned
+
+
+def test_latin1_page_already_decoded() -> None:
+    raw = article_page("<p>Crème brûlée à la façon du chef, déjà célèbre.</p>").encode("latin-1")
+    content = extract(raw.decode("latin-1"), PAGE_URL, "markdown", True).content
+    assert "Crème brûlée à la façon du chef, déjà célèbre." in content
+
+
+def test_shift_jis_page_with_its_declarations_already_decoded() -> None:
+    sentence = "港町の朝はゆっくりと始まり、漁船が防波堤に戻ってくる。"
+    body = "".join(
+        f"<p>{sentence}{i}番目の段落です。市場の広場では土曜日の市が開かれる。</p>"
+        for i in range(6)
+    )
+    page = (
+        '<?xml version="1.0" encoding="Shift_JIS"?>'
+        '<html><head><meta http-equiv="Content-Type" content="text/html; charset=Shift_JIS">'
+        f"<title>港町の一日</title></head><body><article>{body}</article></body></html>"
+    )
+    decoded = page.encode("shift_jis").decode("shift_jis")
+    result = extract(decoded, PAGE_URL, "markdown", True)
+    assert result.title == "港町の一日"
+    assert f"{sentence}0番目の段落です。" in result.content
+
+
+def test_title_prefers_title_then_og_title_then_h1() -> None:
+    og = '<meta property="og:title" content="From OG">'
+    assert extract(
+        article_page(head=f"<title>  From\n Title </title>{og}"), PAGE_URL, "text", True
+    ).title == ("From Title")
+    assert extract(article_page(head=og), PAGE_URL, "text", True).title == "From OG"
+    assert (
+        extract(article_page(head=""), PAGE_URL, "text", True).title == "A Day in the Harbour Town"
+    )
+    assert extract("<p>no title here</p>", PAGE_URL, "text", True).title is None
+
+
+@pytest.mark.parametrize(
+    "html",
+    [
+        "",
+        "   \n\t ",
+        "\x00\x01\x02",
+        "<html><head></head><body></body></html>",
+        "<html><body><script>only()</script><style>p{}</style></body></html>",
+        '<div hidden><p>all hidden</p></div><p style="display:none">also hidden</p>',
+        "<!-- only a comment -->",
+        "<?xml version='1.0'?>",
+    ],
+)
+@pytest.mark.parametrize("fmt", ["markdown", "text", "html"])
+def test_empty_and_garbage_give_empty_content(html: str, fmt: str) -> None:
+    result = extract(html, PAGE_URL, fmt, True)  # type: ignore[arg-type]
+    assert result == Extracted(title=None, content="")
+
+
+def test_stray_angle_brackets_are_text() -> None:
+    assert extract("<<<<>>>>", PAGE_URL, "text", False).content == "<<<<>>>>"
+
+
+def test_random_bytes_never_raise() -> None:
+    rng = random.Random(7)
+    for _ in range(30):
+        blob = bytes(rng.randrange(256) for _ in range(rng.randrange(1, 3000))).decode("latin-1")
+        for main_content in (True, False):
+            result = extract(blob, PAGE_URL, "markdown", main_content)
+            assert isinstance(result.content, str)
+
+
+def test_json_blob_page_is_returned_as_text() -> None:
+    blob = '{"status": "ok", "items": [1, 2, 3], "message": "hello harbour"}'
+    for page in (blob, f"<html><body><pre>{blob}</pre></body></html>"):
+        content = extract(page, PAGE_URL, "text", True).content
+        assert content == blob
+
+
+def test_short_page_falls_back_to_its_visible_text() -> None:
+    result = extract(
+        "<html><body><p>Just one short line.</p></body></html>", PAGE_URL, "markdown", True
+    )
+    assert result.content == "Just one short line."
+
+
+def test_deeply_nested_page_keeps_its_text() -> None:
+    page = "<div>" * 3000 + "<p>deep harbour text</p>" + "</div>" * 3000
+    for main_content in (True, False):
+        assert "deep harbour text" in extract(page, PAGE_URL, "markdown", main_content).content
+
+
+def test_unclosed_nesting_never_raises() -> None:
+    page = "<p>before</p>" + "<span><b><i>" * 20000 + "lost in the middle"
+    for fmt in ("markdown", "text", "html"):
+        result = extract(page, PAGE_URL, fmt, False)  # type: ignore[arg-type]
+        assert "before" in result.content
+
+
+def test_huge_page() -> None:
+    text = " ".join(PARAGRAPHS)
+    paragraphs = "".join(f"<p>Part {i}. {text}</p>" for i in range(1500))  # about 1 MB
+    for main_content in (True, False):
+        content = extract(article_page(paragraphs), PAGE_URL, "markdown", main_content).content
+        assert f"Part 1499. {text}" in content
+        assert content.count(PARAGRAPHS[3]) >= 1500
