@@ -14,6 +14,8 @@ Every response is produced by real HTTP over a socket; nothing is mocked. Paths:
                         cookie and reloads, and with the cookie the article is served
     /challenge-hard     the same interstitial, but it never clears
     /redirect?to=URL    302 to URL (any URL: private addresses are the point)
+    /embed?to=URL       the article with an image, stylesheet, script, iframe, fetch() to URL
+    /navigate?to=URL    a page whose script navigates to URL
     /chain/<n>          n redirects, then the article
     /huge?mb=N          N MiB of text (streamed, no Content-Length)
     /huge-declared?mb=N N MiB with Content-Length
@@ -152,6 +154,18 @@ def challenge_page(clears: bool) -> str:
     return page(CHALLENGE_TITLE, body)
 
 
+def embed_page(target: str) -> str:
+    """An article whose subresources and scripts all reach for `target`."""
+    t = html_escape(target)
+    extra = (
+        f'<img src="{t}/pixel.png"><link rel="stylesheet" href="{t}/style.css">'
+        f'<script src="{t}/app.js"></script><iframe src="{t}/frame"></iframe>'
+        f"<script>fetch({json.dumps(target + '/xhr')}).catch(() => 0);"
+        f"navigator.sendBeacon && navigator.sendBeacon({json.dumps(target + '/beacon')});</script>"
+    )
+    return page(ARTICLE_TITLE, f"<main>{ARTICLE_BODY}</main>{extra}")
+
+
 @dataclass
 class _State:
     hits: Counter[str]
@@ -201,6 +215,12 @@ class FixtureHandler(BaseHTTPRequestHandler):
             return self._html(200, recaptcha_page())
         if path == "/js-only":
             return self._html(200, js_only_page())
+        if path == "/embed":
+            return self._html(200, embed_page(query.get("to", ["http://169.254.169.254"])[0]))
+        if path == "/navigate":
+            to = query.get("to", ["http://169.254.169.254"])[0]
+            script = f"<script>location.href = {json.dumps(to)};</script>"
+            return self._html(200, page("Moving", "<p>Moving on.</p>" + script))
         if path == "/forbidden-js":
             html = page("Members area", '<div id="msg"></div>' + js_script("msg"))
             return self._html(403, html)

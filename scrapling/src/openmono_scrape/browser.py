@@ -1,7 +1,10 @@
 """The `browser` engine: one long-lived Scrapling `AsyncStealthySession` (patchright Chromium).
 
 - One browser for the whole service, started on first use (a cold start costs ~1-3 s), with the
-  SSRF guard installed on its context (`guardroute`).
+  SSRF guard twice: on its context (`guardroute`: every request, document redirect hops, size
+  limit, final URL and status) and as its only way out (`egress`: a forward proxy on 127.0.0.1
+  that checks and pins every connection, including the preconnects, beacons and keepalive
+  requests no route sees; without it a refused address still received TCP connections).
 - At most `browser_max_pages` pages at once (a semaphore; a request waits within its own budget).
 - Recycled after `browser_recycle_pages` fetches, or at once after a crash-like error: recycling
   takes every page slot first, so no fetch is cut off, then closes the session.
@@ -22,6 +25,7 @@ from typing import Any
 from openmono_contracts import NetGuard
 from scrapling.fetchers import AsyncStealthySession
 
+from openmono_scrape.egress import GuardProxy
 from openmono_scrape.errors import EngineUnavailable, FetchFailed, FetchTimeout, ScrapeError
 from openmono_scrape.fetcher import check_url
 from openmono_scrape.guardroute import GuardRoute, NavState, nav_failure
@@ -40,6 +44,7 @@ class BrowserEngine:
         self.settings = settings
         self.guard = guard
         self.route = GuardRoute(guard, settings.max_download_bytes, settings.max_redirects)
+        self.proxy = GuardProxy(guard)
         self._session: Any = None
         self._start_lock = asyncio.Lock()
         self._slots = asyncio.Semaphore(settings.browser_max_pages)
@@ -64,7 +69,9 @@ class BrowserEngine:
             "max_pages": self.settings.browser_max_pages,
             "google_search": False,
             "retries": 1,
-            "extra_flags": list(self.settings.browser_flags),
+            # Every destination, loopback included, goes through the guard proxy.
+            "proxy": self.proxy.url,
+            "extra_flags": [*self.settings.browser_flags, "--proxy-bypass-list=<-loopback>"],
             # Service workers fetch outside the context's routes: never let one start.
             "additional_args": {"service_workers": "block"},
         }
@@ -77,6 +84,8 @@ class BrowserEngine:
     async def _ensure(self, budget: Budget) -> Any:
         async with self._start_lock:
             if self._session is None:
+                if not self.proxy.port:
+                    await self.proxy.start()
                 session = AsyncStealthySession(**self._session_options())
                 try:
                     await asyncio.wait_for(session.start(), budget.require(engine="browser"))
@@ -110,6 +119,11 @@ class BrowserEngine:
             session, self._session = self._session, None
         if session is not None:
             await self._close_quietly(session)
+
+    async def shutdown(self) -> None:
+        """Stop the browser and its proxy (the app's lifespan end)."""
+        await self.close()
+        await self.proxy.close()
 
     async def _recycle(self) -> None:
         """Take every page slot (waits for running fetches), then close the browser."""
@@ -151,8 +165,10 @@ class BrowserEngine:
         try:
             session = await self._ensure(budget)
             return await self._fetch_in(session, url, budget)
-        except (EngineUnavailable, FetchFailed) as exc:
-            crashed = isinstance(exc, EngineUnavailable) or "closed" in exc.message
+        except (EngineUnavailable, FetchFailed, FetchTimeout) as exc:
+            # A timed-out navigation leaves its pooled page mid-flight (its route handler still
+            # running), and reusing that page stalled the next fetch: start afresh instead.
+            crashed = not isinstance(exc, FetchFailed) or "closed" in exc.message
             raise
         finally:
             self._served += 1

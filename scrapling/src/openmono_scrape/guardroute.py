@@ -13,9 +13,10 @@ WebSockets get the same check through `route_web_socket`.
 Scrapling's own `disable_resources`/`blocked_domains` must stay off: they install a page route whose
 `route.continue_()` would send requests to the network without passing through this one.
 
-Limit: the browser and Playwright resolve names again after the guard did, so a host whose DNS
-changes between the two lookups (rebinding) is not pinned here as it is in the `fetcher` engine;
-every URL, hop and subresource is still checked, and a private answer at check time is refused.
+Pinning is not done here: routes cannot choose the address a request connects to, and some
+connections (preconnects, beacons, keepalive requests) never reach a route. The browser's guard
+proxy (`egress`) does both, so this route is the first line, and the proxy the one that cannot be
+walked around.
 """
 
 from __future__ import annotations

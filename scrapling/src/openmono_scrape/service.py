@@ -85,7 +85,7 @@ class ScrapeService:
         }
 
     async def close(self) -> None:
-        await self.browser.close()
+        await self.browser.shutdown()
 
     async def _fetch_fast(self, url: str, budget: Budget) -> FetchedPage:
         return await fetcher.fetch(

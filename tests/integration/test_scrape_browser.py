@@ -1,0 +1,214 @@
+"""The `browser` engine (Scrapling StealthyFetcher on Debian's Chromium) in a real service process.
+
+Skipped, with the reason, only where no Chromium is installed. Covers escalation that really ran
+a browser (text written by JavaScript), challenge handling, the guard inside the browser (every
+request, every document hop, never a connection to a refused address), recycling and shutdown
+without leaked processes.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+from openmono_contracts import ScrapeErrorBody, ScrapeResponse
+from openmono_scrape.settings import ScrapeSettings
+
+from tests.support import fixture_web as fw
+from tests.support.fixture_web import Canary, fixture_web, scrape_service
+from tests.support.procs import free_port, running, wait_until
+
+CHROMIUM = ScrapeSettings().browser_path
+pytestmark = [
+    pytest.mark.integration,
+    pytest.mark.slow,
+    pytest.mark.skipif(CHROMIUM is None, reason="no Chromium installed (apt-get install chromium)"),
+]
+
+
+@pytest.fixture(scope="module")
+def web(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    with fixture_web(tmp_path_factory.mktemp("web")) as url:
+        yield url
+
+
+@pytest.fixture(scope="module")
+def svc(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    with scrape_service(tmp_path_factory.mktemp("svc")) as url:
+        yield url
+
+
+@pytest.fixture(scope="module")
+def strict(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    env = {"SCRAPE_ALLOW_CIDRS": "127.0.0.1/32", "SCRAPE_STATIC_HOSTS": "rebind.test=127.0.0.3"}
+    with scrape_service(tmp_path_factory.mktemp("strict"), env) as url:
+        yield url
+
+
+def scrape(svc: str, **body: Any) -> httpx.Response:
+    return httpx.post(f"{svc}/scrape", json=body, timeout=130)
+
+
+def ok(resp: httpx.Response) -> ScrapeResponse:
+    assert resp.status_code == 200, resp.text
+    return ScrapeResponse.model_validate(resp.json())
+
+
+def err(resp: httpx.Response, status: int, code: str) -> ScrapeErrorBody:
+    assert resp.status_code == status, resp.text
+    body = ScrapeErrorBody.model_validate(resp.json())
+    assert body.error == code
+    return body
+
+
+def test_health_says_browser_yes_stealthy_no(svc: str) -> None:
+    engines = httpx.get(f"{svc}/health", timeout=10).json()["engines"]
+    assert engines == {"fetcher": True, "browser": True, "stealthy": False}
+
+
+def test_js_shell_escalates_and_the_browser_really_runs_scripts(svc: str, web: str) -> None:
+    r = ok(scrape(svc, url=f"{web}/js-only"))
+    assert (r.engine, r.escalated_from, r.status) == ("browser", "fetcher", 200)
+    assert fw.JS_SENTINEL in r.content
+
+
+def test_403_escalates_and_keeps_the_site_status(svc: str, web: str) -> None:
+    r = ok(scrape(svc, url=f"{web}/forbidden-js"))
+    assert (r.engine, r.escalated_from, r.status) == ("browser", "fetcher", 403)
+    assert fw.JS_SENTINEL in r.content
+
+
+def test_503_escalates(svc: str, web: str) -> None:
+    r = ok(scrape(svc, url=f"{web}/status/503"))
+    assert (r.engine, r.escalated_from, r.status) == ("browser", "fetcher", 503)
+
+
+def test_challenge_that_a_browser_clears(svc: str, web: str) -> None:
+    r = ok(scrape(svc, url=f"{web}/challenge"))
+    assert (r.engine, r.escalated_from, r.status) == ("browser", "fetcher", 200)
+    assert fw.ARTICLE_SENTINEL in r.content
+
+
+def test_challenge_that_needs_the_missing_stealthy_engine(svc: str, web: str) -> None:
+    body = err(scrape(svc, url=f"{web}/challenge-hard"), 503, "ENGINE_UNAVAILABLE")
+    assert "Camoufox" in body.message and body.engine == "stealthy"
+
+
+def test_render_goes_straight_to_the_browser(svc: str, web: str) -> None:
+    r = ok(scrape(svc, url=f"{web}/article", render=True))
+    assert (r.engine, r.escalated_from) == ("browser", None)
+    assert fw.ARTICLE_SENTINEL in r.content and r.title == fw.ARTICLE_TITLE
+    chained = ok(scrape(svc, url=f"{web}/chain/3", render=True))
+    assert chained.url == f"{web}/article"
+
+
+def test_render_respects_limits(svc: str, web: str) -> None:
+    err(scrape(svc, url=f"{web}/huge-declared?mb=12", render=True), 413, "TOO_LARGE")
+    err(scrape(svc, url=f"{web}/slow?s=8", render=True, timeout_s=2), 504, "TIMEOUT")
+
+
+@pytest.mark.parametrize(
+    "target", ["http://169.254.169.254/latest/meta-data/", "http://10.0.0.1/", "http://0x7f.1/"]
+)
+def test_render_refuses_redirects_into_private_addresses(svc: str, web: str, target: str) -> None:
+    body = err(scrape(svc, url=f"{web}/redirect?to={target}", render=True), 400, "BLOCKED_URL")
+    assert body.engine == "browser"
+
+
+def test_the_browser_never_reaches_a_refused_address(strict: str, web: str) -> None:
+    canary = Canary()
+    try:
+        # Subresources, scripts, frames, fetch() and beacons all aimed at the canary.
+        r = ok(scrape(strict, url=f"{web}/embed?to={canary.url}", render=True))
+        assert fw.ARTICLE_SENTINEL in r.content
+        # A document redirect hop (Playwright's routes do not see hops: the guard follows them).
+        err(scrape(strict, url=f"{web}/redirect?to={canary.url}/", render=True), 400, "BLOCKED_URL")
+        hop = f"http://rebind.test:{canary.port}/"
+        err(scrape(strict, url=f"{web}/redirect?to={hop}", render=True), 400, "BLOCKED_URL")
+        # A script navigating the page away.
+        scrape(strict, url=f"{web}/navigate?to={canary.url}/nav", render=True)
+        assert canary.connections == 0
+    finally:
+        canary.close()
+
+
+def descendants(root: int) -> set[int]:
+    """Every live process under `root` (by parent pid, from /proc)."""
+    children: dict[int, list[int]] = {}
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            stat = (entry / "stat").read_text()
+        except OSError:
+            continue
+        fields = stat.rsplit(")", 1)[1].split()
+        if fields[0] != "Z":
+            children.setdefault(int(fields[1]), []).append(int(entry.name))
+    out: set[int] = set()
+    todo = [root]
+    while todo:
+        for child in children.get(todo.pop(), []):
+            if child not in out:
+                out.add(child)
+                todo.append(child)
+    return out
+
+
+def alive(pid: int) -> bool:
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return False
+    return stat.rsplit(")", 1)[1].split()[0] != "Z"
+
+
+def _chromium_count(pids: set[int]) -> int:
+    n = 0
+    for pid in pids:
+        try:
+            if "chrom" in Path(f"/proc/{pid}/comm").read_text():
+                n += 1
+        except OSError:
+            continue
+    return n
+
+
+@pytest.mark.parametrize("how", ["SIGTERM", "SIGKILL"])
+def test_no_browser_process_outlives_the_service(tmp_path: Path, web: str, how: str) -> None:
+    port = free_port()
+    url = f"http://127.0.0.1:{port}"
+    cmd = [os.sys.executable, "-m", "openmono_scrape", "--port", str(port)]  # type: ignore[attr-defined]
+    env = {"SCRAPE_ALLOW_CIDRS": "127.0.0.0/8", "SCRAPE_SYSTEM_DNS": "false"}
+    with running(cmd, tmp_path / "svc.log", env=env, ready_url=f"{url}/health") as proc:
+        ok(scrape(url, url=f"{web}/article", render=True))
+        tree = descendants(proc.pid)
+        assert _chromium_count(tree) >= 1, "the browser should run under the service"
+        if how == "SIGKILL":
+            os.killpg(proc.pid, signal.SIGKILL)
+        else:
+            os.killpg(proc.pid, signal.SIGTERM)
+        proc.popen.wait(30)
+    wait_until(lambda: not any(alive(p) for p in tree), 30, f"browser processes gone after {how}")
+
+
+def test_browser_is_recycled_without_leaking(tmp_path: Path, web: str) -> None:
+    env = {"SCRAPE_BROWSER_RECYCLE_PAGES": "2", "SCRAPE_BROWSER_MAX_PAGES": "2"}
+    port = free_port()
+    url = f"http://127.0.0.1:{port}"
+    cmd = [os.sys.executable, "-m", "openmono_scrape", "--port", str(port)]  # type: ignore[attr-defined]
+    env |= {"SCRAPE_ALLOW_CIDRS": "127.0.0.0/8", "SCRAPE_SYSTEM_DNS": "false"}
+    with running(cmd, tmp_path / "svc.log", env=env, ready_url=f"{url}/health") as proc:
+        counts = []
+        for _ in range(5):
+            ok(scrape(url, url=f"{web}/article", render=True))
+            counts.append(_chromium_count(descendants(proc.pid)))
+        health = httpx.get(f"{url}/health", timeout=10).json()
+        assert health["browser_launches"] >= 2
+        # Recycling closes the old browser: the number of Chromium processes does not grow.
+        assert max(counts) <= counts[0] + 2, counts
