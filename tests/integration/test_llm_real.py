@@ -42,14 +42,14 @@ async def test_a_real_answer_streams_as_text_deltas_with_usage(llama: LlamaServe
     events: list[StreamEvent] = []
     messages = [ChatMessage(role="user", content="Say hello in one short sentence.")]
     model = OpenAICompatModel(settings(llama, endpoint=llama.url + "/v1/"))
-    async with model as m, aclosing(m.stream(messages, max_tokens=24, temperature=0)) as stream:
+    async with model as m, aclosing(m.stream(messages, max_tokens=12, temperature=0)) as stream:
         async for ev in stream:
             events.append(ev)
     deltas = [e for e in events if isinstance(e, TextDelta)]
     assert len(deltas) >= 2 and "".join(d.text for d in deltas).strip()
     usage, done = events[-2], events[-1]
     assert isinstance(usage, Usage) and isinstance(done, Done)
-    assert usage.prompt_tokens > 0 and 0 < usage.completion_tokens <= 24
+    assert usage.prompt_tokens > 0 and 0 < usage.completion_tokens <= 12
     assert usage.timings is not None and usage.timings["predicted_n"] == usage.completion_tokens
     assert done.finish_reason in ("stop", "length")
 

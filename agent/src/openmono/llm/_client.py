@@ -18,7 +18,8 @@ from __future__ import annotations
 import asyncio
 import json
 import random
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncGenerator, Sequence
+from contextlib import aclosing
 from types import TracebackType
 from typing import Any
 
@@ -98,7 +99,9 @@ class OpenAICompatModel:
         data = (models or {}).get("data") or []
         if not data or not isinstance(data[0], dict) or not data[0].get("id"):
             raise HTTPStatusError(f"{self.root}/v1/models lists no model", 200, json.dumps(models))
-        first = data[0]
+        # An OpenAI-style server lists many models: prefer the configured one when it is there.
+        wanted = [d for d in data if isinstance(d, dict) and d.get("id") == self.settings.model]
+        first = wanted[0] if wanted else data[0]
         meta = first.get("meta") or {}
         n_ctx = _pos_int(
             meta.get("n_ctx") or first.get("context_length") or first.get("max_model_len")
@@ -113,7 +116,7 @@ class OpenAICompatModel:
         *,
         max_tokens: int | None = None,
         temperature: float | None = None,
-    ) -> AsyncIterator[StreamEvent]:
+    ) -> AsyncGenerator[StreamEvent, None]:
         """Stream one assistant turn (see the module docstring for the steps)."""
         body = self._body(messages, tools, max_tokens, temperature)
         s = self.settings
@@ -121,8 +124,10 @@ class OpenAICompatModel:
         while True:
             asm = TurnAssembler(tools, recover_text_calls=s.recover_text_calls)
             try:
-                async for event in self._attempt(body, asm):
-                    yield event
+                # aclosing: a caller that stops early closes the attempt, hence the response.
+                async with aclosing(self._attempt(body, asm)) as events:
+                    async for event in events:
+                        yield event
                 return
             except _Retry as retry:
                 if asm.started or attempt >= s.max_retries:
@@ -134,7 +139,7 @@ class OpenAICompatModel:
 
     async def _attempt(
         self, body: dict[str, Any], asm: TurnAssembler
-    ) -> AsyncIterator[StreamEvent]:
+    ) -> AsyncGenerator[StreamEvent, None]:
         s = self.settings
         loop = asyncio.get_running_loop()
         deadline = loop.time() + s.first_token_timeout_s
@@ -149,7 +154,7 @@ class OpenAICompatModel:
                 response = await self._http().send(request, stream=True)
         except TimeoutError:
             raise self._first_token_timeout() from None
-        except httpx.TransportError as exc:
+        except httpx.RequestError as exc:
             raise _Retry(TransportError(f"cannot reach the LLM at {self.root}: {exc!r}")) from exc
         try:
             if response.status_code != 200:
@@ -172,7 +177,7 @@ class OpenAICompatModel:
                             s.stall_timeout_s,
                         ) from None
                     raise self._first_token_timeout() from None
-                except httpx.TransportError as exc:
+                except httpx.RequestError as exc:
                     error = TransportError(f"the LLM connection broke mid-stream: {exc!r}")
                     if asm.started:
                         raise error from exc
@@ -282,7 +287,7 @@ class OpenAICompatModel:
             r = await self._http().get(
                 url, headers=self._auth(), timeout=self.settings.probe_timeout_s
             )
-        except httpx.TransportError as exc:
+        except httpx.RequestError as exc:
             raise TransportError(f"cannot reach the LLM at {url}: {exc!r}") from exc
         if r.status_code in (401, 403):
             raise AuthError(
