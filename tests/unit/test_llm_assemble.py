@@ -21,6 +21,7 @@ from openmono.llm import (
     Usage,
 )
 from openmono.llm._assemble import TurnAssembler
+from openmono.llm._jsoncut import json_cut_off
 from openmono.llm._sse import SSEParser
 from openmono.llm._wire import frame_error
 
@@ -270,3 +271,19 @@ def test_recovery_can_be_switched_off() -> None:
     asm = TurnAssembler([READ], recover_text_calls=False)
     asm.feed(chunk({"content": '<tool_call>{"name": "FileRead", "arguments": {}}</tool_call>'}))
     assert [e.kind for e in asm.finish()] == ["done"]
+
+
+@pytest.mark.parametrize(
+    ("text", "cut"),
+    [
+        ('{"a": "b', True),
+        ('{"a": [1, 2', True),
+        ('{"a": "x\\"', True),  # an escaped quote does not close the string
+        ('{"a": "}"', True),  # a brace inside a string does not close the object
+        ('{"a": 1}', False),
+        ("{'a': 1}", False),  # wrong, but complete: an error, not a cut
+        ("", False),
+    ],
+)
+def test_json_cut_off(text: str, cut: bool) -> None:
+    assert json_cut_off(text) is cut
