@@ -15,13 +15,10 @@ import click
 
 from openmono import __version__
 from openmono.cli._options import RunOptions
-from openmono.config import ConfigError
-from openmono.executor import ExecutorError
-from openmono.llm import LLMError
-from openmono.permissions import MODES, PermissionsError
-from openmono.sessions import SessionError
 
 EXIT_CONFIG = 2
+# Kept here (not imported from openmono.permissions) so `--help` and the stack commands start fast.
+MODES = ("agent", "plan", "ask")
 
 
 @click.group(
@@ -102,6 +99,12 @@ def main(
 
 
 def _run(opts: RunOptions, prompt: str | None) -> int:
+    from openmono.config import ConfigError
+    from openmono.executor import ExecutorError
+    from openmono.llm import LLMError
+    from openmono.permissions import PermissionsError
+    from openmono.sessions import SessionError
+
     try:
         if prompt is not None:
             from openmono.cli._oneshot import run_oneshot

@@ -4,10 +4,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from openmono.config import Settings, load_settings
-from openmono.permissions import Mode
+if TYPE_CHECKING:
+    from openmono.config import Settings
+    from openmono.permissions import Mode
 
 
 @dataclass
@@ -38,6 +39,8 @@ class RunOptions:
         }
 
     def settings(self) -> Settings:
+        from openmono.config import load_settings
+
         return load_settings(self.workspace, self.config, self.overrides())
 
     def workspace_dir(self, settings: Settings) -> Path:

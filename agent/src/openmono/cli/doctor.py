@@ -15,12 +15,9 @@ from pathlib import Path
 from urllib.parse import urlsplit
 
 import click
-import httpx
 
 from openmono.cli._options import RunOptions
 from openmono.config import ConfigError, Settings
-from openmono.llm import AuthError, LLMError, OpenAICompatModel
-from openmono.loop import llm_settings
 
 TIMEOUT_S = 5.0
 
@@ -42,6 +39,12 @@ def _headers(settings: Settings) -> dict[str, str]:
 
 
 async def _endpoint_checks(settings: Settings) -> list[Check]:
+    # Imported here: the LLM client and the loop are heavy, and `openmono --help` should be quick.
+    import httpx
+
+    from openmono.llm import AuthError, LLMError, OpenAICompatModel
+    from openmono.loop import llm_settings
+
     checks: list[Check] = []
     try:
         model = OpenAICompatModel(llm_settings(settings))
