@@ -134,3 +134,18 @@ def test_repeated_headline_is_left_to_the_title() -> None:
     result = extract(article_page(), PAGE_URL, "markdown", True)
     assert result.title == "A Day in the Harbour Town"
     assert not result.content.startswith("# A Day in the Harbour Town")
+
+
+def test_inline_link_in_bare_div_text_stays_in_its_sentence() -> None:
+    # Text written straight into a <div> is split around inline elements by the main-content
+    # selector; the sentence must come back whole.
+    extra = (
+        "<div>The figures come from the harbour office, as reported by the weekly "
+        '<em><a href="/gazette">Harbour Gazette</a></em>, which has covered the port for decades. '
+        "Its archive is open to visitors on weekdays.</div>"
+    )
+    md = _markdown(extra)
+    assert (
+        "as reported by the weekly *[Harbour Gazette](https://example.com/gazette)*, which has "
+        "covered the port for decades."
+    ) in md

@@ -25,6 +25,7 @@ from ._code import protect_code_blocks, restore_code_blocks
 from ._dom import body_of, parse_html, remove_invisible, text_of
 from ._main import select_main
 from ._markdown import Renderer
+from ._paragraphs import wrap_bare_text
 from ._title import find_title, headline_candidates
 
 __all__ = ["Extracted", "extract"]
@@ -59,6 +60,7 @@ def _extract(html: str, url: str, fmt: ScrapeFormat, main_content: bool) -> Extr
     chosen: Any = None
     if main_content:
         store = protect_code_blocks(root)
+        wrap_bare_text(root)
         chosen = select_main(root, store, headlines)
         if chosen is None:
             restore_code_blocks(root, store)

@@ -9,6 +9,7 @@ leading heading that repeats the page's headline is dropped: the title travels i
 from __future__ import annotations
 
 import logging
+import re
 from typing import Any
 
 import trafilatura
@@ -26,6 +27,8 @@ _SIMPLE = {"quote": "blockquote", "lb": "br", "del": "del", "row": "tr", "p": "p
 # trafilatura keeps a heading only if it leads somewhere; a lone repeated headline is dropped
 # only when it sits among the first few elements (after a kicker or a date line at most).
 _HEADLINE_WINDOW = 3
+_INLINE_TAGS = frozenset({"a", "em", "strong", "code", "u", "sub", "sup", "del", "span"})
+_CONTINUATION = re.compile(r"^\s*(?:[a-z]|[.,;:)!?”’»…\-–—])")
 # Below this many characters a precision-mode result is double-checked in balanced mode.
 RETRY_BELOW_CHARS = 500
 
@@ -46,6 +49,7 @@ def select_main(root: Any, store: CodeStore, headlines: set[str]) -> Any | None:
     if body is None or not len(body):
         return None
     html_body = to_html(body, store)
+    rejoin_split_paragraphs(html_body)
     _drop_repeated_headline(html_body, headlines)
     trim_boilerplate(html_body)
     return html_body
@@ -149,6 +153,37 @@ def _rename(element: Any) -> None:
         pass
     else:
         element.tag = "div" if len(element) else "span"
+
+
+def rejoin_split_paragraphs(body: Any) -> None:
+    """Put back inline elements trafilatura left between two halves of one paragraph.
+
+    Text written straight into a `<div>` comes out as `<p>…publication </p><em>Name</em><p>. A
+    preview…</p>`. An inline element joins the paragraph before it unless that one ended a line,
+    and the paragraph after it joins too when it visibly continues the sentence.
+    """
+    for container in [body, *body.iter("div", "blockquote", "li", "td", "th")]:
+        for child in list(container):
+            if child.tag not in _INLINE_TAGS or child.getparent() is not container:
+                continue
+            before = child.getprevious()
+            if before is None or before.tag != "p" or _ends_line(before):
+                continue
+            before.append(child)
+            after = before.getnext()
+            if after is None or after.tag != "p" or (child.tail or "").strip():
+                continue
+            if not _CONTINUATION.match(after.text or ""):
+                continue
+            child.tail = (child.tail or "") + (after.text or "")
+            for grandchild in list(after):
+                before.append(grandchild)
+            container.remove(after)
+
+
+def _ends_line(paragraph: Any) -> bool:
+    last = paragraph[-1].tail if len(paragraph) else paragraph.text
+    return (last or "\n").rstrip(" \t").endswith("\n")
 
 
 def _drop_repeated_headline(body: Any, headlines: set[str]) -> None:
