@@ -15,6 +15,7 @@ from urllib.parse import urljoin, urlsplit, urlunsplit
 import httpx
 from openmono_contracts import CheckedTarget, NetGuard, NetGuardError
 
+from openmono_worker.web import _http
 from openmono_worker.web._errors import FallbackError
 
 _REDIRECTS = frozenset({301, 302, 303, 307, 308})
@@ -66,7 +67,7 @@ async def fetch(
 ) -> RawPage:
     """GET `url` (following checked redirects); raise `FallbackError` when no page can be had."""
     current = url
-    async with httpx.AsyncClient(trust_env=False, follow_redirects=False) as client:
+    async with _http.client(trust_env=False, follow_redirects=False) as client:
         for _hop in range(max_redirects + 1):
             try:
                 target = await guard.check(current)

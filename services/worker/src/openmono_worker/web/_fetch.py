@@ -9,10 +9,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
-import httpx
 from openmono_contracts import NetGuard, ScrapeRequest, WebAccess
 
-from openmono_worker.web import _direct, _probe, _scrape
+from openmono_worker.web import _direct, _http, _probe, _scrape
 from openmono_worker.web._capability import resolve
 from openmono_worker.web._convert import HTML_TYPES, html_to_markdown, title_of
 from openmono_worker.web._errors import FallbackError, GatewayError
@@ -64,12 +63,12 @@ async def web_fetch(
     request: ScrapeRequest, web: WebAccess, settings: WebToolSettings
 ) -> FetchedPage:
     """Fetch `request.url`; raises `FallbackError` when the fallback cannot get it either."""
-    async with httpx.AsyncClient() as client:
+    async with _http.client() as client:
         route = await resolve(client, "scrape", web, settings)
     reason = route.reason
     if route.gateway is not None:
         # Scrapes run long (a browser may start); a client of their own keeps the timeout clear.
-        async with httpx.AsyncClient() as client:
+        async with _http.client() as client:
             try:
                 page = await _scrape.scrape(
                     client, route.gateway, web.api_key, request, settings.scrape_timeout_s

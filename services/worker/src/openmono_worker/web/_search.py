@@ -9,10 +9,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
-import httpx
 from openmono_contracts import WebAccess
 
-from openmono_worker.web import _ddg, _probe, _searxng
+from openmono_worker.web import _ddg, _http, _probe, _searxng
 from openmono_worker.web._capability import resolve
 from openmono_worker.web._errors import FallbackError, GatewayError
 from openmono_worker.web._results import SearchPage
@@ -33,7 +32,7 @@ class SearchAnswer:
 async def web_search(
     query: str, max_results: int, web: WebAccess, settings: WebToolSettings
 ) -> SearchAnswer:
-    async with httpx.AsyncClient() as client:
+    async with _http.client() as client:
         route = await resolve(client, "search", web, settings)
         reason = route.reason
         if route.gateway is not None:
