@@ -1,6 +1,6 @@
 """`openmono setup gateway|search|scraper`: what to change, then change it.
 
-Steps: 1. `.env`: generate `LLAMA_API_KEY` (and `SEARXNG_SECRET` for search) when missing, switch
+Steps: 1. `.env`: generate `LLAMA_API_KEY` and `SEARXNG_SECRET` when missing, switch
 `WEB_SEARCH_ENABLED` / `WEB_SCRAPE_ENABLED` on  2. frpc: point an existing config's gateway proxy
 at the gateway  3. agent settings: `web.gateway`, the key, and no stale explicit "off" switch
 4. start: compose or the native stack. `plan()` computes all of it without touching anything
@@ -78,8 +78,9 @@ def _show(value: Any) -> str:
 
 def _env_plan(target: Target, current: dict[str, str], plan: Plan) -> None:
     wanted: dict[str, str] = {}
-    secrets_needed = ["LLAMA_API_KEY"] + (["SEARXNG_SECRET"] if target == "search" else [])
-    for key in secrets_needed:
+    # SEARXNG_SECRET for every target: compose interpolates the whole file, so a missing one
+    # stops `--profile server` too, not only `--profile search`.
+    for key in ("LLAMA_API_KEY", "SEARXNG_SECRET"):
         if not current.get(key):
             wanted[key] = secrets.token_urlsafe(32)
             plan.env_notes.append(f"generate {key} (missing)")
