@@ -1,13 +1,17 @@
-"""Append-only session files: each message is written, flushed and fsynced before we go on.
+"""Append-only session files: each message is written and flushed before we go on.
 
-A process killed mid-write leaves at most one torn last line; `load_session` skips it and
-`SessionWriter` cuts it off before appending again, so the file stays one JSON object per line.
+Flushed means in the kernel: a process killed mid-write (kill -9) leaves at most one torn last
+line; `load_session` skips it and `SessionWriter` cuts it off before appending again, so the file
+stays one JSON object per line. For power loss the file is also fsynced, by a background thread
+that coalesces appends: an fsync costs milliseconds on a busy disk, and the loop must not wait for
+one per message. `close()` waits for the last fsync.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import threading
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO
@@ -76,18 +80,48 @@ def _cut_torn_tail(path: Path) -> None:
         fh.truncate(0)
 
 
+class _Syncer:
+    """Fsyncs one file descriptor in the background whenever `poke()` was called since last time."""
+
+    def __init__(self, fd: int) -> None:
+        self._fd = fd
+        self._wake = threading.Event()
+        self._stop = False
+        self._thread = threading.Thread(target=self._run, name="session-fsync", daemon=True)
+        self._thread.start()
+
+    def poke(self) -> None:
+        self._wake.set()
+
+    def _run(self) -> None:
+        while True:
+            self._wake.wait()
+            self._wake.clear()
+            try:
+                os.fsync(self._fd)
+            except OSError:
+                return
+            if self._stop:
+                return
+
+    def close(self) -> None:
+        self._stop = True
+        self._wake.set()
+        self._thread.join(30)
+
+
 class SessionWriter:
-    """Appends messages to one session file, durably, one line each."""
+    """Appends messages to one session file, one flushed line each (fsynced in the background)."""
 
     def __init__(self, path: Path, header: SessionHeader, *, fsync: bool = True) -> None:
         self.path = path
         self.header = header
-        self._fsync = fsync
         path.parent.mkdir(parents=True, exist_ok=True)
         fresh = not path.exists() or path.stat().st_size == 0
         if not fresh:
             _cut_torn_tail(path)
         self._fh: IO[str] | None = path.open("a", encoding="utf-8")
+        self._syncer = _Syncer(self._fh.fileno()) if fsync else None
         if fresh:
             self._write(header.model_dump_json() + "\n")
 
@@ -96,14 +130,17 @@ class SessionWriter:
             raise SessionError(f"{self.path}: writer is closed")
         self._fh.write(line)
         self._fh.flush()
-        if self._fsync:
-            os.fsync(self._fh.fileno())
+        if self._syncer is not None:
+            self._syncer.poke()
 
     def append(self, message: SessionMessage) -> None:
-        """Write one message line and make it durable before returning."""
+        """Write one message line; it is in the kernel (safe from a killed process) on return."""
         self._write(message.to_line())
 
     def close(self) -> None:
+        if self._syncer is not None:
+            self._syncer.close()
+            self._syncer = None
         if self._fh is not None:
             self._fh.close()
             self._fh = None
