@@ -453,3 +453,12 @@ def test_tools_are_registered_read_only() -> None:
     fetch = get_tool("WebFetch")
     assert fetch is not None
     assert fetch.spec()["parameters"]["required"] == ["url"]
+
+
+async def test_works_when_called_inside_a_running_event_loop(
+    tmp_path: Path, ddg: FakeDuckDuckGo
+) -> None:
+    """`run_tool` is blocking; called from a coroutine anyway, the web I/O gets its own thread."""
+    res = call("WebSearch", {"query": "caddy"}, WebAccess(), tmp_path)
+    assert res.ok, res.error
+    assert ddg.queries() == ["caddy"]
