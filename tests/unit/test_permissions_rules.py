@@ -146,6 +146,8 @@ def test_defaults(ws: Path) -> None:
     assert e.decide("Bash", {"command": "make test"}, False).action == "ask"
     assert e.decide("FileWrite", {"file_path": "a", "content": ""}, False).action == "ask"
     assert e.decide("TodoWrite", {"todos": []}, False).action == "allow"
+    assert e.decide("WebSearch", {"query": "httpx"}, True).action == "allow"
+    assert e.decide("WebFetch", {"url": "https://example.org"}, True).action == "ask"
 
 
 def test_cli_allow_specs(ws: Path) -> None:

@@ -7,7 +7,7 @@ Order (first match wins):
     4. `ask` rules → ask
     5. `allow` rules, `--allow TOOL[:pattern]`, session approvals → allow
     6. defaults: read-only tools inside the workspace, safe read-only shell commands and
-       conversation tools → allow; anything else → ask
+       conversation tools → allow; WebFetch and anything else → ask
 An `ask` with no one to ask (a non-interactive run) becomes a denial whose message tells the model
 what to do instead; it never waits.
 """
@@ -29,6 +29,8 @@ from openmono.permissions._subjects import call_paths, pattern_matches
 Action = Literal["allow", "ask", "deny"]
 Answer = Literal["once", "session", "deny", "deny_session"]
 AUTO_ALLOWED = CONVERSATION_TOOLS | {"MemorySave"}
+# Read-only, but it sends what the model chooses to any site: asked like Claude Code does.
+ASK_BY_DEFAULT = frozenset({"WebFetch"})
 
 
 @dataclass(frozen=True)
@@ -128,6 +130,8 @@ class PermissionEngine:
             if is_safe_read_only(str(args.get("command", ""))):
                 return Decision("allow", "a read-only command", "default")
             return Decision("ask", "running a shell command needs approval", "default")
+        if tool in ASK_BY_DEFAULT:
+            return Decision("ask", f"{tool} contacts an outside site and needs approval", "default")
         if read_only:
             paths = call_paths(tool, args, self.workspace)
             inside = all(p == self.workspace or self.workspace in p.parents for p in paths)
