@@ -75,7 +75,8 @@ def _parser() -> Any:
 
 _XML_DECL = re.compile(r"^\s*<\?xml[^>]*\?>", re.I)
 # C0 controls (but tab, newline, carriage return) and DEL are never text a reader sees.
-_CONTROL_CHARS = dict.fromkeys([*range(0x09), 0x0B, 0x0C, *range(0x0E, 0x20), 0x7F])
+# (A regex: str.translate with a table is ~20x slower on megabyte pages.)
+_CONTROL_CHARS = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
 _NON_TEXT_BLOCK = re.compile(
     r"<(script|style|noscript|template|svg|textarea|select)\b.*?</\1\s*>|<!--.*?-->", re.I | re.S
 )
@@ -90,7 +91,7 @@ def parse_html(markup: str) -> Any | None:
     if not markup or not markup.strip():
         return None
     # lxml refuses str input that carries an encoding declaration; the caller already decoded it.
-    markup = _XML_DECL.sub("", markup, count=1).translate(_CONTROL_CHARS)
+    markup = _CONTROL_CHARS.sub("", _XML_DECL.sub("", markup, count=1))
     parser = _parser()
     try:
         root = lxml_html.document_fromstring(markup, parser=parser)
@@ -109,7 +110,7 @@ def _text_only_tree(markup: str) -> Any:
     """A flat document of the page's text, one paragraph per line, for pathological nesting."""
     markup = _NON_TEXT_BLOCK.sub(" ", markup)
     markup = _INLINE_TAG.sub("", markup)
-    text = html_lib.unescape(_ANY_TAG.sub("\n", markup)).translate(_CONTROL_CHARS)
+    text = _CONTROL_CHARS.sub("", html_lib.unescape(_ANY_TAG.sub("\n", markup)))
     root = lxml_html.document_fromstring("<html><body></body></html>", parser=_parser())
     body = root.find("body")
     for line in text.splitlines():
