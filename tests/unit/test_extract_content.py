@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import random
+from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 from openmono_scrape.extract import Extracted, extract
@@ -182,3 +183,15 @@ def test_huge_page() -> None:
         content = extract(article_page(paragraphs), PAGE_URL, "markdown", main_content).content
         assert f"Part 1499. {text}" in content
         assert content.count(PARAGRAPHS[3]) >= 1500
+
+
+def test_concurrent_calls_match_sequential_results() -> None:
+    pages = [
+        article_page(f"<h2>Section {i}</h2><p>Paragraph number {i} about the harbour.</p>")
+        for i in range(6)
+    ]
+    expected = [extract(page, PAGE_URL, "markdown", True) for page in pages]
+    with ThreadPoolExecutor(max_workers=4) as pool:
+        for _ in range(3):
+            got = list(pool.map(lambda page: extract(page, PAGE_URL, "markdown", True), pages))
+            assert got == expected
