@@ -343,6 +343,21 @@ def test_fetch_through_the_gateway(tmp_path: Path) -> None:
     assert asked["url"] == "https://example.org/a"
     assert asked["render"] is True
     assert asked["max_length"] == 50_000
+    # 120 s call limit: the direct fetch (30 s) must still fit after the gateway gave up.
+    assert 85.0 < asked["timeout_s"] < 88.0
+
+
+@pytest.mark.parametrize(
+    ("configured", "left", "fallback", "expected"),
+    [(90.0, None, 30.0, 90.0), (90.0, 120.0, 30.0, 89.0), (90.0, 40.0, 30.0, 9.0),
+     (15.0, 10.0, 15.0, 1.0)],
+)  # fmt: skip
+def test_gateway_budget_leaves_room_for_the_fallback(
+    configured: float, left: float | None, fallback: float, expected: float
+) -> None:
+    from openmono_worker.web._http import gateway_budget
+
+    assert gateway_budget(configured, left, fallback) == expected
 
 
 def test_fetch_falls_back_to_a_direct_fetch(

@@ -77,7 +77,9 @@ class WebFetch(Tool[Params]):
             max_length=params.max_length,
         )
         try:
-            page = run_cancellable(lambda: web_fetch(request, ctx.web, settings), ctx.cancel)
+            page = run_cancellable(
+                lambda: web_fetch(request, ctx.web, settings, ctx.timeout_s), ctx.cancel
+            )
         except FallbackError as exc:
             raise ToolError(f"WebFetch could not get {params.url}: {exc.reason}") from exc
         return ToolOutcome(render_page(page), truncated=page.truncated)

@@ -73,7 +73,8 @@ class WebSearch(Tool[Params]):
     def execute(self, params: Params, ctx: ToolContext) -> ToolOutcome:
         settings = WebToolSettings()
         answer = run_cancellable(
-            lambda: web_search(params.query, params.max_results, ctx.web, settings), ctx.cancel
+            lambda: web_search(params.query, params.max_results, ctx.web, settings, ctx.timeout_s),
+            ctx.cancel,
         )
         if answer.failure is not None:
             what = "degraded" if isinstance(answer.failure, SearchDegraded) else "failed"

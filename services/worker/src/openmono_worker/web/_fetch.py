@@ -6,6 +6,7 @@ cached probe and fetch directly (same SSRF guard as the scrape service)  4. say 
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass
 from typing import Literal
 
@@ -60,19 +61,28 @@ async def _direct_page(
 
 
 async def web_fetch(
-    request: ScrapeRequest, web: WebAccess, settings: WebToolSettings
+    request: ScrapeRequest,
+    web: WebAccess,
+    settings: WebToolSettings,
+    time_limit_s: float | None = None,
 ) -> FetchedPage:
-    """Fetch `request.url`; raises `FallbackError` when the fallback cannot get it either."""
+    """Fetch `request.url`; raises `FallbackError` when the fallback cannot get it either.
+
+    `time_limit_s` (the call's timeout) caps the gateway path so the direct fetch still fits.
+    """
+    start = time.monotonic()
     async with _http.client() as client:
         route = await resolve(client, "scrape", web, settings)
     reason = route.reason
     if route.gateway is not None:
+        left = None if time_limit_s is None else time_limit_s - (time.monotonic() - start)
+        timeout = _http.gateway_budget(settings.scrape_timeout_s, left, settings.fetch_timeout_s)
+        # The scrape service stops itself a little earlier and answers TIMEOUT, not a cut line.
+        request = request.model_copy(update={"timeout_s": min(120.0, max(1.0, timeout - 2.0))})
         # Scrapes run long (a browser may start); a client of their own keeps the timeout clear.
         async with _http.client() as client:
             try:
-                page = await _scrape.scrape(
-                    client, route.gateway, web.api_key, request, settings.scrape_timeout_s
-                )
+                page = await _scrape.scrape(client, route.gateway, web.api_key, request, timeout)
             except GatewayError as exc:
                 _probe.forget(route.gateway)
                 reason = exc.reason

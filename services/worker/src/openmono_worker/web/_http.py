@@ -31,6 +31,17 @@ def client(**kw: Any) -> httpx.AsyncClient:
     return httpx.AsyncClient(verify=_ssl_context(), **kw)
 
 
+def gateway_budget(configured_s: float, total_s: float | None, fallback_s: float) -> float:
+    """How long the gateway path may take so the fallback still fits in the call's time limit.
+
+    `total_s` is what is left of the call's `timeout_s` (None: no limit). At least 1 s, so a
+    tight limit still tries the gateway briefly before falling back.
+    """
+    if total_s is None:
+        return configured_s
+    return max(1.0, min(configured_s, total_s - fallback_s - 1.0))
+
+
 def bearer(api_key: str | None) -> dict[str, str]:
     """The gateway's auth header (none without a key: the gateway then answers 401)."""
     return {"Authorization": f"Bearer {api_key}"} if api_key else {}

@@ -6,6 +6,7 @@ gateway failure, forget the cached probe and take the fallback  4. say which pat
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass
 from typing import Literal
 
@@ -30,12 +31,20 @@ class SearchAnswer:
 
 
 async def web_search(
-    query: str, max_results: int, web: WebAccess, settings: WebToolSettings
+    query: str,
+    max_results: int,
+    web: WebAccess,
+    settings: WebToolSettings,
+    time_limit_s: float | None = None,
 ) -> SearchAnswer:
+    """Search; `time_limit_s` (the call's timeout) caps the gateway path so DuckDuckGo fits."""
+    start = time.monotonic()
     async with _http.client() as client:
         route = await resolve(client, "search", web, settings)
         reason = route.reason
         if route.gateway is not None:
+            left = None if time_limit_s is None else time_limit_s - (time.monotonic() - start)
+            timeout = _http.gateway_budget(settings.search_timeout_s, left, settings.ddg_timeout_s)
             try:
                 page = await _searxng.search(
                     client,
@@ -43,7 +52,7 @@ async def web_search(
                     web.api_key,
                     query,
                     max_results,
-                    settings.search_timeout_s,
+                    timeout,
                 )
             except GatewayError as exc:
                 _probe.forget(route.gateway)
