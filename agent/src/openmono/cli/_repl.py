@@ -14,6 +14,8 @@ from pathlib import Path
 from openmono_contracts.effects import AskUserEffect
 from prompt_toolkit import PromptSession
 from prompt_toolkit.history import FileHistory
+from prompt_toolkit.input import Input
+from prompt_toolkit.output import Output
 from rich.console import Console
 from rich.markup import escape
 
@@ -37,7 +39,14 @@ ANSWERS: dict[str, Answer] = {
 class Repl:
     """One interactive run; slash commands live in `_slash`."""
 
-    def __init__(self, opts: RunOptions, console: Console | None = None) -> None:
+    def __init__(
+        self,
+        opts: RunOptions,
+        console: Console | None = None,
+        *,
+        input: Input | None = None,
+        output: Output | None = None,
+    ) -> None:
         self.opts = opts
         self.console = console or Console(highlight=False)
         self.renderer = RichRenderer(self.console)
@@ -46,7 +55,9 @@ class Repl:
         self.agent: Agent | None = None
         history = self.settings.data_dir / "history"
         history.parent.mkdir(parents=True, exist_ok=True)
-        self.prompt: PromptSession[str] = PromptSession(history=FileHistory(str(history)))
+        self.prompt: PromptSession[str] = PromptSession(
+            history=FileHistory(str(history)), input=input, output=output
+        )
         self.running = True
 
     @property
