@@ -79,7 +79,14 @@ def test_html_format_is_the_cleaned_main_fragment() -> None:
 def test_html_format_of_the_whole_page_keeps_the_chrome() -> None:
     html = extract(article_page(), PAGE_URL, "html", False).content
     assert "About us" in html and "Sidebar teaser one" in html
-    assert 'href="/about"' in html  # the page's own markup, only cleaned
+    assert '<a href="https://example.com/about">About us</a>' in html  # cleaned, links absolute
+
+
+def test_html_format_links_are_absolute() -> None:
+    extra = '<p>See <a href="/tides">the tide tables</a> and <a href="javascript:x()">this</a>.</p>'
+    html = extract(article_page(extra), PAGE_URL, "html", True).content
+    assert '<a href="https://example.com/tides">the tide tables</a>' in html
+    assert "javascript" not in html
 
 
 def test_latin1_page_already_decoded() -> None:

@@ -110,6 +110,16 @@ def test_links_are_absolute() -> None:
     assert "a script link" in md and "javascript:" not in md
 
 
+def test_links_resolve_against_the_base_element() -> None:
+    page = article_page(
+        '<p>Read <a href="guide.html">the harbour guide</a> first.</p>',
+        head='<title>T</title><base href="https://docs.example.net/v2/">',
+    )
+    for main_content in (True, False):
+        md = extract(page, PAGE_URL, "markdown", main_content).content
+        assert "[the harbour guide](https://docs.example.net/v2/guide.html)" in md
+
+
 def test_whole_page_links_are_absolute_too() -> None:
     md = _markdown("", main_content=False)
     assert "[About us](https://example.com/about)" in md

@@ -23,6 +23,7 @@ from openmono_contracts.scrape import ScrapeFormat
 
 from ._code import protect_code_blocks, restore_code_blocks
 from ._dom import body_of, parse_html, remove_invisible, text_of
+from ._links import absolutize_links, document_base
 from ._main import select_main
 from ._markdown import Renderer
 from ._paragraphs import wrap_bare_text
@@ -56,6 +57,7 @@ def _extract(html: str, url: str, fmt: ScrapeFormat, main_content: bool) -> Extr
         return Extracted(title=None, content="")
     title = find_title(root)
     headlines = headline_candidates(root)
+    base_url = document_base(root, url)
     remove_invisible(root)
     chosen: Any = None
     if main_content:
@@ -66,13 +68,14 @@ def _extract(html: str, url: str, fmt: ScrapeFormat, main_content: bool) -> Extr
             restore_code_blocks(root, store)
     if chosen is None:
         chosen = body_of(root)
-    return Extracted(title=title, content=_render(chosen, url, fmt))
+    return Extracted(title=title, content=_render(chosen, base_url, fmt))
 
 
-def _render(element: Any, url: str, fmt: ScrapeFormat) -> str:
+def _render(element: Any, base_url: str, fmt: ScrapeFormat) -> str:
     if fmt == "html":
         if not text_of(element).strip():
             return ""
+        absolutize_links(element, base_url)
         return str(lxml_html.tostring(element, encoding="unicode", method="html")).strip()
-    text = Renderer(url, markdown=fmt == "markdown").render(element)
+    text = Renderer(base_url, markdown=fmt == "markdown").render(element)
     return text if text.strip() else ""

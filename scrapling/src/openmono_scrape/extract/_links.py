@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from typing import Any
 from urllib.parse import urljoin
 
 _UNSAFE_SCHEMES = ("javascript:", "vbscript:", "data:", "about:", "blob:")
@@ -19,3 +20,26 @@ def absolute_url(base_url: str, href: str | None) -> str | None:
         return urljoin(base_url, href) if base_url else href
     except ValueError:  # e.g. an unbalanced IPv6 bracket in the host
         return None
+
+
+def document_base(root: Any, url: str) -> str:
+    """What relative links resolve against: the page's first `<base href>`, else its URL."""
+    for base in root.iter("base"):
+        resolved = absolute_url(url, base.get("href"))
+        if resolved and resolved.startswith(("http://", "https://")):
+            return resolved
+        break
+    return url
+
+
+def absolutize_links(element: Any, base_url: str) -> None:
+    """Make `href`/`src` absolute in an HTML fragment; drop script pseudo-links."""
+    for tag, attribute in (("a", "href"), ("img", "src")):
+        for node in element.iter(tag):
+            if node.get(attribute) is None:
+                continue
+            resolved = absolute_url(base_url, node.get(attribute))
+            if resolved is None:
+                del node.attrib[attribute]
+            else:
+                node.set(attribute, resolved)
