@@ -10,20 +10,30 @@ from openmono.config._edit import get_value, set_value, settings_file
 from openmono.config._errors import ConfigError
 from openmono.config._load import find_project_file, load_settings, user_settings_file
 from openmono.config._settings import (
+    AcpSettings,
+    HookCommand,
+    HookSettings,
     LLMSettings,
+    McpServerSettings,
     Mode,
     PermissionSettings,
     Settings,
+    SubagentSettings,
     ToolRules,
     WebSettings,
 )
 
 __all__ = [
+    "AcpSettings",
     "ConfigError",
+    "HookCommand",
+    "HookSettings",
     "LLMSettings",
+    "McpServerSettings",
     "Mode",
     "PermissionSettings",
     "Settings",
+    "SubagentSettings",
     "ToolRules",
     "WebSettings",
     "find_project_file",

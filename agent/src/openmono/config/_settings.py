@@ -76,6 +76,66 @@ class PermissionSettings(BaseModel):
     mode: Mode = "agent"
 
 
+class HookCommand(BaseModel):
+    """One hook: a shell command run with the event's JSON on stdin (see `openmono.hooks`).
+
+    `matcher` picks tools by name (a regex over the whole name, `*` = every tool); `input` narrows
+    further to calls whose JSON arguments contain that text, or match it as `re:REGEX`.
+    """
+
+    model_config = ConfigDict(extra="forbid")
+
+    command: str
+    matcher: str = "*"
+    input: str | None = None
+    timeout_s: float = Field(default=30.0, gt=0, le=3600)
+
+
+class HookSettings(BaseModel):
+    """Hooks per event; each runs in its own process group and is killed on its timeout."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    session_start: list[HookCommand] = Field(default_factory=list)
+    pre_tool_use: list[HookCommand] = Field(default_factory=list)
+    post_tool_use: list[HookCommand] = Field(default_factory=list)
+    stop: list[HookCommand] = Field(default_factory=list)
+
+
+class McpServerSettings(BaseModel):
+    """An MCP server: a command over stdio, or a streamable-HTTP `url` (see `openmono.mcp`)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    command: str | None = None
+    args: list[str] = Field(default_factory=list)
+    env: dict[str, str] = Field(default_factory=dict)
+    cwd: Path | None = None
+    url: str | None = None
+    headers: dict[str, str] = Field(default_factory=dict)
+    enabled: bool = True
+    connect_timeout_s: float = Field(default=30.0, gt=0)
+    call_timeout_s: float = Field(default=120.0, gt=0)
+
+
+class AcpSettings(BaseModel):
+    """`openmono serve`: where the HTTP/SSE ACP server listens and the bearer it wants."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    host: str = "127.0.0.1"
+    port: int = Field(default=7475, ge=0, le=65535)
+    token: SecretStr | None = None
+
+
+class SubagentSettings(BaseModel):
+    """The `Agent` tool: how many model rounds a sub-agent gets at most."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    max_turns: int = Field(default=20, ge=1, le=200)
+
+
 class Settings(BaseSettings):
     """Everything the agent core reads at startup."""
 
@@ -95,6 +155,10 @@ class Settings(BaseSettings):
     data_dir: Path = Path("~/.openmono")
     broker_url: str | None = None
     workspace: Path | None = None
+    hooks: HookSettings = Field(default_factory=HookSettings)
+    mcp_servers: dict[str, McpServerSettings] = Field(default_factory=dict)
+    acp: AcpSettings = Field(default_factory=AcpSettings)
+    subagents: SubagentSettings = Field(default_factory=SubagentSettings)
 
     @field_validator("data_dir", mode="after")
     @classmethod

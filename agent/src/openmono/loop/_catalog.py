@@ -47,6 +47,15 @@ class ToolCatalog:
         skip = set(exclude)
         return cls(s for s in tool_specs() if s["name"] not in skip)
 
+    def add(self, spec: ToolSpec, flags: ToolFlags) -> None:
+        """Offer one more tool (an agent-side one: an MCP tool, `Agent`); replaces a same name."""
+        self.specs[spec.name] = spec
+        self.flags[spec.name] = flags
+
+    def remove(self, name: str) -> None:
+        self.specs.pop(name, None)
+        self.flags.pop(name, None)
+
     def flags_of(self, name: str) -> ToolFlags:
         return self.flags.get(name, ToolFlags(read_only=False, concurrency_safe=False))
 

@@ -2,9 +2,11 @@
 
 Pipeline per call: 1. parse the JSON arguments  2. validate them with the tool's own pydantic model
 3. workspace sanity (the worker's path guard: no escape, symlinks resolved)  4. mode guard (plan/ask
-are read-only)  5. permission engine (may ask the user)  6. snapshot files about to be written (for
-/undo)  7. execute through the Executor  8. turn the result into a message (artifact reference,
-effects). A call refused at any step becomes an error result the model reads; it is never dropped.
+are read-only)  5. permission engine (may ask the user)  6. pre-tool hooks (may block)
+7. snapshot files about to be written (for /undo)  8. execute through the Executor, or the
+agent-side `Toolset` that owns the name (MCP tools, `Agent`)  9. post-tool hooks  10. turn the
+result into a message (artifact reference, effects). A call refused at any step becomes an error
+result the model reads; it is never dropped.
 
 Consecutive read-only, concurrency-safe calls are prepared in order, then executed together.
 """
@@ -30,6 +32,7 @@ from openmono.executor import Executor
 from openmono.llm import ToolCallComplete
 from openmono.loop._catalog import ToolCatalog
 from openmono.loop._events import EventSink, PermissionAsked, ToolFinished, ToolStarted
+from openmono.loop._extensions import ToolHooks, Toolset
 from openmono.permissions import (
     Answer,
     Approver,
@@ -86,6 +89,8 @@ class Dispatcher:
         approver: Approver | None = None,
         asker: Asker | None = None,
         snapshots: Snapshots | None = None,
+        toolsets: Sequence[Toolset] = (),
+        hooks: ToolHooks | None = None,
     ) -> None:
         self.executor = executor
         self.catalog = catalog
@@ -94,6 +99,11 @@ class Dispatcher:
         self.approver = approver
         self.asker = asker
         self.snapshots = snapshots
+        self.toolsets: list[Toolset] = list(toolsets)
+        self.hooks = hooks
+
+    def toolset_for(self, name: str) -> Toolset | None:
+        return next((t for t in self.toolsets if t.owns(name)), None)
 
     async def run(
         self,
@@ -167,14 +177,20 @@ class Dispatcher:
         if not isinstance(args, dict):
             return self._refuse(call, "arguments must be a JSON object", emit, denied=False)
         # 2. schema validation with the tool's own Params model
-        tool = get_tool(call.name)
-        if tool is None or call.name not in self.catalog.specs:
+        toolset = self.toolset_for(call.name)
+        tool = None if toolset else get_tool(call.name)
+        if (tool is None and toolset is None) or call.name not in self.catalog.specs:
             known = ", ".join(self.catalog.specs)
             return self._refuse(
                 call, f"unknown tool {call.name!r}; known tools: {known}", emit, False
             )
+        if toolset is not None:
+            invalid = toolset.check(call.name, args)
+            if invalid:
+                return self._refuse(call, invalid, emit, denied=False)
         try:
-            tool.parse(args)
+            if tool is not None:
+                tool.parse(args)
         except ValidationError as exc:
             return self._refuse(call, format_validation_error(call.name, exc), emit, denied=False)
         flags = self.catalog.flags_of(call.name)
@@ -199,7 +215,25 @@ class Dispatcher:
         )
         if decision.action != "allow":
             return self._refuse(call, f"permission denied: {decision.reason}", emit, denied=True)
+        # 6. pre-tool hooks
+        if self.hooks is not None:
+            blocked = await self.hooks.pre_tool_use(self._request(call, args))
+            if blocked is not None:
+                return self._refuse(
+                    call, f"blocked by a pre_tool_use hook: {blocked}", emit, denied=True
+                )
         return _Prepared(call, args)
+
+    def _request(self, call: ToolCallComplete, args: dict[str, Any]) -> ToolRequest:
+        return ToolRequest(
+            tool=call.name,
+            params=args,
+            call_id=call.id,
+            session_id=self.ctx.session_id,
+            workspace=str(self.ctx.workspace),
+            timeout_s=self.ctx.timeout_s,
+            web=self.ctx.web,
+        )
 
     async def _exit_plan(
         self, call: ToolCallComplete, args: dict[str, Any], mode: Mode, emit: EventSink
@@ -243,26 +277,25 @@ class Dispatcher:
 
     async def _execute(self, prepared: _Prepared, turn: str, emit: EventSink) -> CallOutcome:
         call, args = prepared.call, prepared.args
-        # 6. snapshots for /undo (only where the workspace is on this machine)
+        # 7. snapshots for /undo (only where the workspace is on this machine)
         if self.snapshots is not None and call.name in WRITE_TOOLS:
             from openmono.permissions import call_paths
 
             for path in call_paths(call.name, args, self.ctx.workspace):
                 self.snapshots.save(turn, path)
         emit(ToolStarted(call_id=call.id, name=call.name, arguments=args))
-        # 7. execute
-        request = ToolRequest(
-            tool=call.name,
-            params=args,
-            call_id=call.id,
-            session_id=self.ctx.session_id,
-            workspace=str(self.ctx.workspace),
-            timeout_s=self.ctx.timeout_s,
-            web=self.ctx.web,
-        )
-        result = await self.executor.run(request)
-        # 8. the message for the model
+        # 8. execute (an agent-side toolset, else the executor)
+        request = self._request(call, args)
+        toolset = self.toolset_for(call.name)
+        if toolset is not None:
+            result = await toolset.call(request, emit)
+        else:
+            result = await self.executor.run(request)
+        # 9. post-tool hooks; 10. the message for the model
+        note = await self.hooks.post_tool_use(request, result) if self.hooks else None
         content = await self._content(result)
+        if note:
+            content += f"\n[post_tool_use hook] {note}"
         emit(
             ToolFinished(
                 call_id=call.id,
