@@ -3,6 +3,10 @@
 `open_agent(settings, workspace, ...)` builds everything from the settings (or takes a ready
 `Model` / `Executor`, as tests and benchmarks do), probes the server for the real `n_ctx`, and
 creates or resumes the session. `Agent.aclose()` releases the executor and the HTTP client.
+
+Extensions (`_extend`): hooks from `settings.hooks` (session_start when the session opens, stop
+after each turn, pre/post tool use in the pipeline), the MCP servers' tools (`settings.mcp_servers`,
+or a manager the surface shares between sessions) and the `Agent` tool for sub-agents.
 """
 
 from __future__ import annotations
@@ -11,6 +15,7 @@ import contextlib
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from openmono_contracts import WebAccess
 from openmono_worker import WorkerSettings
@@ -20,7 +25,7 @@ from openmono.executor import Executor, select_executor
 from openmono.llm import LLMError, LLMSettings, Model, ModelInfo, OpenAICompatModel
 from openmono.loop._catalog import ToolCatalog
 from openmono.loop._dispatch import Asker, DispatchContext, Dispatcher
-from openmono.loop._events import EventSink, TurnDone, discard
+from openmono.loop._events import EventSink, Notice, TurnDone, discard
 from openmono.loop._prompt import build_system_prompt
 from openmono.loop._run import AgentLoop, LoopOptions
 from openmono.loop._state import Conversation, replay
@@ -32,6 +37,10 @@ from openmono.sessions import (
     Snapshots,
     first_user_text,
 )
+
+if TYPE_CHECKING:
+    from openmono.hooks import HookRunner
+    from openmono.mcp import McpManager, McpToolset
 
 
 def llm_settings(settings: Settings) -> LLMSettings:
@@ -75,17 +84,28 @@ class Agent:
     permissions: PermissionEngine
     _titled: bool = False
     _owned: list[object] = field(default_factory=list)
+    hooks: HookRunner | None = None
+    mcp: McpToolset | None = None
+    pending_notices: list[str] = field(default_factory=list)
 
     async def run_turn(self, prompt: str, emit: EventSink = discard) -> TurnDone:
         if not self._titled:
             self.store.set_title(self.session_id, prompt)
             self._titled = True
-        return await self.loop.run_turn(prompt, emit)
+        while self.pending_notices:
+            emit(Notice(level="warning", message=self.pending_notices.pop(0)))
+        done = await self.loop.run_turn(prompt, emit)
+        if self.hooks:
+            for problem in await self.hooks.stop(done.reason, done.text):
+                emit(Notice(level="warning", message=problem))
+        return done
 
     def undo(self) -> list[Path]:
         return self.snapshots.undo()
 
     async def aclose(self) -> None:
+        if self.mcp is not None:
+            self.mcp.close()
         self.writer.close()
         for resource in self._owned:
             aclose = getattr(resource, "aclose", None)
@@ -114,8 +134,12 @@ async def open_agent(
     model: Model | None = None,
     executor: Executor | None = None,
     probe: bool = True,
+    mcp: McpManager | None = None,
 ) -> Agent:
-    """Build an agent session for `workspace` (created, or resumed from `resume`)."""
+    """Build an agent session for `workspace` (created, or resumed from `resume`).
+
+    `mcp`: a started manager shared by several sessions; without one, the session starts (and
+    owns) its own for `settings.mcp_servers`."""
     owned: list[object] = []
     if model is None:
         model = OpenAICompatModel(llm_settings(settings))
@@ -136,7 +160,45 @@ async def open_agent(
                     await aclose()
         raise
     agent._owned = owned
+    try:
+        await _extend(agent, settings, mcp)
+    except BaseException:
+        await agent.aclose()
+        raise
     return agent
+
+
+async def _extend(agent: Agent, settings: Settings, mcp: McpManager | None) -> None:
+    """Hooks, MCP tools and the `Agent` tool, plugged into the loop's extension points."""
+    from openmono.hooks import HookRunner
+    from openmono.subagents import AgentTool
+
+    dispatcher, loop = agent.loop.dispatcher, agent.loop
+    hooks = HookRunner(settings.hooks, agent.workspace, agent.session_id)
+    if hooks:
+        agent.hooks = dispatcher.hooks = hooks
+        agent.pending_notices += await hooks.session_start()
+    if mcp is None and any(s.enabled for s in settings.mcp_servers.values()):
+        from openmono.mcp import McpManager
+
+        mcp = McpManager(settings.mcp_servers, log_dir=settings.data_dir / "logs" / "mcp")
+        mcp.start()
+        agent._owned.append(mcp)
+    if mcp:
+        from openmono.mcp import McpToolset
+
+        agent.mcp = McpToolset(mcp, dispatcher.catalog)
+        dispatcher.toolsets.append(agent.mcp)
+    system_prompt = loop._system_prompt or (lambda _m: loop.conv.system)
+    AgentTool(
+        dispatcher,
+        agent.model,
+        loop.options,
+        system_prompt,
+        lambda: loop.mode,
+        agent.store.root / agent.session_id / "agents",
+        max_turns=settings.subagents.max_turns,
+    ).install()
 
 
 def _assemble(

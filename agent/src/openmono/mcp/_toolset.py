@@ -1,0 +1,201 @@
+"""The MCP servers' tools as one agent's `Toolset`, plus two tools for their resources.
+
+Server tools are offered as `mcp__{server}__{tool}`; `ListMcpResources` {server?} lists what the
+servers expose and `ReadMcpResource` {server, uri} reads one. All of them pass through the same
+pipeline as built-in tools (mode guard, permission engine, hooks). A tool is read-only only when
+its server marks it so (`readOnlyHint`); everything else asks before it runs.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from typing import Any
+
+import mcp.types as mt
+from openmono_contracts import ToolRequest, ToolResult
+from pydantic import AnyUrl, BaseModel, Field, ValidationError
+
+from openmono.llm import ToolSpec
+from openmono.loop import EventSink, ToolCatalog, ToolFlags
+from openmono.mcp._connection import RemoteTool, ServerConnection
+from openmono.mcp._errors import McpClientError
+from openmono.mcp._manager import McpManager
+
+LIST_RESOURCES, READ_RESOURCE = "ListMcpResources", "ReadMcpResource"
+LIST_TIMEOUT_S = 30.0
+
+
+class ListParams(BaseModel):
+    server: str | None = Field(default=None, description="Only this server (default: all).")
+
+
+class ReadParams(BaseModel):
+    server: str = Field(description="The MCP server that exposes the resource.")
+    uri: str = Field(description="The resource's URI, as ListMcpResources showed it.")
+
+
+def _schema(model: type[BaseModel]) -> dict[str, Any]:
+    schema = model.model_json_schema()
+    schema.pop("title", None)
+    for prop in schema.get("properties", {}).values():
+        prop.pop("title", None)
+    return schema
+
+
+RESOURCE_SPECS = (
+    ToolSpec(
+        name=LIST_RESOURCES,
+        description="List the resources (files, documents, data) the MCP servers expose.",
+        parameters=_schema(ListParams),
+    ),
+    ToolSpec(
+        name=READ_RESOURCE,
+        description="Read one resource of an MCP server by its URI.",
+        parameters=_schema(ReadParams),
+    ),
+)
+
+
+def render(result: mt.CallToolResult) -> str:
+    """A tool result as text for the model."""
+    parts: list[str] = []
+    for block in result.content:
+        if isinstance(block, mt.TextContent):
+            parts.append(block.text)
+        elif isinstance(block, mt.ImageContent | mt.AudioContent):
+            parts.append(f"[{block.type}: {block.mimeType}, {len(block.data)} base64 chars]")
+        elif isinstance(block, mt.EmbeddedResource):
+            res = block.resource
+            text = res.text if isinstance(res, mt.TextResourceContents) else "[binary]"
+            parts.append(f"[resource {res.uri}]\n{text}")
+        elif isinstance(block, mt.ResourceLink):
+            parts.append(f"[resource link {block.uri}] {block.name}")
+    if not parts and result.structuredContent is not None:
+        parts.append(json.dumps(result.structuredContent, ensure_ascii=False))
+    return "\n".join(parts)
+
+
+class McpToolset:
+    """One session's view of the manager's tools; keeps its catalog in step with the servers."""
+
+    def __init__(self, manager: McpManager, catalog: ToolCatalog) -> None:
+        self.manager = manager
+        self.catalog = catalog
+        self._tools: dict[str, RemoteTool] = {}
+        manager.subscribe(self._on_change)
+        self.refresh()
+
+    def close(self) -> None:
+        self.manager.unsubscribe(self._on_change)
+
+    def _on_change(self, _conn: ServerConnection) -> None:
+        self.refresh()
+
+    def refresh(self) -> None:
+        """Offer every tool the servers listed (kept while a server reconnects)."""
+        if self.manager:
+            for spec in RESOURCE_SPECS:
+                self.catalog.add(spec, ToolFlags(read_only=True, concurrency_safe=True))
+        for tool in self.manager.tools():
+            self._tools[tool.exposed] = tool
+            spec = ToolSpec(
+                name=tool.exposed,
+                description=f"[MCP server {tool.server}] {tool.description}",
+                parameters=tool.schema,
+            )
+            flags = ToolFlags(read_only=tool.read_only, concurrency_safe=tool.read_only)
+            self.catalog.add(spec, flags)
+
+    # -- the Toolset protocol -----------------------------------------------------------------
+    def owns(self, name: str) -> bool:
+        resource_tool = name in (LIST_RESOURCES, READ_RESOURCE)
+        return name in self._tools or (bool(self.manager) and resource_tool)
+
+    def check(self, name: str, args: dict[str, Any]) -> str | None:
+        try:
+            if name == LIST_RESOURCES:
+                ListParams.model_validate(args)
+            elif name == READ_RESOURCE:
+                ReadParams.model_validate(args)
+        except ValidationError as exc:
+            return f"invalid arguments for {name}: {exc.errors()[0]['msg']}"
+        tool = self._tools.get(name)
+        if tool is not None:
+            missing = [k for k in tool.schema.get("required", []) if k not in args]
+            if missing:
+                return f"invalid arguments for {name}: missing {', '.join(missing)}"
+        return None
+
+    async def call(self, request: ToolRequest, emit: EventSink) -> ToolResult:
+        started = time.monotonic()
+        try:
+            if request.tool == LIST_RESOURCES:
+                output = await self._list(ListParams.model_validate(request.params))
+                ok, error = True, None
+            elif request.tool == READ_RESOURCE:
+                output = await self._read(ReadParams.model_validate(request.params))
+                ok, error = True, None
+            else:
+                output, ok, error = await self._call(request)
+        except McpClientError as exc:
+            output, ok, error = "", False, str(exc)
+        elapsed = (time.monotonic() - started) * 1000
+        return ToolResult(
+            call_id=request.call_id, ok=ok, output=output, error=error, elapsed_ms=elapsed
+        )
+
+    def _conn(self, server: str) -> ServerConnection:
+        conn = self.manager.connections.get(server)
+        if conn is None:
+            known = ", ".join(self.manager.connections) or "none"
+            raise McpClientError(f"no MCP server {server!r} (configured: {known})")
+        return conn
+
+    async def _call(self, request: ToolRequest) -> tuple[str, bool, str | None]:
+        tool = self._tools[request.tool]
+        conn = self._conn(tool.server)
+        result: mt.CallToolResult = await conn.request(
+            f"the call to {tool.name}",
+            lambda s: s.call_tool(tool.name, request.params),
+            conn.settings.call_timeout_s,
+        )
+        text = render(result)
+        if result.isError:
+            return "", False, text or f"{tool.name} failed (no details from the server)"
+        return text, True, None
+
+    async def _list(self, params: ListParams) -> str:
+        names = [params.server] if params.server else list(self.manager.connections)
+        lines: list[str] = []
+        for name in names:
+            conn = self._conn(name)
+            if conn.state == "connected" and not conn.has_resources:
+                lines.append(f"{name}: (this server exposes no resources)")
+                continue
+            try:
+                page: mt.ListResourcesResult = await conn.request(
+                    "resources/list", lambda s: s.list_resources(), LIST_TIMEOUT_S
+                )
+            except McpClientError as exc:
+                lines.append(f"{name}: {exc}")
+                continue
+            if not page.resources:
+                lines.append(f"{name}: (no resources)")
+            for r in page.resources:
+                about = f" — {r.description}" if r.description else ""
+                lines.append(f"{name}: {r.uri} ({r.name}){about}")
+        return "\n".join(lines) or "(no MCP servers)"
+
+    async def _read(self, params: ReadParams) -> str:
+        conn = self._conn(params.server)
+        result: mt.ReadResourceResult = await conn.request(
+            "resources/read",
+            lambda s: s.read_resource(AnyUrl(params.uri)),
+            conn.settings.call_timeout_s,
+        )
+        parts = [
+            c.text if isinstance(c, mt.TextResourceContents) else f"[binary {c.mimeType}]"
+            for c in result.contents
+        ]
+        return "\n".join(parts)

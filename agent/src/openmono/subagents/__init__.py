@@ -1,0 +1,21 @@
+"""Sub-agents: the `Agent` tool runs a typed child loop with a fresh context for one task.
+
+Types (`AGENT_TYPES`): general-purpose, Explore, Plan, Coder, Verify, each with a tool allow-list
+(wildcards allowed), a mode and a turn cap. `AgentTool` is the loop `Toolset` that serves `Agent`.
+"""
+
+from openmono.subagents._errors import SubagentError
+from openmono.subagents._tool import NAME, AgentTool, Params, agent_spec
+from openmono.subagents._types import AGENT_TYPES, NEVER_HANDED_DOWN, AgentType, get_type
+
+__all__ = [
+    "AGENT_TYPES",
+    "NAME",
+    "NEVER_HANDED_DOWN",
+    "AgentTool",
+    "AgentType",
+    "Params",
+    "SubagentError",
+    "agent_spec",
+    "get_type",
+]

@@ -1,0 +1,197 @@
+"""The `Agent` tool: runs a sub-agent (a fresh loop) for one task and returns its final answer.
+
+The child gets: a fresh conversation (the parent's system prompt plus the type's instructions, then
+the task), the tools its type allows out of the parent's own catalog, the parent's permission
+engine and approver (a child's denial is the parent's denial, and what the user allows or denies
+for the session holds for both), the parent's executor, hooks and MCP tools, and a turn cap. Its
+transcript is a session file under the parent's session folder:
+`<data>/sessions/<parent id>/agents/<child id>.jsonl`. The child's tool calls are reported to the
+parent's surface with ids `<Agent call id>/<child call id>`.
+
+The tool itself counts as read-only for the parent's mode guard: in plan or ask mode the child runs
+in ask mode, so it still cannot change anything.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from openmono_contracts import ToolRequest, ToolResult
+from pydantic import BaseModel, Field, ValidationError
+
+from openmono.llm import Model, ToolSpec
+from openmono.loop import (
+    AgentLoop,
+    Conversation,
+    Dispatcher,
+    EventSink,
+    LoopEvent,
+    LoopOptions,
+    PermissionAsked,
+    ToolCatalog,
+    ToolFinished,
+    ToolFlags,
+    ToolStarted,
+)
+from openmono.permissions import Mode
+from openmono.sessions import SessionHeader, SessionWriter, new_session_id
+from openmono.subagents._errors import SubagentError
+from openmono.subagents._types import AGENT_TYPES, AgentType, get_type
+
+NAME = "Agent"
+
+
+class Params(BaseModel):
+    description: str = Field(description="A short (3-5 word) description of the task.")
+    prompt: str = Field(description="The task for the sub-agent, with all the context it needs.")
+    agent_type: str = Field(
+        default="general-purpose",
+        description="The kind of sub-agent: " + ", ".join(AGENT_TYPES) + ".",
+    )
+
+
+def _description() -> str:
+    kinds = "\n".join(f"- {t.name}: {t.description}" for t in AGENT_TYPES.values())
+    return (
+        "Start a sub-agent with a fresh context for a self-contained task; it works on its own "
+        "and returns only its final answer. Give it everything it needs in `prompt`.\n" + kinds
+    )
+
+
+def agent_spec() -> ToolSpec:
+    schema = Params.model_json_schema()
+    schema.pop("title", None)
+    for prop in schema.get("properties", {}).values():
+        prop.pop("title", None)
+    return ToolSpec(name=NAME, description=_description(), parameters=schema)
+
+
+class AgentTool:
+    """The `Toolset` serving `Agent` for one parent loop (see the module docstring)."""
+
+    def __init__(
+        self,
+        parent: Dispatcher,
+        model: Model,
+        options: LoopOptions,
+        system_prompt: Callable[[Mode], str],
+        parent_mode: Callable[[], Mode],
+        transcripts: Path,
+        *,
+        max_turns: int = 20,
+    ) -> None:
+        self.parent = parent
+        self.model = model
+        self.options = options
+        self.system_prompt = system_prompt
+        self.parent_mode = parent_mode
+        self.transcripts = transcripts
+        self.max_turns = max_turns
+        self.children: list[Path] = []
+
+    def install(self) -> None:
+        """Offer `Agent` in the parent's catalog and serve it from the parent's dispatcher."""
+        self.parent.catalog.add(agent_spec(), ToolFlags(read_only=True, concurrency_safe=False))
+        self.parent.toolsets.append(self)
+
+    # -- the Toolset protocol -----------------------------------------------------------------
+    def owns(self, name: str) -> bool:
+        return name == NAME
+
+    def check(self, name: str, args: dict[str, Any]) -> str | None:
+        try:
+            get_type(Params.model_validate(args).agent_type)
+        except ValidationError as exc:
+            first = exc.errors()[0]
+            where = ".".join(str(p) for p in first["loc"]) or "arguments"
+            return f"invalid arguments for Agent: {where}: {first['msg']}"
+        except SubagentError as exc:
+            return str(exc)
+        return None
+
+    async def call(self, request: ToolRequest, emit: EventSink) -> ToolResult:
+        started = time.monotonic()
+        params = Params.model_validate(request.params)
+        kind = get_type(params.agent_type)
+        loop, writer, child_id = self._child(kind, params, request.call_id)
+        try:
+            done = await loop.run_turn(params.prompt, self._relay(request.call_id, emit))
+        finally:
+            writer.close()
+        elapsed = (time.monotonic() - started) * 1000
+        where = f"[sub-agent {kind.name} {child_id}; transcript {writer.path}]"
+        if done.reason == "stop":
+            output = f"{done.text}\n{where}" if done.text else f"(no answer)\n{where}"
+            return ToolResult(call_id=request.call_id, ok=True, output=output, elapsed_ms=elapsed)
+        error = f"the sub-agent stopped early ({done.reason}: {done.error or 'no detail'})"
+        partial = f"Partial answer:\n{done.text}\n{where}" if done.text else where
+        return ToolResult(
+            call_id=request.call_id, ok=False, output=partial, error=error, elapsed_ms=elapsed
+        )
+
+    # -- building the child -------------------------------------------------------------------
+    def child_mode(self, kind: AgentType) -> Mode:
+        return kind.mode if self.parent_mode() == "agent" else "ask"
+
+    def child_catalog(self, kind: AgentType) -> ToolCatalog:
+        catalog = ToolCatalog([])
+        for name in kind.select(self.parent.catalog.specs):
+            catalog.add(self.parent.catalog.specs[name], self.parent.catalog.flags_of(name))
+        return catalog
+
+    def _child(
+        self, kind: AgentType, params: Params, call_id: str
+    ) -> tuple[AgentLoop, SessionWriter, str]:
+        mode = self.child_mode(kind)
+        child_id = new_session_id()
+        header = SessionHeader(
+            session_id=child_id,
+            working_directory=str(self.parent.ctx.workspace),
+            mode=mode,
+            parent_session=self.parent.ctx.session_id,
+            parent_call_id=call_id,
+            agent_type=kind.name,
+            description=params.description,
+        )
+        writer = SessionWriter(self.transcripts / f"{child_id}.jsonl", header)
+        self.children.append(writer.path)
+        system = (
+            f"{self.system_prompt(mode)}\n\nYou are a sub-agent ({kind.name}) started by another "
+            f"agent for one task: {params.description}. {kind.instructions} Your final reply is "
+            "all the other agent will see."
+        )
+        dispatcher = Dispatcher(
+            self.parent.executor,
+            self.child_catalog(kind),
+            self.parent.permissions,
+            self.parent.ctx,
+            approver=self.parent.approver,
+            asker=self.parent.asker,
+            snapshots=self.parent.snapshots,
+            toolsets=[t for t in self.parent.toolsets if t is not self],
+            hooks=self.parent.hooks,
+        )
+        options = LoopOptions(
+            max_iterations=min(kind.max_turns, self.max_turns),
+            n_ctx=self.options.n_ctx,
+            max_tokens=self.options.max_tokens,
+            temperature=self.options.temperature,
+        )
+        loop = AgentLoop(
+            self.model, dispatcher, Conversation(system=system, writer=writer),
+            options=options, mode=mode,
+        )  # fmt: skip
+        return loop, writer, child_id
+
+    @staticmethod
+    def _relay(parent_call: str, emit: EventSink) -> EventSink:
+        """The child's tool activity, shown under the Agent call; its text stays private."""
+
+        def relay(event: LoopEvent) -> None:
+            if isinstance(event, ToolStarted | ToolFinished | PermissionAsked):
+                emit(event.model_copy(update={"call_id": f"{parent_call}/{event.call_id}"}))
+
+        return relay
