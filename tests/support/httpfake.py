@@ -65,7 +65,8 @@ def _handler_class(handle: Handler, seen: list[Seen], lock: threading.Lock) -> t
                 seen.append(request)
             reply = handle(request)
             self.send_response(reply.status)
-            self.send_header("Content-Type", reply.content_type)
+            if reply.content_type:  # "" = send no content type at all
+                self.send_header("Content-Type", reply.content_type)
             self.send_header("Content-Length", str(len(reply.body)))
             for key, value in reply.headers.items():
                 self.send_header(key, value)

@@ -140,3 +140,11 @@ def test_toml_writer_round_trips_awkward_strings() -> None:
         "rows": [{"name": "one", "v": 1}, {"name": "two", "v": 2}],
     }
     assert tomllib.loads(dumps(data)) == data
+
+
+def test_token_from_the_environment(box: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("FRP_AUTH_TOKEN", "from-env-token")
+    args = ["--server-addr", "relay.example.net", "--remote-port", "6001"]
+    res = tunnel(*args)
+    assert res.exit_code == 0, res.output
+    assert read_env(box / "compose.env")["FRP_AUTH_TOKEN"] == "from-env-token"

@@ -120,6 +120,8 @@ def page_server() -> Iterator[FakeServer]:
             return Reply(301, b"", headers={"Location": "/article"})
         if req.path == "/image":
             return Reply(200, b"\x89PNG\r\n", "image/png")
+        if req.path == "/untyped":
+            return Reply(200, ARTICLE.encode(), "")
         if req.path == "/notes.txt":
             return Reply(200, b"plain notes\nline two", "text/plain")
         return Reply(404, b"missing", "text/html")
@@ -477,3 +479,13 @@ async def test_works_when_called_inside_a_running_event_loop(
     res = call("WebSearch", {"query": "caddy"}, WebAccess(), tmp_path)
     assert res.ok, res.error
     assert ddg.queries() == ["caddy"]
+
+
+def test_direct_fetch_sniffs_html_without_a_content_type(
+    tmp_path: Path, page_server: FakeServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("WORKER_WEB_FETCH_ALLOW_CIDRS", "127.0.0.0/8")
+    res = call("WebFetch", {"url": f"{page_server.url}/untyped"}, WebAccess(), tmp_path)
+    assert res.ok, res.error
+    assert "Title: Local article" in res.output
+    assert "<article>" not in res.output

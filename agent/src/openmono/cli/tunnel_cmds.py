@@ -22,7 +22,12 @@ def tunnel() -> None:
 @tunnel.command("config")
 @click.option("--server-addr", required=True, help="The relay (frps) host name or address.")
 @click.option("--server-port", type=int, default=7000, show_default=True, help="frps bindPort.")
-@click.option("--token", required=True, help="frps auth.token (stored in .env, not the TOML).")
+@click.option(
+    "--token",
+    required=True,
+    envvar="FRP_AUTH_TOKEN",
+    help="frps auth.token, or env FRP_AUTH_TOKEN (kept in .env, not in the TOML).",
+)
 @click.option(
     "--remote-port", type=int, required=True, help="Port on the relay that agents connect to."
 )

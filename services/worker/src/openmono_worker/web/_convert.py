@@ -19,6 +19,12 @@ _BLOCK = frozenset(
 HTML_TYPES = frozenset({"text/html", "application/xhtml+xml"})
 
 
+def looks_like_html(text: str) -> bool:
+    """For answers without a content type: an HTML document starts like one."""
+    head = text[:1024].lstrip().lower()
+    return head.startswith(("<!doctype html", "<html")) or "<html" in head
+
+
 def title_of(page: str) -> str | None:
     match = _TITLE.search(page)
     if not match:

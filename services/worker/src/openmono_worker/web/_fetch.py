@@ -14,7 +14,7 @@ from openmono_contracts import NetGuard, ScrapeRequest, WebAccess
 
 from openmono_worker.web import _direct, _http, _probe, _scrape
 from openmono_worker.web._capability import resolve
-from openmono_worker.web._convert import HTML_TYPES, html_to_markdown, title_of
+from openmono_worker.web._convert import HTML_TYPES, html_to_markdown, looks_like_html, title_of
 from openmono_worker.web._errors import FallbackError, GatewayError
 from openmono_worker.web._settings import WebToolSettings
 
@@ -53,7 +53,7 @@ async def _direct_page(
         max_redirects=settings.fetch_max_redirects,
         user_agent=settings.user_agent,
     )
-    if raw.content_type in HTML_TYPES:
+    if raw.content_type in HTML_TYPES or (not raw.content_type and looks_like_html(raw.text)):
         return raw.url, raw.status, title_of(raw.text), html_to_markdown(raw.text, raw.url)
     if raw.content_type.startswith("text/") or raw.content_type in _TEXT_TYPES:
         return raw.url, raw.status, None, raw.text
