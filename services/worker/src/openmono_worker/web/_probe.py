@@ -30,6 +30,8 @@ class Probe:
 
 _cache: dict[str, Probe] = {}
 _lock = threading.Lock()
+# The clock the cache reads (a module attribute so tests can move time without sleeping).
+_clock = time.monotonic
 
 
 def forget(gateway: str) -> None:
@@ -47,7 +49,7 @@ def clear() -> None:
 def _cached(gateway: str) -> Probe | None:
     with _lock:
         hit = _cache.get(gateway)
-        if hit is not None and hit.expires_at > time.monotonic():
+        if hit is not None and hit.expires_at > _clock():
             return hit
         return None
 
@@ -79,7 +81,7 @@ async def probe(
         failure = f"/services unreachable ({type(exc).__name__})"
     except ValidationError:
         failure = "/services answered something that is not the capability JSON"
-    now = time.monotonic()
+    now = _clock()
     result = Probe(info, failure, now + (ttl_s if info is not None else failure_ttl_s))
     with _lock:
         _cache[gateway] = result
