@@ -42,9 +42,8 @@ def _cut(text: str, max_length: int | None) -> tuple[str, bool]:
     return text, False
 
 
-async def _direct_page(
-    url: str, max_length: int | None, settings: WebToolSettings
-) -> tuple[str, int, str | None, str]:
+async def _direct_page(url: str, settings: WebToolSettings) -> tuple[str, int, str | None, str]:
+    """Final URL, status, title and text of a guarded direct fetch."""
     raw = await _direct.fetch(
         url,
         NetGuard(settings.allow_cidrs),
@@ -102,7 +101,7 @@ async def web_fetch(
                     tuple(used),
                 )
     try:
-        final, status, title, text = await _direct_page(request.url, request.max_length, settings)
+        final, status, title, text = await _direct_page(request.url, settings)
     except FallbackError as exc:
         raise FallbackError(f"{exc.reason} (gateway not used: {reason})") from exc
     content, truncated = _cut(text, request.max_length)
