@@ -159,3 +159,16 @@ def test_inline_link_in_bare_div_text_stays_in_its_sentence() -> None:
         "as reported by the weekly *[Harbour Gazette](https://example.com/gazette)*, which has "
         "covered the port for decades."
     ) in md
+
+
+def test_headline_repeating_the_title_with_site_name_is_dropped() -> None:
+    page = article_page(head="<title>A Day in the Harbour Town | Example Media</title>")
+    result = extract(page, PAGE_URL, "markdown", True)
+    assert result.title == "A Day in the Harbour Town | Example Media"
+    assert result.content.startswith(PARAGRAPHS[0])
+
+
+def test_heading_that_is_not_the_title_stays() -> None:
+    page = article_page(head="<title>Harbour news - Example Media</title>")
+    content = extract(page, PAGE_URL, "markdown", True).content
+    assert content.startswith(f"# A Day in the Harbour Town\n\n{PARAGRAPHS[0]}")

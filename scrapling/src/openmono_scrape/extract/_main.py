@@ -18,7 +18,7 @@ from lxml import etree
 from ._cleanup import trim_boilerplate
 from ._code import CodeBlock, CodeStore, strip_markers
 from ._dom import drop_element, text_of
-from ._title import normalise
+from ._title import repeats_title
 
 LOGGER = logging.getLogger(__name__)
 
@@ -192,6 +192,6 @@ def _drop_repeated_headline(body: Any, headlines: set[str]) -> None:
         return
     for child in children[:_HEADLINE_WINDOW]:
         if child.tag in ("h1", "h2", "h3", "h4", "h5", "h6"):
-            if normalise(text_of(child)) in headlines:
+            if repeats_title(text_of(child), headlines):
                 drop_element(child)
             return

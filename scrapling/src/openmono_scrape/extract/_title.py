@@ -5,6 +5,8 @@ from __future__ import annotations
 from typing import Any
 
 MAX_TITLE_CHARS = 500
+# A heading this long that starts or ends the title is the headline with the site name cut off.
+MIN_PARTIAL_WORDS = 3
 
 
 def _clean(text: str | None) -> str | None:
@@ -34,15 +36,27 @@ def find_title(root: Any) -> str | None:
 
 
 def headline_candidates(root: Any) -> set[str]:
-    """Normalised forms of every title-like string, to recognise a duplicated headline."""
+    """Normalised forms of the page's title strings (`<title>`, og:title, twitter:title)."""
     found: set[str] = set()
-    for element in root.iter("title", "h1"):
+    for element in root.iter("title"):
         found.add(normalise(element.text_content()))
     for meta in root.iter("meta"):
         if meta.get("property", meta.get("name", "")).lower() in ("og:title", "twitter:title"):
             found.add(normalise(meta.get("content") or ""))
     found.discard("")
     return found
+
+
+def repeats_title(heading: str, candidates: set[str]) -> bool:
+    """Whether a heading only repeats the title, possibly without its " - Site name" part."""
+    heading = normalise(heading)
+    if not heading:
+        return False
+    if heading in candidates:
+        return True
+    if len(heading.split()) < MIN_PARTIAL_WORDS:
+        return False
+    return any(c.startswith(heading + " ") or c.endswith(" " + heading) for c in candidates)
 
 
 def normalise(text: str) -> str:
