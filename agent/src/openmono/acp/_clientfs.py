@@ -1,0 +1,126 @@
+"""FileRead / FileWrite through the editor (`fs/read_text_file`, `fs/write_text_file`).
+
+When the ACP client says it offers them, reads see the editor's buffers (unsaved changes too) and
+writes go through the editor (which may show or track them). Everything else, and any call the
+client fails to serve, runs on the inner executor as usual. Paths are checked with the worker's
+workspace guard before the client is asked, exactly as the worker would check them.
+"""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+from typing import Any, Protocol
+
+from openmono_contracts import ToolRequest, ToolResult
+from openmono_worker.workspace import display_path, resolve_path
+
+from openmono.executor import Executor
+
+DEFAULT_LIMIT = 2000
+MAX_LINE_CHARS = 2000
+
+
+class FsClient(Protocol):
+    async def read_text_file(
+        self, session_id: str, path: str, line: int | None = None, limit: int | None = None
+    ) -> Any: ...
+
+    async def write_text_file(self, session_id: str, path: str, content: str) -> Any: ...
+
+
+def numbered(text: str, start: int, shown: str, total: int | None = None) -> str:
+    """Lines prefixed with their numbers, like the worker's FileRead."""
+    lines = text.splitlines()
+    rows = []
+    for i, line in enumerate(lines):
+        cut = line[:MAX_LINE_CHARS] + " … [line cut]" if len(line) > MAX_LINE_CHARS else line
+        rows.append(f"{start + i:6d}\t{cut}")
+    body = "\n".join(rows) or f"({shown} is empty)"
+    last = start + len(lines) - 1
+    if total is not None and last < total:
+        body += (
+            f"\n\n[{shown}: showing lines {start}-{last} of {total}; "
+            f"continue with offset={last + 1}]"
+        )
+    return body
+
+
+class ClientFsExecutor:
+    """An `Executor` that serves FileRead / FileWrite through the client where it can."""
+
+    def __init__(
+        self, inner: Executor, client: FsClient, session_id: str, *, read: bool, write: bool
+    ) -> None:
+        self.inner = inner
+        self.client = client
+        self.session_id = session_id
+        self.read = read
+        self.write = write
+
+    async def run(self, req: ToolRequest) -> ToolResult:
+        if req.tool == "FileRead" and self.read:
+            result = await self._read(req)
+        elif req.tool == "FileWrite" and self.write:
+            result = await self._write(req)
+        else:
+            result = None
+        return result if result is not None else await self.inner.run(req)
+
+    async def cancel(self, call_id: str) -> None:
+        await self.inner.cancel(call_id)
+
+    async def aclose(self) -> None:
+        await self.inner.aclose()
+
+    def _path(self, req: ToolRequest) -> tuple[Path, str] | None:
+        workspace = Path(req.workspace)
+        try:
+            path = resolve_path(workspace, str(req.params["file_path"]))
+        except Exception:
+            return None  # the worker gives the proper refusal
+        return path, display_path(path, workspace)
+
+    async def _read(self, req: ToolRequest) -> ToolResult | None:
+        found = self._path(req)
+        if found is None:
+            return None
+        path, shown = found
+        started = time.monotonic()
+        start = int(req.params.get("offset") or 1)
+        limit = int(req.params.get("limit") or DEFAULT_LIMIT)
+        try:
+            answer = await self.client.read_text_file(
+                session_id=self.session_id, path=str(path), line=start, limit=limit
+            )
+        except Exception:
+            return None  # not open, not readable by the editor: read it from disk
+        text = str(getattr(answer, "content", ""))
+        body = numbered(text, start, shown)
+        elapsed = (time.monotonic() - started) * 1000
+        return ToolResult(call_id=req.call_id, ok=True, output=body, elapsed_ms=elapsed)
+
+    async def _write(self, req: ToolRequest) -> ToolResult | None:
+        found = self._path(req)
+        if found is None:
+            return None
+        path, shown = found
+        content = str(req.params.get("content", ""))
+        started = time.monotonic()
+        existed = path.exists()
+        try:
+            await self.client.write_text_file(
+                session_id=self.session_id, path=str(path), content=content
+            )
+        except Exception:
+            return None
+        verb = "Updated" if existed else "Created"
+        lines = content.count("\n") + (0 if content.endswith("\n") or not content else 1)
+        size = len(content.encode())
+        elapsed = (time.monotonic() - started) * 1000
+        return ToolResult(
+            call_id=req.call_id,
+            ok=True,
+            output=f"{verb} {shown} via the editor ({lines} lines, {size} bytes)",
+            elapsed_ms=elapsed,
+        )
