@@ -131,6 +131,11 @@ def _register() -> None:
     main.add_command(setup)
     main.add_command(tunnel)
 
+    from openmono.cli.acp_cmds import acp, serve
+
+    main.add_command(acp)
+    main.add_command(serve)
+
 
 def _register_agent() -> None:
     from openmono.cli.config_cmds import config
