@@ -32,7 +32,7 @@ def say_hi(endpoint: str, key: str, tmp: Path) -> tuple[int, list[dict[str, obje
     env.update(
         OPENMONO_DATA_DIR=str(tmp / "data"),
         LLAMA_API_KEY=key,
-        OPENMONO_LLM_MAX_TOKENS="40",
+        OPENMONO_LLM_MAX_TOKENS="24",
         OPENMONO_LLM_TEMPERATURE="0",
         HOME=str(tmp),
     )

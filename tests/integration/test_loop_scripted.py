@@ -307,3 +307,29 @@ def _cmdline(proc_dir: Path) -> str:
         return (proc_dir / "cmdline").read_bytes().replace(b"\0", b" ").decode().strip()
     except OSError:
         return ""
+
+
+async def test_tool_calls_written_as_text_are_recovered_and_run(
+    scripted_llm: Callable[..., ScriptedLLM], open_with: OpenAgent, ws: Path
+) -> None:
+    qwen = (
+        "I will read it.\n<tool_call>\n<function=FileRead>\n<parameter=file_path>\ncalc.py\n"
+        "</parameter>\n</function>\n</tool_call>"
+    )
+    hermes = '<tool_call>{"name": "Grep", "arguments": {"pattern": "def add"}}</tool_call>'
+    llm = scripted_llm(
+        [Turn(text=qwen), Turn(text=hermes), Turn(text="add() is in calc.py")],
+        api_key=KEY,
+        n_ctx=32768,
+    )
+    agent = await open_with(llm)
+    events: list[LoopEvent] = []
+    done = await agent.run_turn("where is add?", events.append)
+    assert done.reason == "stop" and done.text == "add() is in calc.py"
+    assert [e.name for e in events if isinstance(e, ToolStarted)] == ["FileRead", "Grep"]
+    second = llm.chat_requests[1].json["messages"]
+    assistant = second[-2]
+    assert assistant["content"].strip() == "I will read it."  # the markup is not sent back
+    assert assistant["tool_calls"][0]["function"]["name"] == "FileRead"
+    assert "return a - b" in tool_messages(llm.chat_requests[1].json)[0]["content"]
+    assert "calc.py" in tool_messages(llm.chat_requests[2].json)[-1]["content"]
