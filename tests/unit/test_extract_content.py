@@ -8,7 +8,7 @@ from concurrent.futures import ThreadPoolExecutor
 import pytest
 from openmono_scrape.extract import Extracted, extract
 
-from tests.unit.extract_pages import PAGE_URL, PARAGRAPHS, article_page
+from tests.unit.extract_pages import FOOTER, NAV, PAGE_URL, PARAGRAPHS, SIDEBAR, article_page
 
 HIDDEN = (
     '<p style="display: none">HIDDEN_DISPLAY_NONE text</p>'
@@ -202,3 +202,31 @@ def test_concurrent_calls_match_sequential_results() -> None:
         for _ in range(3):
             got = list(pool.map(lambda page: extract(page, PAGE_URL, "markdown", True), pages))
             assert got == expected
+
+
+def test_article_split_into_chunks_comes_back_whole() -> None:
+    # One article cut into same-class chunks with ads between them (as some magazines do); the
+    # selector alone keeps the first chunk only. A comment reusing the class stays out.
+    def chunk(i: int) -> str:
+        paragraphs = "".join(
+            f"<p>Chunk {i} paragraph {j}. {PARAGRAPHS[(i + j) % 4]}</p>" for j in range(3)
+        )
+        return (
+            f'<div class="grid"><div class="grid-item article-body__content">{paragraphs}</div>'
+            '</div><div class="ad-slot"><a href="/ad">Advertisement</a></div>'
+        )
+
+    comment = (
+        "<section class='comments'><div class='article-body__content'><p>A reader comment long "
+        "enough to look like prose, written by someone in the comments section below.</p></div>"
+        "</section>"
+    )
+    page = (
+        f"<html><head><title>T</title></head><body>{NAV}<article><div class='chunks'>"
+        f"{''.join(chunk(i) for i in range(3))}</div></article>{SIDEBAR}{comment}{FOOTER}"
+        "</body></html>"
+    )
+    md = extract(page, PAGE_URL, "markdown", True).content
+    positions = [md.find(f"Chunk {i} paragraph {j}.") for i in range(3) for j in range(3)]
+    assert -1 not in positions and positions == sorted(positions)
+    assert "reader comment" not in md and "Advertisement" not in md

@@ -15,6 +15,7 @@ from typing import Any
 import trafilatura
 from lxml import etree
 
+from ._chunks import add_missing_chunks
 from ._cleanup import trim_boilerplate
 from ._code import CodeBlock, CodeStore, strip_markers
 from ._dom import drop_element, text_of
@@ -49,6 +50,7 @@ def select_main(root: Any, store: CodeStore, headlines: set[str]) -> Any | None:
     if body is None or not len(body):
         return None
     html_body = to_html(body, store)
+    add_missing_chunks(root, html_body, store)
     rejoin_split_paragraphs(html_body)
     _drop_repeated_headline(html_body, headlines)
     trim_boilerplate(html_body)
