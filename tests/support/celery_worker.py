@@ -6,16 +6,21 @@ own node name (Celery's remote control over the same Redis), so a test never rac
 
 from __future__ import annotations
 
+import asyncio
 import sys
+import time
 import uuid
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from openmono_contracts import ToolRequest
+from openmono_worker.callstate import ABANDONED, claim_key
 from openmono_worker.celery_app import CelerySettings, create_app
 
 from tests.support.procs import Proc, start, wait_until
+from tests.support.redis import RedisServer, redis_server
 
 
 @dataclass
@@ -55,12 +60,14 @@ def start_worker(
         "WORKER_CONCURRENCY": str(concurrency),
         "WORKER_DATA_DIR": str(data_dir or tmp / "data"),
         # A lost read-only message comes back within seconds in tests (production: minutes).
-        "WORKER_VISIBILITY_TIMEOUT_S": "2",
+        "WORKER_VISIBILITY_TIMEOUT_S": "5",
         "WORKER_RESTORE_INTERVAL_S": "0.5",
         "PYTHONUNBUFFERED": "1",
         **(env or {}),
     }
     cmd = [sys.executable, "-m", "openmono_worker", "--hostname", node, "--loglevel", "INFO"]
+    # A lone test worker has no neighbours to sync with: skip the 1 s mingle round.
+    cmd += ["--without-mingle", "--without-gossip"]
     proc = start(cmd, tmp / f"worker-{node.split('@')[0]}-{uuid.uuid4().hex[:4]}.log", full_env)
     worker = WorkerProc(node, proc, redis_url, full_env)
     try:
@@ -78,3 +85,68 @@ def celery_worker(tmp: Path, redis_url: str, **kw: object) -> Iterator[WorkerPro
         yield worker
     finally:
         worker.proc.stop()
+
+
+@dataclass
+class WorkerStack:
+    """Redis + one worker for a test module; `data_dir` is shared with local executors."""
+
+    redis: RedisServer
+    worker: WorkerProc
+    data_dir: Path
+
+
+@contextmanager
+def worker_stack(
+    tmp: Path, concurrency: int = 2, env: Mapping[str, str] | None = None
+) -> Iterator[WorkerStack]:
+    data_dir = tmp / "data"
+    with (
+        redis_server(tmp) as server,
+        celery_worker(
+            tmp, server.url, concurrency=concurrency, data_dir=data_dir, env=env
+        ) as worker,
+    ):
+        yield WorkerStack(server, worker, data_dir)
+
+
+# --- helpers for tests that poke at a running call ----------------------------------------------
+
+# Lets the worker's direct WebFetch reach the tests' loopback page servers (never set in prod).
+LOOPBACK_FETCH = {"WORKER_WEB_FETCH_ALLOW_CIDRS": "127.0.0.0/8"}
+
+
+def tool_request(
+    tool: str, params: dict[str, object], ws: Path, timeout_s: float = 60
+) -> ToolRequest:
+    ws.mkdir(parents=True, exist_ok=True)
+    return ToolRequest(
+        tool=tool,
+        params=params,
+        call_id=f"c-{uuid.uuid4().hex[:8]}",
+        session_id="worker-tests",
+        workspace=str(ws),
+        timeout_s=timeout_s,
+    )
+
+
+async def wait_for(check: Callable[[], bool], timeout_s: float = 60, what: str = "it") -> None:
+    deadline = time.monotonic() + timeout_s
+    while not check():
+        assert time.monotonic() < deadline, f"timed out waiting for {what}"
+        await asyncio.sleep(0.02)
+
+
+def claim_holder(server: RedisServer, task_id: str) -> int:
+    """The pid of the pool process that claimed `task_id` (see openmono_worker.callstate)."""
+    with server.client() as c:
+        holder = c.get(claim_key(task_id))
+    assert holder is not None and holder != ABANDONED.encode(), holder
+    return int(holder.decode().rsplit(":", 1)[1])
+
+
+def nothing_left_to_deliver(server: RedisServer) -> bool:
+    """No queued and no unacknowledged message: nothing can ever be delivered again."""
+    with server.client() as c:
+        queued = sum(c.llen(k) for k in c.keys("openmono.tools*"))
+        return queued == 0 and c.hlen("unacked") == 0

@@ -188,6 +188,11 @@ class CeleryExecutor:
                 self._idle.set()
             self._results.forget(call.task_id)
 
+    def running_task_id(self, call_id: str) -> str | None:
+        """The Celery task id a running call was sent as (for logs and fault-injection tests)."""
+        call = self._running.get(call_id)
+        return call.task_id or None if call is not None else None
+
     async def cancel(self, call_id: str) -> None:
         call = self._running.get(call_id)
         if call is not None:

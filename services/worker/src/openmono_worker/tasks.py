@@ -26,6 +26,12 @@ from openmono_worker.callstate import Heartbeat, claim, lost_worker_error
 from openmono_worker.celery_app import TASK_NAME, app
 from openmono_worker.runner import run_tool
 from openmono_worker.settings import WorkerSettings
+from openmono_worker.tools import registry
+
+# Import every tool now, in the worker's main process before it forks the pool: the first call
+# in each pool process would otherwise pay for the imports (seconds for the web tools), and the
+# main process needs the registry anyway to decide each call's acknowledgement.
+registry()
 
 # After the soft limit, the tool's own timeout result is usually a few ms away: wait that long
 # before cancelling, so a timed-out call reads the same through Celery as in-process.
