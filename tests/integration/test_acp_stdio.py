@@ -1,0 +1,241 @@
+"""`openmono acp` driven by the ACP SDK's own client against the scripted LLM server (real HTTP)."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+from acp import text_block
+from acp.schema import ClientCapabilities, FileSystemCapabilities
+
+from tests.support.acp_client import RecordingClient, acp_agent
+from tests.support.scripted_llm import Call, ScriptedLLM, Turn
+
+pytestmark = pytest.mark.integration
+
+KEY = "acp-key"
+
+
+@pytest.fixture
+def ws(tmp_path: Path) -> Path:
+    root = tmp_path / "ws"
+    root.mkdir()
+    (root / "notes.txt").write_text("alpha\nbeta\n")
+    return root
+
+
+def agent_env(tmp_path: Path, llm: ScriptedLLM) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("OPENMONO_")}
+    env.pop("LLAMA_API_KEY", None)
+    return {
+        **env,
+        "OPENMONO_DATA_DIR": str(tmp_path / "data"),
+        "OPENMONO_LLM_ENDPOINT": llm.url,
+        "OPENMONO_LLM_API_KEY": KEY,
+        "OPENMONO_LLM_CONTEXT_WINDOW": "32768",
+        "HOME": str(tmp_path / "home"),
+    }
+
+
+async def start_session(conn: object, ws: Path, caps: ClientCapabilities | None = None) -> str:
+    init = await conn.initialize(protocol_version=1, client_capabilities=caps)  # type: ignore[attr-defined]
+    assert init.protocol_version == 1
+    assert init.agent_capabilities.load_session is True
+    new = await conn.new_session(cwd=str(ws), mcp_servers=[])  # type: ignore[attr-defined]
+    assert new.modes.current_mode_id == "agent"
+    assert {m.id for m in new.modes.available_modes} == {"agent", "plan", "ask"}
+    return str(new.session_id)
+
+
+async def test_prompt_streams_updates_and_asks_permission(
+    scripted_llm: Callable[..., ScriptedLLM], tmp_path: Path, ws: Path
+) -> None:
+    todos = [
+        {"content": "write the file", "status": "in_progress", "active_form": "Writing"},
+        {"content": "report", "status": "pending", "active_form": "Reporting"},
+    ]
+    llm = scripted_llm(
+        [
+            Turn(reasoning="The user wants a file.", text="Planning. ",
+                 tool_calls=[Call("TodoWrite", {"todos": todos})]),
+            Turn(text="Writing it.", tool_calls=[
+                Call("FileWrite", {"file_path": "out.txt", "content": "hello\n"}, id="w1")]),
+            Turn(text="Done: out.txt written."),
+        ],
+        api_key=KEY, n_ctx=32768,
+    )  # fmt: skip
+    async with acp_agent(agent_env(tmp_path, llm), ws, tmp_path / "acp.log") as (conn, client):
+        sid = await start_session(conn, ws)
+        result = await asyncio.wait_for(
+            conn.prompt(session_id=sid, prompt=[text_block("write out.txt")]), 60
+        )
+    assert result.stop_reason == "end_turn"
+    assert (ws / "out.txt").read_text() == "hello\n"
+    kinds = client.kinds()
+    assert "agent_thought_chunk" in kinds
+    assert client.text("agent_thought_chunk").startswith("The user wants a file.")
+    assert client.text() == "Planning. Writing it.Done: out.txt written."
+    # the plan from TodoWrite
+    plans = client.of_kind("plan")
+    assert [(e.content, e.status) for e in plans[-1].entries] == [
+        ("write the file", "in_progress"), ("report", "pending")
+    ]  # fmt: skip
+    # the write: announced (pending), asked about, then run and completed
+    assert [p.tool_call_id for p in client.permissions] == ["w1"]
+    starts = [u for u in client.of_kind("tool_call") if u.tool_call_id == "w1"]
+    assert len(starts) == 1 and starts[0].status == "pending" and starts[0].kind == "edit"
+    updates = [u for u in client.of_kind("tool_call_update") if u.tool_call_id == "w1"]
+    assert [u.status for u in updates] == ["in_progress", "completed"]
+    assert kinds.index("tool_call") < kinds.index("tool_call_update")
+    # the permission request came after the client knew about the call
+    assert llm.chat_requests[-1].json["messages"][-1]["role"] == "tool"
+
+
+async def test_denied_permission_stays_denied(
+    scripted_llm: Callable[..., ScriptedLLM], tmp_path: Path, ws: Path
+) -> None:
+    llm = scripted_llm(
+        [
+            Turn(tool_calls=[Call("Bash", {"command": "touch made.txt"}, id="b1")]),
+            Turn(text="I could not run it."),
+        ],
+        api_key=KEY, n_ctx=32768,
+    )  # fmt: skip
+    client = RecordingClient(answer="reject_once")
+    env = agent_env(tmp_path, llm)
+    async with acp_agent(env, ws, tmp_path / "acp.log", client) as (conn, client):
+        sid = await start_session(conn, ws)
+        result = await asyncio.wait_for(
+            conn.prompt(session_id=sid, prompt=[text_block("make a file")]), 60
+        )
+    assert result.stop_reason == "end_turn"
+    assert not (ws / "made.txt").exists()
+    assert [p.tool_call_id for p in client.permissions] == ["b1"]
+    final = [u for u in client.of_kind("tool_call_update") if u.tool_call_id == "b1"][-1]
+    assert final.status == "failed"
+    tool_msg = llm.chat_requests[-1].json["messages"][-1]
+    assert tool_msg["role"] == "tool" and "declined" in tool_msg["content"]
+
+
+async def test_cancel_mid_turn_then_prompt_again(
+    scripted_llm: Callable[..., ScriptedLLM], tmp_path: Path, ws: Path
+) -> None:
+    llm = scripted_llm(
+        [
+            Turn(text="x" * 4000, chunk_chars=4, chunk_delay_s=0.02),  # ~20 s if not cancelled
+            Turn(text="second answer"),
+        ],
+        api_key=KEY, n_ctx=32768,
+    )  # fmt: skip
+    async with acp_agent(agent_env(tmp_path, llm), ws, tmp_path / "acp.log") as (conn, client):
+        sid = await start_session(conn, ws)
+        streaming = asyncio.Event()
+        client.on_update = lambda u: (
+            streaming.set() if u.session_update == "agent_message_chunk" else None
+        )
+        prompt = asyncio.create_task(
+            conn.prompt(session_id=sid, prompt=[text_block("talk for long")])
+        )
+        await asyncio.wait_for(streaming.wait(), 30)
+        await conn.cancel(session_id=sid)
+        result = await asyncio.wait_for(prompt, 15)
+        assert result.stop_reason == "cancelled"
+        partial = client.text()
+        assert 0 < len(partial) < 4000
+        client.updates.clear()
+        again = await asyncio.wait_for(
+            conn.prompt(session_id=sid, prompt=[text_block("now briefly")]), 30
+        )
+        assert again.stop_reason == "end_turn"
+        assert client.text() == "second answer"
+    # the second request carried the interrupted reply and the new prompt
+    messages = llm.chat_requests[-1].json["messages"]
+    assert messages[-1] == {"role": "user", "content": "now briefly"}
+    assert any(m["role"] == "assistant" and m["content"].startswith("xxxx") for m in messages)
+
+
+async def test_load_saved_session_replays_and_continues(
+    scripted_llm: Callable[..., ScriptedLLM], tmp_path: Path, ws: Path
+) -> None:
+    llm = scripted_llm(
+        [
+            Turn(tool_calls=[Call("FileRead", {"file_path": "notes.txt"}, id="r1")]),
+            Turn(text="notes.txt has two lines."),
+            Turn(text="The second line is beta."),
+        ],
+        api_key=KEY, n_ctx=32768,
+    )  # fmt: skip
+    env = agent_env(tmp_path, llm)
+    async with acp_agent(env, ws, tmp_path / "acp1.log") as (conn, _client):
+        sid = await start_session(conn, ws)
+        first = await conn.prompt(session_id=sid, prompt=[text_block("read notes.txt")])
+        assert first.stop_reason == "end_turn"
+    async with acp_agent(env, ws, tmp_path / "acp2.log") as (conn, client):
+        await conn.initialize(protocol_version=1)
+        loaded = await asyncio.wait_for(conn.load_session(cwd=str(ws), session_id=sid), 30)
+        assert loaded.modes.current_mode_id == "agent"
+        replayed = client.kinds()
+        assert replayed[0] == "user_message_chunk"
+        assert client.text("user_message_chunk") == "read notes.txt"
+        assert "tool_call" in replayed
+        assert client.text() == "notes.txt has two lines."
+        done = [u for u in client.of_kind("tool_call_update") if u.tool_call_id == "r1"]
+        assert done[-1].status == "completed"
+        client.updates.clear()
+        result = await conn.prompt(session_id=sid, prompt=[text_block("and the second line?")])
+        assert result.stop_reason == "end_turn"
+        assert client.text() == "The second line is beta."
+    history = llm.chat_requests[-1].json["messages"]
+    assert [m["role"] for m in history[1:]] == ["user", "assistant", "tool", "assistant", "user"]
+    assert "beta" in history[3]["content"]
+
+
+async def test_set_mode_plan_refuses_writes(
+    scripted_llm: Callable[..., ScriptedLLM], tmp_path: Path, ws: Path
+) -> None:
+    llm = scripted_llm(
+        [
+            Turn(tool_calls=[Call("FileWrite", {"file_path": "x.txt", "content": "x"}, id="w")]),
+            Turn(text="Plan: write x.txt."),
+        ],
+        api_key=KEY, n_ctx=32768,
+    )  # fmt: skip
+    async with acp_agent(agent_env(tmp_path, llm), ws, tmp_path / "acp.log") as (conn, client):
+        sid = await start_session(conn, ws)
+        await conn.set_session_mode(session_id=sid, mode_id="plan")
+        assert client.of_kind("current_mode_update")[-1].current_mode_id == "plan"
+        result = await conn.prompt(session_id=sid, prompt=[text_block("write x.txt")])
+    assert result.stop_reason == "end_turn"
+    assert not (ws / "x.txt").exists()
+    assert client.permissions == []  # refused by the mode guard before anyone is asked
+    tool_msg = llm.chat_requests[-1].json["messages"][-1]
+    assert "plan mode" in tool_msg["content"]
+
+
+async def test_client_fs_serves_reads_and_writes(
+    scripted_llm: Callable[..., ScriptedLLM], tmp_path: Path, ws: Path
+) -> None:
+    llm = scripted_llm(
+        [
+            Turn(tool_calls=[Call("FileRead", {"file_path": "notes.txt"}, id="r")]),
+            Turn(tool_calls=[Call("FileWrite", {"file_path": "new.txt", "content": "n\n"})]),
+            Turn(text="ok"),
+        ],
+        api_key=KEY, n_ctx=32768,
+    )  # fmt: skip
+    client = RecordingClient(answer="allow_once")
+    client.files = {str(ws / "notes.txt"): "unsaved editor text\nsecond\n"}
+    caps = ClientCapabilities(fs=FileSystemCapabilities(read_text_file=True, write_text_file=True))
+    env = agent_env(tmp_path, llm)
+    async with acp_agent(env, ws, tmp_path / "acp.log", client) as (conn, client):
+        sid = await start_session(conn, ws, caps)
+        result = await conn.prompt(session_id=sid, prompt=[text_block("read and write")])
+    assert result.stop_reason == "end_turn"
+    assert client.reads == [str(ws / "notes.txt")]
+    read_result = llm.chat_requests[1].json["messages"][-1]["content"]
+    assert "unsaved editor text" in read_result and "alpha" not in read_result
+    assert client.writes == [(str(ws / "new.txt"), "n\n")]
+    assert not (ws / "new.txt").exists()  # the editor owns the write
