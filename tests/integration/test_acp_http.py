@@ -1,0 +1,185 @@
+"""`openmono serve`: ACP over HTTP/SSE as a real process, against the scripted LLM server."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+
+from tests.support.procs import free_port, running
+from tests.support.scripted_llm import Call, ScriptedLLM, Turn
+
+pytestmark = pytest.mark.integration
+
+KEY = "llm-key"
+TOKEN = "serve-token-123"
+API = "/api/v1"
+
+
+def sse_events(body: str) -> list[tuple[str, dict[str, Any]]]:
+    """`event:` / `data:` frames as (event, data) pairs."""
+    out = []
+    for frame in body.split("\n\n"):
+        event, data = None, None
+        for line in frame.splitlines():
+            if line.startswith("event: "):
+                event = line[7:]
+            elif line.startswith("data: "):
+                data = json.loads(line[6:])
+        if event is not None and data is not None:
+            out.append((event, data))
+    return out
+
+
+class Server:
+    def __init__(self, base: str, ws: Path, llm: ScriptedLLM, data: Path) -> None:
+        self.base, self.ws, self.llm, self.data = base, ws, llm, data
+        self.auth = {"Authorization": f"Bearer {TOKEN}"}
+
+    def call(self, method: str, path: str, **kw: Any) -> httpx.Response:
+        headers = {**self.auth, **kw.pop("headers", {})}
+        return httpx.request(method, self.base + path, headers=headers, timeout=60, **kw)
+
+    def turn(self, sid: str, prompt: str) -> list[tuple[str, dict[str, Any]]]:
+        with httpx.stream(
+            "POST", f"{self.base}{API}/sessions/{sid}/turn", headers=self.auth,
+            json={"prompt": prompt}, timeout=60,
+        ) as response:  # fmt: skip
+            assert response.status_code == 200
+            assert response.headers["content-type"].startswith("text/event-stream")
+            return sse_events(response.read().decode())
+
+
+@pytest.fixture
+def server(
+    scripted_llm: Callable[..., ScriptedLLM], tmp_path: Path
+) -> Iterator[Callable[[list[Turn]], Server]]:
+    started: list[Any] = []
+
+    def make(turns: list[Turn]) -> Server:
+        llm = scripted_llm(turns, api_key=KEY, n_ctx=32768)
+        ws = tmp_path / "ws"
+        ws.mkdir(exist_ok=True)
+        port = free_port()
+        env = {k: "" for k in os.environ if k.startswith("OPENMONO_")}
+        env.update(
+            {
+                "OPENMONO_DATA_DIR": str(tmp_path / "data"),
+                "OPENMONO_LLM_ENDPOINT": llm.url,
+                "OPENMONO_LLM_API_KEY": KEY,
+                "OPENMONO_LLM_CONTEXT_WINDOW": "32768",
+                "HOME": str(tmp_path / "home"),
+            }
+        )
+        cmd = [sys.executable, "-m", "openmono.cli", "-C", str(ws), "serve",
+               "--acp-port", str(port), "--token", TOKEN]  # fmt: skip
+        base = f"http://127.0.0.1:{port}"
+        ctx = running(cmd, tmp_path / "serve.log", env, ready_url=f"{base}{API}/discovery")
+        ctx.__enter__()
+        started.append(ctx)
+        return Server(base, ws, llm, tmp_path / "data")
+
+    yield make
+    for ctx in started:
+        ctx.__exit__(None, None, None)
+
+
+def test_session_turn_messages_delete(server: Callable[[list[Turn]], Server]) -> None:
+    srv = server(
+        [
+            Turn(reasoning="look first", text="Reading. ",
+                 tool_calls=[Call("ListDirectory", {"path": "."}, id="l1")]),
+            Turn(text="The folder is empty."),
+        ]
+    )  # fmt: skip
+    discovery = httpx.get(srv.base + f"{API}/discovery", timeout=10).json()
+    assert discovery["protocol_version"] == 1 and discovery["auth"] == "bearer"
+    created = srv.call("POST", f"{API}/sessions", json={"cwd": str(srv.ws)})
+    assert created.status_code == 201, created.text
+    sid = created.json()["session_id"]
+    assert created.json()["mode"] == "agent" and created.json()["live"] is True
+    listed = srv.call("GET", f"{API}/sessions").json()["sessions"]
+    assert [s["session_id"] for s in listed if s["live"]] == [sid]
+
+    events = srv.turn(sid, "what is in this folder?")
+    kinds = [e for e, _ in events]
+    assert kinds[0] == "session" and kinds[-1] == "done"
+    assert events[-1][1]["reason"] == "stop"
+    assert events[-1][1]["text"] == "The folder is empty."
+    assert "reasoning" in kinds and "usage" in kinds
+    assert "".join(d["text"] for e, d in events if e == "text") == ("Reading. The folder is empty.")
+    started = [d for e, d in events if e == "tool_started"]
+    finished = [d for e, d in events if e == "tool_finished"]
+    assert [d["call_id"] for d in started] == ["l1"] and finished[0]["ok"] is True
+
+    one = srv.call("GET", f"{API}/sessions/{sid}").json()
+    assert one["busy"] is False and one["messages"] == 4
+    messages = srv.call("GET", f"{API}/sessions/{sid}/messages").json()["messages"]
+    assert [m["role"] for m in messages] == ["user", "assistant", "tool", "assistant"]
+    assert messages[0]["content"] == "what is in this folder?"
+    assert messages[2]["tool_call_id"] == "l1"
+
+    assert srv.call("DELETE", f"{API}/sessions/{sid}").status_code == 204
+    assert srv.call("GET", f"{API}/sessions/{sid}").status_code == 404
+    assert srv.call("GET", f"{API}/sessions/{sid}/messages").status_code == 404
+    assert not (srv.data / "sessions" / f"{sid}.jsonl").exists()
+    assert srv.call("POST", f"{API}/sessions/{sid}/turn", json={"prompt": "x"}).status_code == 404
+
+
+def test_auth_is_enforced(server: Callable[[list[Turn]], Server]) -> None:
+    srv = server([])
+    for method, path in [
+        ("GET", f"{API}/sessions"),
+        ("POST", f"{API}/sessions"),
+        ("GET", f"{API}/sessions/x"),
+        ("DELETE", f"{API}/sessions/x"),
+        ("GET", f"{API}/sessions/x/messages"),
+        ("POST", f"{API}/sessions/x/turn"),
+    ]:
+        for headers in ({}, {"Authorization": "Bearer wrong"}, {"Authorization": TOKEN}):
+            r = httpx.request(method, srv.base + path, headers=headers, timeout=10)
+            assert r.status_code == 401, (method, path, headers)
+            assert r.json()["error"] == "unauthorized"
+            assert r.headers["www-authenticate"] == "Bearer"
+    assert srv.call("GET", f"{API}/sessions").status_code == 200
+    assert srv.llm.chat_requests == []
+
+
+def test_permissions_non_interactive_unless_allowed(
+    server: Callable[[list[Turn]], Server],
+) -> None:
+    write = {"file_path": "a.txt", "content": "A\n"}
+    srv = server(
+        [
+            Turn(tool_calls=[Call("FileWrite", write, id="w1")]),
+            Turn(text="Denied, as expected."),
+            Turn(tool_calls=[Call("FileWrite", write, id="w2")]),
+            Turn(text="Written."),
+        ]
+    )
+    denied = srv.call("POST", f"{API}/sessions", json={"cwd": str(srv.ws)}).json()["session_id"]
+    events = srv.turn(denied, "write a.txt")
+    finished = [d for e, d in events if e == "tool_finished"]
+    assert finished[0]["denied"] is True and "non-interactive" in finished[0]["error"]
+    assert not (srv.ws / "a.txt").exists()
+    body = {"cwd": str(srv.ws), "allow": ["FileWrite"]}
+    allowed = srv.call("POST", f"{API}/sessions", json=body).json()["session_id"]
+    events = srv.turn(allowed, "write a.txt")
+    assert events[-1][1]["reason"] == "stop"
+    assert (srv.ws / "a.txt").read_text() == "A\n"
+
+
+def test_bad_requests(server: Callable[[list[Turn]], Server]) -> None:
+    srv = server([])
+    r = srv.call("POST", f"{API}/sessions", json={"cwd": "/no/such/dir"})
+    assert r.status_code == 400 and "not a directory" in r.json()["message"]
+    r = srv.call("POST", f"{API}/sessions", json={"mode": "wild"})
+    assert r.status_code == 422
+    sid = srv.call("POST", f"{API}/sessions", json={}).json()["session_id"]
+    assert srv.call("POST", f"{API}/sessions/{sid}/turn", json={}).status_code == 422
