@@ -8,6 +8,8 @@ import time
 from typing import Any, TextIO
 
 from rich.console import Console
+from rich.live import Live
+from rich.markdown import Markdown
 from rich.markup import escape
 
 from openmono.loop import (
@@ -112,25 +114,29 @@ class Collector:
 
 
 class RichRenderer:
-    """The REPL's view: streamed answer, thinking collapsed to one line, tools as they run."""
+    """The REPL's view: the answer streamed as live markdown, thinking collapsed to one line,
+    tool calls as they run, a footer with tokens/s and context use."""
 
     def __init__(self, console: Console) -> None:
         self.console = console
         self.reasoning_chars = 0
         self.reasoning_started: float | None = None
         self.last_reasoning = ""
-        self._at_line_start = True
         self.last_usage: UsageReport | None = None
+        self._text = ""
+        self._live: Live | None = None
 
-    def _end_line(self) -> None:
-        if not self._at_line_start:
-            self.console.print()
-            self._at_line_start = True
+    def _end_text(self) -> None:
+        """Close the live markdown block (before anything else is printed)."""
+        if self._live is not None:
+            self._live.update(Markdown(self._text))
+            self._live.stop()
+            self._live = None
+        self._text = ""
 
     def _close_thinking(self) -> None:
         if self.reasoning_started is not None:
             took = time.monotonic() - self.reasoning_started
-            self._end_line()
             self.console.print(
                 f"[dim]▸ thought for {took:.1f}s ({self.reasoning_chars} chars) · "
                 "/thinking shows it[/dim]"
@@ -140,36 +146,47 @@ class RichRenderer:
     def __call__(self, event: LoopEvent) -> None:
         if isinstance(event, ReasoningChunk):
             if self.reasoning_started is None:
+                self._end_text()
                 self.reasoning_started = time.monotonic()
                 self.reasoning_chars = 0
                 self.last_reasoning = ""
-                self._end_line()
                 self.console.print("[dim]▸ thinking…[/dim]")
             self.reasoning_chars += len(event.text)
             self.last_reasoning += event.text
         elif isinstance(event, TextChunk):
             self._close_thinking()
-            self.console.print(event.text, end="", markup=False, highlight=False)
-            self._at_line_start = event.text.endswith("\n")
+            self._text += event.text
+            if self._live is None:
+                self._live = Live(
+                    Markdown(self._text),
+                    console=self.console,
+                    refresh_per_second=8,
+                    vertical_overflow="visible",
+                )
+                self._live.start()
+            else:
+                self._live.update(Markdown(self._text))
         elif isinstance(event, ToolStarted):
             self._close_thinking()
-            self._end_line()
+            self._end_text()
             label = escape(call_label(event.name, event.arguments))
             self.console.print(f"[bold cyan]●[/bold cyan] {label}")
         elif isinstance(event, ToolFinished):
+            self._end_text()
             style = "green" if event.ok else ("yellow" if event.denied else "red")
             self.console.print(f"  [{style}]⎿ {escape(result_summary(event))}[/{style}]")
         elif isinstance(event, PermissionAsked):
-            self._end_line()
+            self._close_thinking()
+            self._end_text()
         elif isinstance(event, Notice):
-            self._end_line()
+            self._end_text()
             style = {"info": "dim", "warning": "yellow", "error": "red"}[event.level]
             self.console.print(f"[{style}]{escape(event.message)}[/{style}]")
         elif isinstance(event, UsageReport):
             self.last_usage = event
         elif isinstance(event, TurnDone):
             self._close_thinking()
-            self._end_line()
+            self._end_text()
             self._footer(event)
 
     def _footer(self, event: TurnDone) -> None:

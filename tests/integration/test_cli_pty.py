@@ -1,0 +1,111 @@
+"""`openmono` interactive on a pseudo-terminal: prompt, a streamed turn, a permission prompt."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import re
+import select
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from tests.support.scripted_llm import Call, ScriptedLLM, Turn
+
+pytestmark = pytest.mark.integration
+
+OPENMONO = str(Path(sys.executable).parent / "openmono")
+ANSI = re.compile(rb"\x1b\[[0-9;?]*[a-zA-Z]")
+
+
+class Terminal:
+    """A child on a pty; `expect` reads until a text shows up (or fails with what was seen)."""
+
+    def __init__(self, argv: list[str], env: dict[str, str], cwd: Path) -> None:
+        # openpty + Popen rather than pty.fork: forking a process that runs threads is unsafe.
+        self.fd, child = os.openpty()
+        self.proc = subprocess.Popen(
+            argv, env=env, cwd=cwd, stdin=child, stdout=child, stderr=child,
+            start_new_session=True,
+        )  # fmt: skip
+        os.close(child)
+        self.seen = b""
+
+    def expect(self, text: str, timeout: float = 60) -> None:
+        deadline = time.monotonic() + timeout
+        while text.encode() not in ANSI.sub(b"", self.seen):
+            left = deadline - time.monotonic()
+            if left <= 0:
+                raise AssertionError(f"{text!r} not seen; got:\n{self.plain()[-3000:]}")
+            ready, _, _ = select.select([self.fd], [], [], min(left, 0.5))
+            if ready:
+                try:
+                    self.seen += os.read(self.fd, 65536)
+                except OSError as exc:
+                    raise AssertionError(f"terminal closed: {self.plain()[-3000:]}") from exc
+
+    def send(self, data: str) -> None:
+        os.write(self.fd, data.encode())
+
+    def plain(self) -> str:
+        return ANSI.sub(b"", self.seen).decode(errors="replace")
+
+    def wait(self, timeout: float = 30) -> int:
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            code = self.proc.poll()
+            if code is not None:
+                return code
+            ready, _, _ = select.select([self.fd], [], [], 0.2)
+            if ready:
+                with contextlib.suppress(OSError):
+                    self.seen += os.read(self.fd, 65536)
+        raise AssertionError(f"openmono did not exit:\n{self.plain()[-3000:]}")
+
+    def kill(self) -> None:
+        if self.proc.poll() is None:
+            os.killpg(self.proc.pid, signal.SIGKILL)
+            self.proc.wait(10)
+        os.close(self.fd)
+
+
+def test_interactive_session_in_a_terminal(
+    scripted_llm: Callable[..., ScriptedLLM], tmp_path: Path
+) -> None:
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    llm = scripted_llm(
+        [
+            Turn(reasoning="think", text="Hello **there**, I am streaming.", chunk_delay_s=0.01),
+            Turn(tool_calls=[Call("FileWrite", {"file_path": "z.txt", "content": "z\n"})]),
+            Turn(text="Wrote z.txt."),
+        ],
+        api_key="k",
+        n_ctx=32768,
+    )
+    env = {k: v for k, v in os.environ.items() if not k.startswith("OPENMONO_")}
+    env.update(
+        OPENMONO_DATA_DIR=str(tmp_path / "data"), LLAMA_API_KEY="k", OPENMONO_LLM_ENDPOINT=llm.url,
+        TERM="xterm", COLUMNS="100", LINES="40", HOME=str(tmp_path),
+    )  # fmt: skip
+    term = Terminal([OPENMONO], env, ws)
+    try:
+        term.expect("agent ›")
+        term.send("hello\r")
+        term.expect("I am streaming.")
+        term.expect("tok/s")
+        term.send("write z\r")
+        term.expect("Allow FileWrite(z.txt)?")
+        term.send("y\r")
+        term.expect("Wrote z.txt.")
+        term.send("\x04")  # Ctrl-D leaves
+        assert term.wait() == 0
+    finally:
+        term.kill()
+    assert (ws / "z.txt").read_text() == "z\n"
+    assert "thought for" in term.plain()
