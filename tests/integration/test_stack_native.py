@@ -165,3 +165,40 @@ def test_a_service_that_fails_rolls_back_with_its_log(
     assert "no-such-model.gguf" in up.stderr  # the log tail says why
     assert "Traceback" not in up.stderr
     assert _our_processes(tmp_path / "data") == []
+
+
+def test_full_native_stack_with_worker_and_scrape(
+    stack_env: dict[str, str], tmp_path: Path, llama: LlamaServer
+) -> None:
+    from tests.support.fixture_web import ARTICLE_SENTINEL, fixture_web
+
+    stack_env.update(
+        LLAMA_UPSTREAM=llama.url,
+        LLAMA_API_KEY=llama.api_key,
+        SCRAPE_PORT=str(free_port()),
+        OPENMONO_BROKER_URL=f"redis://127.0.0.1:{free_port()}/0",
+        WEB_SCRAPE_ENABLED="true",
+        SCRAPE_ALLOW_CIDRS="127.0.0.0/8",
+    )
+    up = _run(["up"], stack_env)
+    assert up.returncode == 0, up.stdout + up.stderr
+    for name in ("redis", "worker", "scrape", "gateway"):
+        assert f"{name:<13} healthy in" in up.stdout, name
+    assert '"scrape": true' in up.stdout
+    rows = {r["service"]: r for r in json.loads(_run(["status", "--json"], stack_env).stdout)}
+    assert {"redis", "worker", "scrape", "gateway", "llama (external)"} <= set(rows)
+    assert all(r["healthy"] for r in rows.values()), rows
+
+    gateway = f"http://127.0.0.1:{stack_env['GATEWAY_PORT']}"
+    auth = {"Authorization": f"Bearer {llama.api_key}"}
+    with fixture_web(tmp_path) as site:
+        r = httpx.post(
+            f"{gateway}/scrape", json={"url": f"{site}/article"}, headers=auth, timeout=60
+        )
+    assert r.status_code == 200, r.text
+    assert ARTICLE_SENTINEL in r.json()["content"]
+
+    down = _run(["down"], stack_env, timeout=60)
+    assert down.returncode == 0
+    assert down.stdout.count("stopped ") == 4
+    assert _our_processes(tmp_path / "data") == []

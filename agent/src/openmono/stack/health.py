@@ -30,7 +30,7 @@ class HttpProbe:
         except httpx.HTTPError as exc:
             return Health(False, f"{type(exc).__name__} on {self.url}")
         if r.status_code == 200:
-            return Health(True, f"200 {self.url}")
+            return Health(True, f"200 {httpx.URL(self.url).path}")
         return Health(False, f"{r.status_code} {r.text[:80].strip()}")
 
 
