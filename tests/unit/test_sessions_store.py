@@ -53,6 +53,7 @@ def test_round_trip_matches_the_design_format(tmp_path: Path) -> None:
     assert second["tool_calls"] == [
         {"id": "c1", "name": "FileRead", "arguments": '{"file_path":"a"}'}
     ]
+    assert path.stat().st_mode & 0o777 == 0o600
     loaded = load_session(path)
     assert loaded.header.session_id == h.session_id
     assert [m.role for m in loaded.messages] == ["user", "assistant", "tool"]

@@ -121,6 +121,8 @@ class SessionWriter:
         if not fresh:
             _cut_torn_tail(path)
         self._fh: IO[str] | None = path.open("a", encoding="utf-8")
+        if fresh:
+            path.chmod(0o600)  # tool outputs may hold secrets: the session is its owner's alone
         self._syncer = _Syncer(self._fh.fileno()) if fsync else None
         if fresh:
             self._write(header.model_dump_json() + "\n")
