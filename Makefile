@@ -1,7 +1,8 @@
 # OpenMono — every target documents itself: `make help` (the default) lists them.
 SHELL := /bin/bash
 .DEFAULT_GOAL := help
-UV ?= $(shell command -v uv 2>/dev/null || echo $(HOME)/.local/bin/uv)
+# found when a recipe runs (not when make starts), so `make up` works right after setup installs uv
+UV ?= $$(command -v uv 2>/dev/null || echo $$HOME/.local/bin/uv)
 RUN := $(UV) run --frozen
 
 .PHONY: help setup up down status logs test test-fast lint types check bench compose-config clean

@@ -33,4 +33,5 @@ if [ ${#missing[@]} -gt 0 ]; then
   fi
 fi
 
-"$UV" sync --frozen --quiet 2>/dev/null || "$UV" sync --quiet
+# --locked: the lock file must match the pyproject files (a stale lock is a bug to fix, not to hide)
+"$UV" sync --locked --quiet
