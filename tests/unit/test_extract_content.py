@@ -230,3 +230,21 @@ def test_article_split_into_chunks_comes_back_whole() -> None:
     positions = [md.find(f"Chunk {i} paragraph {j}.") for i in range(3) for j in range(3)]
     assert -1 not in positions and positions == sorted(positions)
     assert "reader comment" not in md and "Advertisement" not in md
+
+
+def test_you_may_also_like_section_is_cut() -> None:
+    teasers = "".join(
+        f"<p>Teaser {i}: {PARAGRAPHS[i % 4]} {PARAGRAPHS[(i + 1) % 4]}</p>" for i in range(6)
+    )
+    page = article_page().replace("</article>", f"<h3>You may also like...</h3>{teasers}</article>")
+    content = extract(page, PAGE_URL, "markdown", True).content
+    assert all(text in content for text in PARAGRAPHS)
+    assert "Teaser" not in content and "You may also like" not in content
+
+
+def test_related_label_before_the_article_body_cuts_nothing() -> None:
+    page = article_page("", head="<title>T</title>").replace(
+        "<article><h1>", "<article><h2>Related</h2><h1>"
+    )
+    content = extract(page, PAGE_URL, "markdown", True).content
+    assert all(text in content for text in PARAGRAPHS)

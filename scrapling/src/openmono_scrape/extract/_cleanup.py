@@ -1,9 +1,10 @@
 """Boilerplate trimming on the selected main content.
 
 trafilatura keeps blocks that sit inside the article container but are not the article: "Related:
-..." and "Read more: ..." teasers between paragraphs, empty rules, and trailing "Comments" /
-"Tags" labels. Each rule is narrow (short blocks only) so article text is not put at risk; a
-broader "paragraph that is only a link" rule was measured and rejected (it cost recall).
+..." and "Read more: ..." teasers between paragraphs, a "You may also like" section at the end,
+empty rules, and trailing "Comments" / "Tags" labels. Each rule is narrow (short blocks, or after
+a real body of text only) so article text is not put at risk; a broader "paragraph that is
+only a link" rule was measured and rejected (it cost recall).
 """
 
 from __future__ import annotations
@@ -26,6 +27,21 @@ _TRAILING_LABEL = re.compile(
     r"|you may also like|related|print(?: article)?|filed under)\W*$",
     re.I,
 )
+# A block that is only one of these labels introduces other stories: it and all after it go.
+_MORE_STORIES = re.compile(
+    r"^\W*(?:you (?:may|might) (?:also )?like|related(?: (?:posts?|articles?|stories|news))?"
+    r"|more (?:stories|news|articles|from [\w .'-]+)|read (?:more|next)|recommended(?: for you)?"
+    r"|most (?:read|popular)|trending(?: now)?|see also|other articles|more on this(?: topic)?"
+    r"|você (?:também )?pode gostar|leia também|veja também|(?:posts|artigos) relacionados"
+    r"|(?:también )?te puede interesar|artículos relacionados|potrebbe interessarti"
+    r"|articoli correlati|leggi anche|vous aimerez aussi|(?:à )?lire aussi|articles similaires"
+    r"|das könnte sie auch interessieren|mehr zum thema|weitere artikel|ähnliche artikel"
+    r"|lesen sie auch)\W*$",
+    re.I,
+)
+# ... but only after a real body of text, so the article itself is never cut short.
+MIN_CHARS_BEFORE_CUT = 500
+MIN_SHARE_BEFORE_CUT = 0.2
 _RULE = re.compile(r"^[\s_*=\-–—~.·•]+$")
 _BLOCKS = ("p", "li", "h1", "h2", "h3", "h4", "h5", "h6", "blockquote", "div")
 MAX_TEASER_WORDS = 30
@@ -43,7 +59,28 @@ def trim_boilerplate(body: Any) -> None:
             continue
         if len(text.split()) <= MAX_TEASER_WORDS and _TEASER_LABEL.match(text):
             drop_element(element)
+    _cut_more_stories(body)
     _trim_tail(body)
+
+
+def _cut_more_stories(body: Any) -> None:
+    """Drop a trailing "You may also like" style section: its label and everything after it."""
+    total = len("".join(body.itertext()))
+    for label in body.iter("h2", "h3", "h4", "h5", "h6", "p", "div", "strong", "b"):
+        if len(label) > 1 or not _MORE_STORIES.match(text_of(label)):
+            continue
+        before = sum(len(text) for text in label.xpath("preceding::text()"))
+        if before < max(MIN_CHARS_BEFORE_CUT, MIN_SHARE_BEFORE_CUT * total):
+            continue
+        node = label
+        while node is not None and node is not body:
+            for later in list(node.itersiblings()):
+                drop_element(later)
+            parent = node.getparent()
+            if node is label:
+                drop_element(node)
+            node = parent
+        return
 
 
 def _trim_tail(body: Any) -> None:
