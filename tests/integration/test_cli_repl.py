@@ -120,3 +120,33 @@ async def test_denial_answers_and_resume(
     assert f"resumed {session_id}" in shown and "resumed fine" in shown
     sent = llm.chat_requests[3].json["messages"]
     assert sent[1]["content"] == "deploy it" and sent[-1]["content"] == "hi"
+
+
+async def test_model_compact_resume_list_and_clear(
+    scripted_llm: Callable[..., ScriptedLLM], ws: Path, pipe: PipeInput
+) -> None:
+    llm = scripted_llm([Turn(text="one"), Turn(text="two")], api_key=KEY, n_ctx=32768)
+    shown = await run_repl(
+        llm,
+        ws,
+        pipe,
+        [
+            "first",
+            "/model",
+            "/model other-model",
+            "second",
+            "/compact",
+            "/resume",
+            "/clear",
+            "/exit",
+        ],
+    )
+    assert "model /models/scripted-model.gguf · n_ctx 32768 (from /props)" in shown
+    assert llm.chat_requests[1].json["model"] == "other-model"
+    assert "context ~" in shown  # /compact reports before → after
+    assert "new session" in shown
+    sessions = SessionStore(Path(os.environ["OPENMONO_DATA_DIR"])).list_sessions()
+    assert len(sessions) == 2
+    first_id = next(s.session_id for s in sessions if s.title == "first")
+    listed = [line for line in shown.splitlines() if first_id in line and "first" in line]
+    assert listed  # /resume without an id lists sessions with their titles

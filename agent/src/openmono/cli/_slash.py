@@ -52,14 +52,7 @@ async def _model(repl: Repl, arg: str) -> None:
         repl.settings = repl.settings.model_copy(
             update={"llm": repl.settings.llm.model_copy(update={"model": arg})}
         )
-        new = OpenAICompatModel(llm_settings(repl.settings))
-        old = agent.loop.model
-        agent.loop.model = new
-        agent._owned.append(new)
-        closer = getattr(old, "aclose", None)
-        if closer is not None and old in agent._owned:
-            agent._owned.remove(old)
-            await closer()
+        await agent.switch_model(OpenAICompatModel(llm_settings(repl.settings)))
     info = await probe_model(agent.loop.model)
     if info is None:
         repl.console.print("[red]the model did not answer /props or /v1/models[/red]")

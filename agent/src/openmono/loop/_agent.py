@@ -103,6 +103,16 @@ class Agent:
     def undo(self) -> list[Path]:
         return self.snapshots.undo()
 
+    async def switch_model(self, model: Model) -> None:
+        """Talk to `model` from the next request on; the old one is closed if we opened it."""
+        old, self.model, self.loop.model = self.model, model, model
+        self._owned.append(model)
+        if old in self._owned:
+            self._owned.remove(old)
+            aclose = getattr(old, "aclose", None)
+            if aclose is not None:
+                await aclose()
+
     async def aclose(self) -> None:
         if self.mcp is not None:
             self.mcp.close()
