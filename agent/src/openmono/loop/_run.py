@@ -266,10 +266,10 @@ class AgentLoop:
         guard = DoomLoopGuard()
         text = ""
         for iteration in range(1, self.options.max_iterations + 1):
-            await self.fit_context(emit)
             reply = Reply()
             self.last_reply = reply
             try:
+                await self.fit_context(emit)
                 await self._stream(reply, emit)
             except asyncio.CancelledError:
                 self._record(reply, interrupted=True)
