@@ -38,13 +38,11 @@ _UNSAFE_FLAGS: dict[str, tuple[str, ...]] = {
 _DANGEROUS: tuple[tuple[re.Pattern[str], str], ...] = tuple(
     (re.compile(p), why)
     for p, why in (
-        (r"(^|[\s;&|(])(sudo|su|doas|pkexec)(\s|$)", "privilege escalation (sudo/su)"),
         (
             r"\brm\s+(-[a-zA-Z]*\s+)*-[a-zA-Z]*[rR][a-zA-Z]*\s+(-\S+\s+)*(/|/\*|~|~/|\$HOME)(\s|$)",
             "recursive delete of / or home",
         ),
         (r"\brm\s+(-[a-zA-Z]*\s+)*--no-preserve-root", "rm --no-preserve-root"),
-        (r"(^|[\s;&|])mkfs(\.\w+)?\b", "formatting a filesystem (mkfs)"),
         (r"\bdd\b[^\n]*\bof=/dev/", "dd onto a device"),
         (
             r"\b(curl|wget|fetch)\b[^\n|]*\|\s*(sudo\s+)?(ba|z|da|k)?sh\b",
@@ -52,7 +50,6 @@ _DANGEROUS: tuple[tuple[re.Pattern[str], str], ...] = tuple(
         ),
         (r"\b(curl|wget)\b[^\n|]*\|\s*(sudo\s+)?python[0-9.]*\b", "piping a download into python"),
         (r":\(\)\s*\{\s*:\|:&\s*\}\s*;", "fork bomb"),
-        (r"(^|[\s;&|])(shutdown|reboot|halt|poweroff|init\s+0)(\s|$)", "shutting the machine down"),
         (r">\s*/dev/(sd|nvme|hd|vd|xvd|mmcblk)", "writing onto a block device"),
         (r"\bchmod\s+(-\S+\s+)*[0-7]*777\s+/(\s|$)", "chmod 777 /"),
         (r"\bchown\s+(-\S+\s+)*\S+\s+/(\s|$)", "chown of /"),
@@ -61,11 +58,54 @@ _DANGEROUS: tuple[tuple[re.Pattern[str], str], ...] = tuple(
 _REDIRECT_TARGET = re.compile(r"(?<![0-9&])>>?\s*([^\s;&|]+)")
 
 
+# Programs refused where they would run (a segment's first word, or after a wrapper such as
+# `env`/`xargs`), not wherever the word appears: `grep su notes.txt` is harmless.
+_REFUSED_PROGRAMS = {
+    "sudo": "privilege escalation (sudo/su)",
+    "su": "privilege escalation (sudo/su)",
+    "doas": "privilege escalation (sudo/su)",
+    "pkexec": "privilege escalation (sudo/su)",
+    "shutdown": "shutting the machine down",
+    "reboot": "shutting the machine down",
+    "halt": "shutting the machine down",
+    "poweroff": "shutting the machine down",
+}
+_WRAPPERS = frozenset(
+    {"env", "nohup", "time", "exec", "xargs", "command", "builtin", "nice", "timeout", "stdbuf",
+     "setsid", "bash", "sh", "-c"}
+)  # fmt: skip
+
+
+def _program_words(segment: str) -> list[str]:
+    """The words of a segment that name a program to run (after assignments and wrappers)."""
+    try:
+        words = shlex.split(segment)
+    except ValueError:
+        words = segment.split()
+    out: list[str] = []
+    for word in words:
+        if "=" in word and not word.startswith("-"):
+            continue  # VAR=value (before the program, or after `env`)
+        name = word.rsplit("/", 1)[-1]
+        out.append(name)
+        if name not in _WRAPPERS and not name.startswith("-") and not name.isdigit():
+            break
+    return out
+
+
 def dangerous_reason(command: str) -> str | None:
     """Why this command is refused outright, or None."""
     for pattern, why in _DANGEROUS:
         if pattern.search(command):
             return why
+    for segment in segments(command.replace("(", " ").replace(")", " ")):
+        for name in _program_words(segment):
+            if name in _REFUSED_PROGRAMS:
+                return _REFUSED_PROGRAMS[name]
+            if name.startswith("mkfs"):
+                return "formatting a filesystem (mkfs)"
+            if name == "init" and segment.split()[-1:] == ["0"]:
+                return "shutting the machine down"
     return None
 
 
