@@ -153,14 +153,19 @@ def main() -> None:
             local,
             "<= +2 ms on the median",
         )
-        real = _interleaved(
-            args.llama_rounds,
-            warmup=3,
-            paths={
-                "direct": lambda: _one(direct, f"{llama.url}{chat}", API_KEY, body),
-                "gateway": lambda: _one(via, f"{gw_llama.url}{chat}", API_KEY, body),
-            },
-        )
+        try:
+            real = _interleaved(
+                args.llama_rounds,
+                warmup=3,
+                paths={
+                    "direct": lambda: _one(direct, f"{llama.url}{chat}", API_KEY, body),
+                    "gateway": lambda: _one(via, f"{gw_llama.url}{chat}", API_KEY, body),
+                },
+            )
+        except RuntimeError:
+            errors = [ln for ln in gw_llama.proc.output().splitlines() if '"error"' in ln]
+            print("gateway log (errors):", *errors[-5:], sep="\n", file=sys.stderr)
+            raise
         _report(
             f"real llama-server, max_tokens={args.max_tokens}",
             real,

@@ -244,3 +244,23 @@ def test_caddyfile_is_formatted() -> None:
         check=True,
     )
     assert out.stdout == CADDYFILE.read_text()
+
+
+def _transports(node: object) -> list[dict[str, Any]]:
+    if isinstance(node, dict):
+        found = [node["transport"]] if node.get("handler") == "reverse_proxy" else []
+        return found + [t for v in node.values() for t in _transports(v)]
+    if isinstance(node, list):
+        return [t for v in node for t in _transports(v)]
+    return []
+
+
+def test_upstream_connections_idle_out_before_the_upstreams_close_them(tmp_path: Path) -> None:
+    """llama-server (cpp-httplib) and uvicorn drop idle keep-alive connections after 5 s; reusing
+    one as they drop it turned a request into a 502 in bench/gateway.py. Ours must go first."""
+    env = gateway_env(tmp_path, api_key=KEY, listen=":8080", llama_upstream="127.0.0.1:7474")
+    transports = _transports(_adapt(env))
+    assert len(transports) == 3
+    for transport in transports:
+        assert transport["keep_alive"]["idle_timeout"] <= 3 * 10**9
+        assert transport["dial_timeout"] <= 5 * 10**9
