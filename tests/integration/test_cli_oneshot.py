@@ -276,3 +276,32 @@ def test_stack_commands_are_still_registered(env: dict[str, str]) -> None:
     r = run(["--help"], env)
     for name in ("up", "down", "status", "sessions", "config", "doctor"):
         assert f"  {name} " in r.out, name
+
+
+def test_sigint_with_json_output_still_prints_a_result(
+    scripted_llm: ScriptedFactory, env: dict[str, str]
+) -> None:
+    text = "".join(f"word{i} " for i in range(2000))
+    llm = scripted_llm(
+        [Turn(text=text, chunk_chars=6, chunk_delay_s=0.02)], api_key=KEY, n_ctx=32768
+    )
+    proc = subprocess.Popen(
+        [OPENMONO, "-p", "talk", "--output-format", "json"],
+        env=llm_env(env, llm), cwd=ws_of(env), stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True,
+    )  # fmt: skip
+    try:
+        deadline = time.monotonic() + 60
+        while not llm.chat_requests and time.monotonic() < deadline:
+            assert proc.poll() is None
+            time.sleep(0.05)
+        proc.send_signal(signal.SIGINT)
+        out, _ = proc.communicate(timeout=30)
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.communicate()
+    assert proc.returncode == 130
+    data = json.loads(out)
+    assert data["ok"] is False and data["reason"] == "cancelled"
+    assert text.startswith(data["result"])

@@ -61,6 +61,10 @@ async def run_oneshot(opts: RunOptions, prompt: str) -> int:
         done = await task
     except asyncio.CancelledError:
         print(f"\ninterrupted; session {agent.session_id} keeps what was said", file=sys.stderr)
+        if opts.output_format == "json":
+            partial = agent.loop.last_reply.text if agent.loop.last_reply else ""
+            done = TurnDone(reason="cancelled", text=partial, error="interrupted")
+            print(json.dumps(_result(done, agent.session_id, collector), ensure_ascii=False))
         return EXIT_INTERRUPTED
     finally:
         for sig in (signal.SIGINT, signal.SIGTERM):
