@@ -15,20 +15,17 @@ from lxml import etree
 
 from ._markdown import BLOCK_TAGS
 
-_CONTAINERS = ("body", "div", "section", "article", "main", "center")
+# Block containers with non-blank text of their own (XPath counts child tails as their text).
+_WITH_BARE_TEXT = etree.XPath(
+    "//*[self::body or self::div or self::section or self::article or self::main or self::center]"
+    "[text()[normalize-space()]]"
+)
 
 
 def wrap_bare_text(root: Any) -> None:
     """Wrap text runs that sit directly in block containers into `<p>` elements, in place."""
-    for container in list(root.iter(*_CONTAINERS)):
-        if _has_bare_text(container):
-            _wrap_runs(container)
-
-
-def _has_bare_text(element: Any) -> bool:
-    if element.text and element.text.strip():
-        return True
-    return any(child.tail and child.tail.strip() for child in element)
+    for container in _WITH_BARE_TEXT(root):
+        _wrap_runs(container)
 
 
 def _is_block(element: Any) -> bool:
