@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 import redis
+from redis.commands.core import Script
 
 PREFIX = "openmono:call:"
 ABANDONED = "abandoned"
@@ -75,6 +76,17 @@ return 'taken'
 """
 
 
+_scripts: dict[int, Script] = {}
+
+
+def _claim_script(client: redis.Redis) -> Script:
+    """The claim script bound to `client` (EVALSHA, loaded on first use)."""
+    script = _scripts.get(id(client))
+    if script is None:
+        script = _scripts[id(client)] = client.register_script(_CLAIM_LUA)
+    return script
+
+
 def claim(client: redis.Redis, task_id: str, *, read_only: bool) -> Claim:
     """Claim the call for this process and start its heartbeat key.
 
@@ -91,7 +103,7 @@ def claim(client: redis.Redis, task_id: str, *, read_only: bool) -> Claim:
         "1" if read_only else "0",
         ABANDONED,
     ]
-    answer = client.eval(_CLAIM_LUA, 2, *keys, *args)
+    answer = _claim_script(client)(keys=keys, args=args)
     text = answer.decode() if isinstance(answer, bytes) else str(answer)
     if text not in ("first", "redelivered", "duplicate", "abandoned", "taken"):
         raise ValueError(f"unexpected claim answer {text!r}")

@@ -4,21 +4,23 @@ Thin on purpose: the tool code is `run_tool`, the same function the local execut
 executors give the same results. What the task adds is what only a separate process needs:
 1. claim the call in Redis (a side-effecting call that was already started never runs again),
 2. keep its heartbeat key fresh while it runs (the agent notices a dead worker within seconds),
-3. run the tool in a thread so the soft time limit can stop it: the tool's own timeout normally
-   answers first; if it does not, the cancel flag kills the tool's process group; if even that
-   hangs, the hard limit kills the pool process and ToolCallRequest kills the groups first.
+3. stop the tool at the soft time limit: billiard signals the pool process (SIGUSR1); instead of
+   raising inside the tool (which would leave its processes running), our handler gives the
+   tool's own timeout a moment to answer, then sets the call's cancel flag, which kills the tool's
+   process group. If even that hangs, the hard limit kills the pool process, and ToolCallRequest
+   kills the tool's process groups first.
 """
 
 from __future__ import annotations
 
 import os
+import signal
 import threading
-from concurrent.futures import Future, ThreadPoolExecutor
-from concurrent.futures import TimeoutError as FutureTimeout
+from dataclasses import dataclass, field
 from typing import Any
 
 from celery import Task
-from celery.exceptions import Ignore, SoftTimeLimitExceeded
+from celery.exceptions import Ignore
 from openmono_contracts import ToolRequest, ToolResult
 
 from openmono_worker._request import is_read_only
@@ -33,19 +35,36 @@ from openmono_worker.tools import registry
 # main process needs the registry anyway to decide each call's acknowledgement.
 registry()
 
-# After the soft limit, the tool's own timeout result is usually a few ms away: wait that long
-# before cancelling, so a timed-out call reads the same through Celery as in-process.
+# After the soft limit, how long the tool's own timeout gets to answer before we cancel it.
 _SOFT_GRACE_S = 2.0
 
 
+@dataclass
+class _Running:
+    cancel: threading.Event = field(default_factory=threading.Event)
+    soft_limited: bool = False
+
+
 class _ProcessState:
-    """Per pool process: settings, the tool thread, the heartbeat (created after the fork)."""
+    """Per pool process: settings, heartbeat, the running call (created after the fork)."""
 
     def __init__(self, task: Task) -> None:
         self.pid = os.getpid()
         self.settings = WorkerSettings()
-        self.pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="openmono-tool")
         self.heartbeat = Heartbeat(task.backend.client)
+        self.current: _Running | None = None
+        signal.signal(signal.SIGUSR1, self._on_soft_limit)
+
+    def _on_soft_limit(self, signum: int, frame: object) -> None:
+        running = self.current
+        if running is None:
+            return  # the call ended just before the signal arrived
+        running.soft_limited = True
+        # The tool's own timeout (the same timeout_s) normally answers within moments, so a
+        # timed-out call reads the same as in-process; only if it does not, cancel the tool.
+        timer = threading.Timer(_SOFT_GRACE_S, running.cancel.set)
+        timer.daemon = True
+        timer.start()
 
 
 _state: _ProcessState | None = None
@@ -60,22 +79,6 @@ def _process_state(task: Task) -> _ProcessState:
 
 def _refused(req: ToolRequest, error: str) -> dict[str, Any]:
     return ToolResult(call_id=req.call_id, ok=False, error=error).model_dump(mode="json")
-
-
-def _wait(fut: Future[ToolResult], cancel: threading.Event, req: ToolRequest) -> ToolResult:
-    try:
-        return fut.result()
-    except SoftTimeLimitExceeded:
-        pass
-    try:
-        return fut.result(timeout=_SOFT_GRACE_S)
-    except FutureTimeout:
-        cancel.set()
-    # If the tool ignores the cancel flag, the hard limit ends this process (and its groups).
-    result = fut.result()
-    if result.error == "cancelled":
-        result = result.model_copy(update={"error": f"timed out after {req.timeout_s:g} s"})
-    return result
 
 
 @app.task(  # type: ignore[untyped-decorator]  # celery ships no type hints
@@ -98,11 +101,14 @@ def run(self: Task, request: dict[str, Any]) -> dict[str, Any]:
         return _refused(req, "cancelled")
     if outcome == "taken":
         return _refused(req, lost_worker_error(req.tool, req.call_id))
-    cancel = threading.Event()
+    running = _Running()
+    state.current = running
     state.heartbeat.beat_for(task_id)
     try:
-        fut = state.pool.submit(run_tool, req, cancel=cancel, settings=state.settings)
-        result = _wait(fut, cancel, req)
+        result = run_tool(req, cancel=running.cancel, settings=state.settings)
     finally:
+        state.current = None
         state.heartbeat.beat_for(None)
+    if running.soft_limited and result.error == "cancelled":
+        result = result.model_copy(update={"error": f"timed out after {req.timeout_s:g} s"})
     return result.model_dump(mode="json")
