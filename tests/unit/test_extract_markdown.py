@@ -172,3 +172,18 @@ def test_heading_that_is_not_the_title_stays() -> None:
     page = article_page(head="<title>Harbour news - Example Media</title>")
     content = extract(page, PAGE_URL, "markdown", True).content
     assert content.startswith(f"# A Day in the Harbour Town\n\n{PARAGRAPHS[0]}")
+
+
+def test_paragraph_lines_that_look_like_markup_are_escaped() -> None:
+    extra = (
+        "<p>2024. A year the harbour will remember.</p><p># not a heading</p>"
+        "<p>- not a list item</p><p>&gt; not a quote</p>"
+    )
+    lines = _markdown(extra).splitlines()
+    for escaped in (
+        "2024\\. A year the harbour will remember.",
+        "\\# not a heading",
+        "\\- not a list item",
+        "\\> not a quote",
+    ):
+        assert escaped in lines

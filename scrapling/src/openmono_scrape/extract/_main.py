@@ -1,35 +1,29 @@
-"""Main-content selection: trafilatura picks the article, we turn its XML back into plain HTML.
+"""Main-content selection: trafilatura picks the article, then we repair what it got wrong.
 
-trafilatura's output vocabulary (head, list/item, hi, ref, graphic, quote, code, lb, row/cell) is
-mapped back to ordinary HTML so one renderer serves both the main content and the whole page, and
-`format: html` returns a clean fragment. Code blocks come back from the `CodeStore` verbatim. A
-leading heading that repeats the page's headline is dropped: the title travels in its own field.
+1. trafilatura in precision mode (measured best on the article benchmark); a result shorter than
+   `RETRY_BELOW_CHARS` is checked against its balanced cascade and the longer one kept;
+2. its XML goes back to plain HTML with verbatim code blocks (`_xmlhtml`);
+3. article chunks it left behind come back (`_chunks`), split paragraphs are rejoined;
+4. a leading heading that repeats the title is dropped (the title travels in its own field) and
+   boilerplate is trimmed (`_cleanup`).
 """
 
 from __future__ import annotations
 
-import logging
-import re
 from typing import Any
 
 import trafilatura
-from lxml import etree
 
 from ._chunks import add_missing_chunks
 from ._cleanup import trim_boilerplate
-from ._code import CodeBlock, CodeStore, strip_markers
+from ._code import CodeStore
 from ._dom import drop_element, text_of
 from ._title import repeats_title
+from ._xmlhtml import rejoin_split_paragraphs, to_html
 
-LOGGER = logging.getLogger(__name__)
-
-_HI_TAGS = {"#b": "strong", "#i": "em", "#u": "u", "#t": "code", "#sub": "sub", "#sup": "sup"}
-_SIMPLE = {"quote": "blockquote", "lb": "br", "del": "del", "row": "tr", "p": "p", "div": "div"}
-# trafilatura keeps a heading only if it leads somewhere; a lone repeated headline is dropped
-# only when it sits among the first few elements (after a kicker or a date line at most).
+# A repeated headline is looked for among the first few elements only (after a kicker or a
+# date line at most), never further down the article.
 _HEADLINE_WINDOW = 3
-_INLINE_TAGS = frozenset({"a", "em", "strong", "code", "u", "sub", "sup", "del", "span"})
-_CONTINUATION = re.compile(r"^\s*(?:[a-z]|[.,;:)!?”’»…\-–—])")
 # Below this many characters a precision-mode result is double-checked in balanced mode.
 RETRY_BELOW_CHARS = 500
 
@@ -77,115 +71,6 @@ def _trafilatura(tree: Any, *, precision: bool) -> Any | None:
 
 def _text(body: Any | None) -> str:
     return "" if body is None else " ".join(text_of(body).split())
-
-
-def to_html(body: Any, store: CodeStore) -> Any:
-    """Rename trafilatura's XML elements to HTML in place; restore protected code blocks."""
-    for element in list(body.iter()):
-        if not isinstance(element.tag, str):
-            continue
-        block = _protected_block(element, store)
-        if block is not None:
-            _replace_with_pre(element, block.text, block.language)
-            continue
-        _rename(element)
-    for element in body.iter():
-        if element.text and "⟦" in element.text:
-            element.text = strip_markers(element.text)
-        if element.tail and "⟦" in element.tail:
-            element.tail = strip_markers(element.tail)
-    body.tag = "body"
-    body.attrib.clear()
-    return body
-
-
-def _protected_block(element: Any, store: CodeStore) -> CodeBlock | None:
-    """The code block whose marker this element carries, itself or as the lone child it wraps."""
-    if element.tag not in ("code", "quote", "p"):
-        return None
-    if not (element.text or "").strip() and len(element) == 1 and element[0].tag == "code":
-        return store.lookup(element[0].text)
-    return store.lookup(element.text)
-
-
-def _replace_with_pre(element: Any, text: str, language: str | None) -> None:
-    tail = element.tail
-    element.clear()
-    element.tag = "pre"
-    element.tail = tail
-    code = etree.SubElement(element, "code")
-    if language:
-        code.set("class", f"language-{language}")
-    code.text = text
-
-
-def _rename(element: Any) -> None:
-    tag = element.tag
-    attrs = dict(element.attrib)
-    element.attrib.clear()
-    if tag == "head":
-        rend = attrs.get("rend", "h3")
-        element.tag = rend if rend in ("h1", "h2", "h3", "h4", "h5", "h6") else "h3"
-    elif tag == "list":
-        element.tag = attrs.get("rend", "ul") if attrs.get("rend") in ("ul", "ol", "dl") else "ul"
-    elif tag == "item":
-        rend = attrs.get("rend", "")
-        element.tag = "dt" if rend.startswith("dt") else "dd" if rend.startswith("dd") else "li"
-    elif tag == "hi":
-        element.tag = _HI_TAGS.get(attrs.get("rend", "#i"), "em")
-    elif tag == "ref":
-        element.tag = "a"
-        if attrs.get("target"):
-            element.set("href", attrs["target"])
-    elif tag == "graphic":
-        element.tag = "img"
-        for name in ("src", "alt", "title"):
-            if attrs.get(name):
-                element.set(name, attrs[name])
-    elif tag == "cell":
-        element.tag = "th" if attrs.get("role") == "head" else "td"
-        if attrs.get("colspan"):
-            element.set("colspan", attrs["colspan"])
-    elif tag == "code":
-        # A code element holding whole lines is a block; inside running text it is inline code.
-        element.tag = "pre" if "\n" in (element.text or "") else "code"
-    elif tag in _SIMPLE:
-        element.tag = _SIMPLE[tag]
-    elif tag == "table":
-        pass
-    else:
-        element.tag = "div" if len(element) else "span"
-
-
-def rejoin_split_paragraphs(body: Any) -> None:
-    """Put back inline elements trafilatura left between two halves of one paragraph.
-
-    Text written straight into a `<div>` comes out as `<p>…publication </p><em>Name</em><p>. A
-    preview…</p>`. An inline element joins the paragraph before it unless that one ended a line,
-    and the paragraph after it joins too when it visibly continues the sentence.
-    """
-    for container in [body, *body.iter("div", "blockquote", "li", "td", "th")]:
-        for child in list(container):
-            if child.tag not in _INLINE_TAGS or child.getparent() is not container:
-                continue
-            before = child.getprevious()
-            if before is None or before.tag != "p" or _ends_line(before):
-                continue
-            before.append(child)
-            after = before.getnext()
-            if after is None or after.tag != "p" or (child.tail or "").strip():
-                continue
-            if not _CONTINUATION.match(after.text or ""):
-                continue
-            child.tail = (child.tail or "") + (after.text or "")
-            for grandchild in list(after):
-                before.append(grandchild)
-            container.remove(after)
-
-
-def _ends_line(paragraph: Any) -> bool:
-    last = paragraph[-1].tail if len(paragraph) else paragraph.text
-    return (last or "\n").rstrip(" \t").endswith("\n")
 
 
 def _drop_repeated_headline(body: Any, headlines: set[str]) -> None:

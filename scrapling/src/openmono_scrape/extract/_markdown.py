@@ -33,7 +33,10 @@ _STRIKE = frozenset({"del", "s", "strike"})
 
 _SPACES = re.compile(r"[ \t\r\n\f\v\u00a0\u2000-\u200a\u202f\u205f\u3000]+")
 _ESCAPE = re.compile(r"[\\*`\[\]]|(?<![^\W_])_|_(?![^\W_])|<(?=[A-Za-z/!?])|&(?=#?\w+;)")
-_LINE_START = re.compile(r"^(#{1,6}(?=\s|$)|>|[-+](?=\s|$)|\d{1,9}(?=[.)](?:\s|$))|=+\s*$|~~~)")
+# A paragraph line that would start a heading, quote, list or setext underline. Ordered-list
+# numbers are escaped at their delimiter (`2024\. A year`): a backslash before a digit is literal.
+_LINE_START = re.compile(r"^(?:#{1,6}(?=\s|$)|>|[-+](?=\s|$)|=+\s*$|~~~)")
+_LINE_START_NUMBER = re.compile(r"^(\d{1,9})([.)])(?=\s|$)")
 
 
 class Renderer:
@@ -103,7 +106,8 @@ class Renderer:
             if not line:
                 continue
             if self.markdown:
-                line = _LINE_START.sub(r"\\\1", line, count=1)
+                line = _LINE_START.sub(r"\\\g<0>", line, count=1)
+                line = _LINE_START_NUMBER.sub(r"\1\\\2", line, count=1)
             lines.append(line)
         return "\n".join(lines)
 
