@@ -370,3 +370,22 @@ async def test_configured_model_name_wins(scripted_llm: Factory) -> None:
         await m.probe()
         await collect(m)
     assert llm.chat_requests[0].json["model"] == "my-alias"
+
+
+async def test_probe_on_recorded_llama_bodies(scripted_llm: Factory) -> None:
+    props = json.loads((FIX / "props.json").read_text())
+    llm = scripted_llm([], api_key=KEY, props_json=props)
+    async with model(llm) as m:
+        info = await m.probe()
+    assert (info.model, info.n_ctx) == ("/models/SmolLM2-135M-Instruct.Q4_1.gguf", 512)
+    shared = FIX.parents[3] / "shared" / "fixtures" / "llama-server" / "v1_models.json"
+    if not shared.is_file():
+        pytest.skip(f"shared fixtures not found at {shared}")
+    llm = scripted_llm([], api_key=KEY, props=False, models_json=json.loads(shared.read_text()))
+    async with model(llm) as m:
+        info = await m.probe()
+    assert (info.model, info.n_ctx, info.source) == (
+        "/models/SmolLM2-135M-Instruct.Q4_1.gguf",
+        512,
+        "models",
+    )

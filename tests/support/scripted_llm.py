@@ -34,8 +34,10 @@ A `Turn` describes one response:
     comments every `stall_keepalive_s` if set), `drop_after=N` (cut the connection after N frames).
   - `Turn.replay(sse)`: send recorded SSE bytes verbatim, `replay_chunk_bytes` per write.
 A turn may also be a callable `(request_json) -> Turn`, to answer depending on what was sent.
-With no turn left the server answers HTTP 500 (`"scripted LLM: no turn left ..."`). With `api_key`
-set, every route but `/health` wants `Authorization: Bearer <key>` (else 401, no turn consumed).
+`props_json` / `models_json` replace the `/props` / `/v1/models` bodies (e.g. recorded ones);
+`props=False` makes `/props` a 404. With no turn left the server answers HTTP 500 (`"scripted
+LLM: no turn left ..."`). With `api_key` set, every route but `/health` wants `Authorization:
+Bearer <key>` (else 401, no turn consumed).
 Requests are recorded in `requests` (all) and `chat_requests` (completions only).
 """
 
@@ -175,12 +177,16 @@ class ScriptedLLM:
         model: str = DEFAULT_MODEL,
         n_ctx: int | None = 4096,
         props: bool = True,
+        props_json: dict[str, Any] | None = None,
+        models_json: dict[str, Any] | None = None,
     ) -> None:
         self.turns: list[TurnSource] = list(turns)
         self.api_key = api_key
         self.model = model
         self.n_ctx = n_ctx
         self.props_enabled = props
+        self.props_json = props_json
+        self.models_json = models_json
         self.requests: list[RecordedRequest] = []
         self.served = 0
         self.url = ""
@@ -203,7 +209,9 @@ class ScriptedLLM:
         sock.bind(("127.0.0.1", 0))
         port = sock.getsockname()[1]
         self.url = f"http://127.0.0.1:{port}"
-        logging.getLogger("uvicorn.error").addFilter(_QuietDrops())
+        errors = logging.getLogger("uvicorn.error")
+        if not any(isinstance(f, _QuietDrops) for f in errors.filters):
+            errors.addFilter(_QuietDrops())
         config = uvicorn.Config(
             self,
             log_config=None,
@@ -294,6 +302,8 @@ class ScriptedLLM:
             await _json(send, 404, {"error": {"code": 404, "message": "File Not Found"}})
 
     def _props(self) -> dict[str, Any]:
+        if self.props_json is not None:
+            return self.props_json
         return {
             "default_generation_settings": {"n_ctx": self.n_ctx, "params": {}},
             "total_slots": 1,
@@ -303,6 +313,8 @@ class ScriptedLLM:
         }
 
     def _models(self) -> dict[str, Any]:
+        if self.models_json is not None:
+            return self.models_json
         return {
             "object": "list",
             "data": [
