@@ -21,9 +21,10 @@ import time
 import uuid
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
-from openmono.executor import Executor, LocalExecutor
+from openmono.executor import Executor, LocalExecutor, select_executor
 from openmono.executor.celery import UNREACHABLE, CeleryExecutor
 from openmono_contracts import ToolResult
 from openmono_worker import WorkerSettings
@@ -260,7 +261,11 @@ async def test_worker_redelivered_side_effect_is_refused(
 
 
 async def test_worker_unreachable_without_redis(tmp_path: Path) -> None:
-    ex = CeleryExecutor(f"redis://127.0.0.1:{free_port()}/0")
+    settings = SimpleNamespace(
+        broker_url=f"redis://127.0.0.1:{free_port()}/0", data_dir=tmp_path / "data"
+    )
+    ex = select_executor(settings)
+    assert isinstance(ex, CeleryExecutor)  # a broker is configured: never the local executor
     try:
         start = time.monotonic()
         call = tool_request("Bash", {"command": "touch ran-somewhere"}, tmp_path / "ws")

@@ -52,10 +52,12 @@ def descendants(pid: int) -> list[int]:
 def kill_descendants(pid: int) -> list[int]:
     """SIGKILL the process groups (and the processes) below `pid`; `pid` itself lives on.
 
-    `pid` is stopped while we look, so it cannot start anything new in between. Groups shared
-    with this process (the worker's own group) are never signalled as a whole.
+    `pid` is stopped while we look, so it cannot start anything new in between. The groups of
+    this process and of `pid` (the worker's own group) are never signalled as a whole.
     """
-    own_group = os.getpgrp()
+    spared = {os.getpgrp()}
+    with contextlib.suppress(ProcessLookupError):
+        spared.add(os.getpgid(pid))
     with contextlib.suppress(ProcessLookupError):
         os.kill(pid, signal.SIGSTOP)
     try:
@@ -64,7 +66,7 @@ def kill_descendants(pid: int) -> list[int]:
         for victim in victims:
             with contextlib.suppress(ProcessLookupError):
                 groups.add(os.getpgid(victim))
-        for group in groups - {own_group}:
+        for group in groups - spared:
             with contextlib.suppress(ProcessLookupError, PermissionError):
                 os.killpg(group, signal.SIGKILL)
         for victim in victims:
