@@ -51,6 +51,10 @@ class FakeServer:
 def _handler_class(handle: Handler, seen: list[Seen], lock: threading.Lock) -> type:
     class _H(BaseHTTPRequestHandler):
         protocol_version = "HTTP/1.1"
+        # Headers and body in one write, Nagle off: otherwise a kept-alive client (Caddy) waits
+        # ~40 ms for a delayed ACK on every response.
+        wbufsize = -1
+        disable_nagle_algorithm = True
 
         def _serve(self) -> None:
             parts = urlsplit(self.path)

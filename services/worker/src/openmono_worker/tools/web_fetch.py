@@ -15,7 +15,7 @@ from openmono_worker.tools._base import Tool, ToolContext, ToolOutcome
 from openmono_worker.web import (
     FallbackError,
     FetchedPage,
-    WebToolSettings,
+    current_settings,
     run_cancellable,
     web_fetch,
 )
@@ -69,7 +69,7 @@ class WebFetch(Tool[Params]):
     params_model = Params
 
     def execute(self, params: Params, ctx: ToolContext) -> ToolOutcome:
-        settings = WebToolSettings()
+        settings = current_settings()
         request = ScrapeRequest(
             url=params.url,
             render=params.render,

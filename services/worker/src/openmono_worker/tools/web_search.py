@@ -14,7 +14,7 @@ from openmono_worker.tools._base import Tool, ToolContext, ToolOutcome
 from openmono_worker.web import (
     SearchAnswer,
     SearchDegraded,
-    WebToolSettings,
+    current_settings,
     run_cancellable,
     web_search,
 )
@@ -71,7 +71,7 @@ class WebSearch(Tool[Params]):
     params_model = Params
 
     def execute(self, params: Params, ctx: ToolContext) -> ToolOutcome:
-        settings = WebToolSettings()
+        settings = current_settings()
         answer = run_cancellable(
             lambda: web_search(params.query, params.max_results, ctx.web, settings, ctx.timeout_s),
             ctx.cancel,

@@ -19,7 +19,7 @@ from openmono_worker.web._probe import clear as clear_probe_cache
 from openmono_worker.web._results import SearchHit, SearchPage
 from openmono_worker.web._search import SearchAnswer, web_search
 from openmono_worker.web._searxng import normalise as normalise_searxng
-from openmono_worker.web._settings import WebToolSettings
+from openmono_worker.web._settings import WebToolSettings, current_settings
 from openmono_worker.web._switch import parse_switch
 
 __all__ = [
@@ -33,6 +33,7 @@ __all__ = [
     "WebPathError",
     "WebToolSettings",
     "clear_probe_cache",
+    "current_settings",
     "decode_link",
     "gateway_base",
     "normalise_searxng",

@@ -9,6 +9,9 @@ and would refuse a key they do not know.
 
 from __future__ import annotations
 
+import os
+from functools import lru_cache
+
 from pydantic import AliasChoices, Field, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
@@ -57,3 +60,24 @@ class WebToolSettings(BaseSettings):
     @property
     def allow_cidrs(self) -> list[str]:
         return [c.strip() for c in self.fetch_allow_cidrs.split(",") if c.strip()]
+
+
+@lru_cache(maxsize=8)
+def _cached(_env: tuple[tuple[str, str], ...]) -> WebToolSettings:
+    return WebToolSettings()
+
+
+def current_settings() -> WebToolSettings:
+    """The settings for this call: re-read only when a variable they depend on changed.
+
+    Parsing pydantic-settings costs a few milliseconds per call; the environment of a worker
+    rarely changes, but tests and long-lived agents may change it between calls.
+    """
+    relevant = tuple(
+        sorted(
+            (k, v)
+            for k, v in os.environ.items()
+            if k.startswith(("WORKER_WEB_", "OPENMONO_WEB_SEARCH", "OPENMONO_WEB_SCRAPE"))
+        )
+    )
+    return _cached(relevant)
