@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner, Result
 from openmono.cli import main
-from openmono.setup import frpc
+from openmono.setup import docker_answers, frpc
 from openmono.stack.envfile import read_env
 
 from tests.support.procs import ROOT
@@ -53,8 +53,11 @@ def test_dry_run_on_a_missing_env_changes_nothing(box: Path) -> None:
     assert "would set WEB_SEARCH_ENABLED=true (was unset)" in res.output
     assert "would set web.gateway = 'http://127.0.0.1:47480'" in res.output
     assert "would set llm.api_key = ********" in res.output
-    assert "would start the native stack" in res.output  # no Docker engine here
-    assert "SEARXNG_UPSTREAM" in res.output  # the native stack cannot run SearXNG itself
+    if docker_answers():
+        assert "would start with compose:" in res.output
+    else:
+        assert "would start the native stack" in res.output
+        assert "SEARXNG_UPSTREAM" in res.output  # the native stack cannot run SearXNG itself
     assert sorted(p.name for p in box.iterdir()) == []
 
 
@@ -196,3 +199,12 @@ def test_the_written_env_satisfies_compose_for_every_profile(box: Path) -> None:
         capture_output=True, text=True, timeout=60, check=False,
     )  # fmt: skip
     assert done.returncode == 0, done.stderr
+
+
+def test_native_plan_warns_without_a_searxng(box: Path) -> None:
+    res = run("search", "--dry-run", "--via", "native")
+    assert res.exit_code == 0
+    assert "would start the native stack" in res.output
+    assert "set SEARXNG_UPSTREAM" in res.output
+    (box / "compose.env").write_text("SEARXNG_UPSTREAM=127.0.0.1:8888\n")
+    assert "SEARXNG_UPSTREAM" not in run("search", "--dry-run", "--via", "native").output
