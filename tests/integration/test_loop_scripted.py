@@ -295,7 +295,7 @@ async def test_cancel_stops_a_running_tool(
     task.cancel()
     with pytest.raises(asyncio.CancelledError):
         await task
-    assert loop.time() - started < 10
+    assert loop.time() - started < 20  # the tool group is killed, not waited out (47 s)
     leftovers = [p for p in Path("/proc").glob("[0-9]*") if _cmdline(p).endswith("sleep 47.25")]
     assert leftovers == []
     messages = load_session(agent.writer.path).messages
