@@ -236,6 +236,12 @@ CASES: list[tuple[str, list[tuple[str, dict[str, Any]]], list[tuple[str, str | N
         [],
         "<think>maybe <tool_call>{...}</tool_call></think>Answer.",
     ),
+    (  # prose that mentions the syntax is not a call
+        "Qwen writes <function=NAME ...> inside <tool_call> tags, e.g. <function= name>.",
+        [],
+        [],
+        "Qwen writes <function=NAME ...> inside <tool_call> tags, e.g. <function= name>.",
+    ),
     (  # plain prose: untouched
         "No tools needed, the answer is 4.",
         [],
@@ -297,6 +303,12 @@ CASES: list[tuple[str, list[tuple[str, dict[str, Any]]], list[tuple[str, str | N
         [],
         [("truncated", None)],
         "Let me write it.",
+    ),
+    (  # cut inside the first tag of the body
+        "<tool_call>\n<func",
+        [],
+        [("truncated", None)],
+        "",
     ),
     (  # Hermes JSON cut off
         '<tool_call>\n{"name": "FileWrite", "arguments": {"file_path": "a.py", "content": "impo',

@@ -36,6 +36,8 @@ _START = re.compile(r"<tool_call>|<function=|```")
 _FENCE_LANGS = frozenset({"", "json", "tool_call", "tool_code", "javascript"})
 _CALL_PREFIX = re.compile(r'\s*\{\s*"name"\s*:')
 _NAME_IN_JSON = re.compile(r'"name"\s*:\s*"([^"\\]{1,200})"')
+_FUNCTION_TAG = re.compile(r"<function=[A-Za-z_][\w.\-]{0,127}>")
+_FUNCTION_TAG_CUT = re.compile(r"<function=[\w.\-]{0,128}")
 _CALL_KEYS = frozenset({"name", "arguments", "parameters", "type", "id"})
 _DECODER = json.JSONDecoder()
 
@@ -116,8 +118,15 @@ class _Scanner:
                 continue
             tag = m.group()
             if tag == "<tool_call>":
-                end = self._tool_call(start)
+                call_end = self._tool_call(start)
+                if call_end is None:  # prose mentioning the tag
+                    pos = start + len("<tool_call>")
+                    continue
+                end = call_end
             elif tag == "<function=":
+                if not _looks_like_function_tag(text, start):  # prose mentioning the syntax
+                    pos = start + len("<function=")
+                    continue
                 end = self._function_block(start, len(text), standalone=True)
             else:
                 fence_end = self._fence(start)
@@ -133,7 +142,7 @@ class _Scanner:
 
     # -- shapes ---------------------------------------------------------------------------------
 
-    def _tool_call(self, start: int) -> int:
+    def _tool_call(self, start: int) -> int | None:
         text = self.text
         body_start = start + len("<tool_call>")
         close = text.find("</tool_call>", body_start)
@@ -151,8 +160,10 @@ class _Scanner:
             self._json_call(text[i:body_end], raw, start, "hermes", closed)
         elif closed:
             self._problem("malformed", None, "hermes", raw, start, "an empty or unreadable body")
+        elif i >= body_end or "<function=".startswith(text[i:body_end].rstrip()):
+            self._problem("truncated", None, "hermes", raw, start)  # cut right after the tag
         else:
-            self._problem("truncated", None, "hermes", raw, start)
+            return None  # an unclosed tag followed by prose: someone talking about the syntax
         return end
 
     def _function_block(
@@ -311,6 +322,13 @@ class _Scanner:
             if a <= pos < b:
                 return b
         return None
+
+
+def _looks_like_function_tag(text: str, start: int) -> bool:
+    """`<function=Name>`, or a tag cut off at the very end of the text (`<function=Na`)."""
+    if _FUNCTION_TAG.match(text, start):
+        return True
+    return _FUNCTION_TAG_CUT.fullmatch(text, start) is not None
 
 
 def _think_spans(text: str) -> list[tuple[int, int]]:
