@@ -82,6 +82,16 @@ def test_html_format_of_the_whole_page_keeps_the_chrome() -> None:
     assert '<a href="https://example.com/about">About us</a>' in html  # cleaned, links absolute
 
 
+def test_html_format_has_no_handlers_or_inline_styles() -> None:
+    extra = (
+        '<p onclick="steal()" style="color: blue">Click <a href="/x" onmouseover="x()">here</a></p>'
+    )
+    for main_content in (True, False):
+        html = extract(article_page(extra), PAGE_URL, "html", main_content).content
+        assert "steal" not in html and "onmouseover" not in html and "color: blue" not in html
+        assert "here" in html
+
+
 def test_html_format_links_are_absolute() -> None:
     extra = '<p>See <a href="/tides">the tide tables</a> and <a href="javascript:x()">this</a>.</p>'
     html = extract(article_page(extra), PAGE_URL, "html", True).content

@@ -33,7 +33,11 @@ def document_base(root: Any, url: str) -> str:
 
 
 def absolutize_links(element: Any, base_url: str) -> None:
-    """Make `href`/`src` absolute in an HTML fragment; drop script pseudo-links."""
+    """Make `href`/`src` absolute in an HTML fragment; drop script pseudo-links and handlers."""
+    for node in element.iter():
+        if isinstance(node.tag, str):
+            for name in [n for n in node.attrib if n.lower().startswith("on") or n == "style"]:
+                del node.attrib[name]
     for tag, attribute in (("a", "href"), ("img", "src")):
         for node in element.iter(tag):
             if node.get(attribute) is None:
