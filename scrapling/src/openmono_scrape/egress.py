@@ -23,7 +23,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from urllib.parse import urlsplit
+from urllib.parse import SplitResult, urlsplit
 
 from openmono_contracts import NetGuard, NetGuardError
 
@@ -160,6 +160,23 @@ class GuardProxy:
         except (OSError, TimeoutError, ValueError):
             writer.write(_UPSTREAM_DOWN)
             return
+        try:
+            await self._send_request(method, parts, version, header_lines, reader, up_writer)
+            await _relay(up_reader, writer)
+        finally:
+            with contextlib.suppress(Exception):
+                up_writer.close()
+
+    @staticmethod
+    async def _send_request(
+        method: str,
+        parts: SplitResult,
+        version: str,
+        header_lines: list[str],
+        reader: asyncio.StreamReader,
+        up_writer: asyncio.StreamWriter,
+    ) -> None:
+        """The client's request in origin form, one request per connection."""
         path = parts.path or "/"
         if parts.query:
             path += "?" + parts.query
@@ -182,4 +199,3 @@ class GuardProxy:
         if length:
             up_writer.write(await reader.readexactly(length))
         await up_writer.drain()
-        await _relay(up_reader, writer)
