@@ -96,6 +96,16 @@ def test_up_status_down_leaves_nothing_running(stack_env: dict[str, str], tmp_pa
     assert all(row["healthy"] and row["pid"] for row in rows.values())
     assert rows["gateway"]["address"] == f"127.0.0.1:{stack_env['GATEWAY_PORT']}"
 
+    restarted = _run(["restart", "gateway"], stack_env)
+    assert restarted.returncode == 0, restarted.stdout + restarted.stderr
+    assert "stopped gateway" in restarted.stdout
+    assert "llama-server  already running" in restarted.stdout
+    new_rows = {r["service"]: r for r in json.loads(_run(["status", "--json"], stack_env).stdout)}
+    assert new_rows["gateway"]["pid"] != rows["gateway"]["pid"]
+    assert new_rows["gateway"]["healthy"]
+    rows = new_rows
+    assert _run(["restart", "nonsense"], stack_env).returncode == 1
+
     again = _run(["up"], stack_env)
     assert again.returncode == 0
     assert again.stdout.count("already running") == 2

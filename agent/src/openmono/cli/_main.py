@@ -124,6 +124,7 @@ def _register() -> None:
     main.add_command(stack_cmds.up)
     main.add_command(stack_cmds.down)
     main.add_command(stack_cmds.status)
+    main.add_command(stack_cmds.restart)
 
     from openmono.cli.setup_cmds import setup
     from openmono.cli.tunnel_cmds import tunnel

@@ -66,6 +66,17 @@ def down() -> None:
 
 
 @click.command()
+@click.argument("services", nargs=-1, required=True)
+def restart(services: tuple[str, ...]) -> None:
+    """Restart SERVICES (e.g. `gateway`) so they re-read .env; starts what else is missing."""
+    try:
+        runner.restart(_context(), list(services), _say)
+    except StackError as exc:
+        click.echo(f"error: {exc}", err=True)
+        sys.exit(1)
+
+
+@click.command()
 @click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
 def status(as_json: bool) -> None:
     """Show each service: pid, address, healthy, detail. Exit code 1 if one is unhealthy."""

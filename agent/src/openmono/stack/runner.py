@@ -151,6 +151,19 @@ def down(ctx: Context, say: Say) -> int:
     return count
 
 
+def restart(ctx: Context, names: list[str], say: Say) -> None:
+    """Stop the named services (if ours and running), then `up` again so they re-read `.env`."""
+    known = {spec.name for spec in SERVICES}
+    unknown = sorted(set(names) - known)
+    if unknown:
+        listed = ", ".join(sorted(known))
+        raise StackError(f"unknown service(s) {', '.join(unknown)}; known: {listed}")
+    for spec in reversed(SERVICES):
+        if spec.name in names and _stop_one(ctx, spec):
+            say(f"stopped {spec.name}")
+    up(ctx, say)
+
+
 def status(ctx: Context) -> list[Row]:
     """One row per service that is enabled or still running."""
     rows: list[Row] = []
