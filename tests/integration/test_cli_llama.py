@@ -73,5 +73,13 @@ def test_say_hi_through_the_gateway(llama: LlamaServer, tmp_path: Path) -> None:
         code, events, err = say_hi(gw.url, llama.api_key, tmp_path)
         check_answer(code, events, err, n_ctx)
         bad_code, bad_events, _ = say_hi(gw.url, "not-the-key", tmp_path)
+        doctor = subprocess.run(
+            [OPENMONO, "--endpoint", gw.url, "doctor"],
+            env={**os.environ, "LLAMA_API_KEY": llama.api_key, "OPENMONO_DATA_DIR": str(tmp_path)},
+            cwd=tmp_path, capture_output=True, text=True, timeout=120, start_new_session=True,
+        )  # fmt: skip
+    assert doctor.returncode == 0, doctor.stdout + doctor.stderr
+    assert "✓ services" in doctor.stdout and "llm=true" in doctor.stdout
+    assert f"n_ctx {n_ctx}" in doctor.stdout
     assert bad_code == 1
     assert bad_events[-1]["reason"] == "error" and "AuthError" in str(bad_events[-1]["error"])
