@@ -258,3 +258,15 @@ def test_related_label_before_the_article_body_cuts_nothing() -> None:
     )
     content = extract(page, PAGE_URL, "markdown", True).content
     assert all(text in content for text in PARAGRAPHS)
+
+
+def test_embedded_tweet_quoted_in_the_article_is_kept() -> None:
+    tweet = (
+        '<div class="social-media-embed"><blockquote class="twitter-tweet"><p lang="en">The '
+        'ferry is late again and the whole harbour is talking about it <a href="https://t.co/x">'
+        "pic.twitter.com/x</a></p>— Harbour Watcher (@harbourwatch) November 18, 2019"
+        "</blockquote></div>"
+    )
+    content = extract(article_page(tweet), PAGE_URL, "markdown", True).content
+    assert "The ferry is late again and the whole harbour is talking about it" in content
+    assert all(text in content for text in PARAGRAPHS)

@@ -23,6 +23,7 @@ from openmono_contracts.scrape import ScrapeFormat
 
 from ._code import protect_code_blocks, restore_code_blocks
 from ._dom import body_of, parse_html, remove_invisible, text_of
+from ._embeds import unmark_embedded_posts
 from ._links import absolutize_links, document_base
 from ._main import select_main
 from ._markdown import Renderer
@@ -62,6 +63,7 @@ def _extract(html: str, url: str, fmt: ScrapeFormat, main_content: bool) -> Extr
     chosen: Any = None
     if main_content:
         store = protect_code_blocks(root)
+        unmark_embedded_posts(root)
         wrap_bare_text(root)
         chosen = select_main(root, store, headlines)
         if chosen is None:
