@@ -231,6 +231,9 @@ class CeleryExecutor:
                     self._app.send_task,
                     TASK_NAME,
                     args=[req.model_dump(mode="json")],
+                    # What logs and monitoring show instead of the arguments (file contents...).
+                    argsrepr=f"[{req.tool} call {req.call_id} session {req.session_id}]",
+                    kwargsrepr="{}",
                     task_id=call.task_id,
                     soft_time_limit=req.timeout_s,
                     time_limit=req.timeout_s + HARD_LIMIT_EXTRA_S,

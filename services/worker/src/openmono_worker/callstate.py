@@ -33,7 +33,7 @@ ABANDONED = "abandoned"
 CLAIM_TTL_S = 6 * 3600
 HEARTBEAT_EVERY_S = 1.0
 # A few missed beats before anyone calls the process dead: tolerant of a loaded machine.
-HEARTBEAT_TTL_MS = 4000
+HEARTBEAT_TTL_MS = 5000
 
 
 def claim_key(task_id: str) -> str:

@@ -87,6 +87,8 @@ def _refused(req: ToolRequest, error: str) -> dict[str, Any]:
     Request="openmono_worker._request:ToolCallRequest",
     acks_late=True,
     reject_on_worker_lost=True,
+    # The worker logs each result's repr: keep file contents and command output out of the logs.
+    resultrepr_maxsize=160,
 )
 def run(self: Task, request: dict[str, Any]) -> dict[str, Any]:
     """Run one tool call; always returns a ToolResult as a JSON-ready dict."""
