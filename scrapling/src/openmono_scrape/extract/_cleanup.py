@@ -65,7 +65,7 @@ def trim_boilerplate(body: Any) -> None:
 
 def _cut_more_stories(body: Any) -> None:
     """Drop a trailing "You may also like" style section: its label and everything after it."""
-    total = len("".join(body.itertext()))
+    total = len(text_of(body))
     for label in body.iter("h2", "h3", "h4", "h5", "h6", "p", "div", "strong", "b"):
         if len(label) > 1 or not _MORE_STORIES.match(text_of(label)):
             continue

@@ -13,6 +13,7 @@ import re
 from typing import Any
 
 from ._code import language_of, verbatim_text
+from ._dom import text_of
 from ._links import absolute_url
 from ._tables import render_table
 
@@ -212,7 +213,7 @@ class Renderer:
         return f"{lead}[{_one_line(content)}]({_md_url(href)}){trail}"
 
     def _inline_code(self, element: Any) -> str:
-        code = _SPACES.sub(" ", "".join(element.itertext()))
+        code = _SPACES.sub(" ", text_of(element))
         if not code.strip():
             return code
         if not self.markdown:

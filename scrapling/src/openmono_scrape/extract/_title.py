@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from ._dom import text_of
+
 MAX_TITLE_CHARS = 500
 # A heading this long that starts or ends the title is the headline with the site name cut off.
 MIN_PARTIAL_WORDS = 3
@@ -19,7 +21,7 @@ def _clean(text: str | None) -> str | None:
 def find_title(root: Any) -> str | None:
     """Read the title before any cleanup (the `<head>` is discarded later)."""
     for element in root.iter("title"):
-        title = _clean(element.text_content())
+        title = _clean(text_of(element))
         if title:
             return title
         break
@@ -29,7 +31,7 @@ def find_title(root: Any) -> str | None:
             if title:
                 return title
     for element in root.iter("h1"):
-        title = _clean(element.text_content())
+        title = _clean(text_of(element))
         if title:
             return title
     return None
@@ -39,7 +41,7 @@ def headline_candidates(root: Any) -> set[str]:
     """Normalised forms of the page's title strings (`<title>`, og:title, twitter:title)."""
     found: set[str] = set()
     for element in root.iter("title"):
-        found.add(normalise(element.text_content()))
+        found.add(normalise(text_of(element)))
     for meta in root.iter("meta"):
         if meta.get("property", meta.get("name", "")).lower() in ("og:title", "twitter:title"):
             found.add(normalise(meta.get("content") or ""))
