@@ -48,6 +48,7 @@ from tests.support.tool_suite import (
     ToolCase,
     check_cancel,
     check_parallel_reads,
+    pid_alive,
     run_case,
 )
 
@@ -297,3 +298,38 @@ async def test_worker_none_running(tmp_path: Path) -> None:
             claims = [c.get(k) for k in c.keys("openmono:call:*:claim")]
         assert claims == [ABANDONED.encode()]
     assert not (tmp_path / "ws" / "ran-somewhere").exists()
+
+
+async def test_worker_hard_time_limit_kills_a_stuck_call_and_its_group(
+    celery_ex: CeleryExecutor, stack: WorkerStack, tmp_path: Path
+) -> None:
+    """A pool process that stops responding (SIGSTOP: no soft-limit handler can run) is killed at
+    the hard limit (timeout + 5 s), and the command it started in its own session dies first."""
+    ws = tmp_path / "ws"
+    call = tool_request("Bash", {"command": "sleep 60 & echo $! > child.pid; wait"}, ws, 2)
+    task = asyncio.ensure_future(celery_ex.run(call))
+    await wait_for(lambda: (ws / "child.pid").exists() and (ws / "child.pid").read_text() != "")
+    task_id = celery_ex.running_task_id(call.call_id)
+    assert task_id is not None
+    holder = claim_holder(stack.redis, task_id)
+    child = int((ws / "child.pid").read_text())
+    os.kill(holder, signal.SIGSTOP)
+    try:
+        result = await asyncio.wait_for(task, 60)
+        assert not result.ok, result
+        # Whether the heartbeat (5 s) or the hard limit (7 s) told the agent first, the worker's
+        # main process kills the stuck call's process group and the pool process.
+        await wait_for(lambda: not pid_alive(child), 30, "the stuck call's command to die")
+        await wait_for(lambda: not pid_alive(holder), 30, "the stuck pool process to die")
+        await wait_for(lambda: task_id in _hard_limit_lines(stack), 10, "the hard limit's log")
+    finally:
+        if pid_alive(holder):
+            os.kill(holder, signal.SIGCONT)
+    after = await celery_ex.run(tool_request("FileRead", {"file_path": "child.pid"}, ws))
+    assert after.ok, after  # the pool was refilled
+
+
+def _hard_limit_lines(stack: WorkerStack) -> str:
+    return "\n".join(
+        line for line in stack.worker.proc.output().splitlines() if "Hard time limit" in line
+    )
