@@ -270,3 +270,27 @@ def test_embedded_tweet_quoted_in_the_article_is_kept() -> None:
     content = extract(article_page(tweet), PAGE_URL, "markdown", True).content
     assert "The ferry is late again and the whole harbour is talking about it" in content
     assert all(text in content for text in PARAGRAPHS)
+
+
+@pytest.mark.parametrize(
+    "page",
+    [
+        "<ul><li>" * 1000 + "deep harbour text" + "</li></ul>" * 1000,
+        "<table><tr><td>" * 400 + "deep harbour text",
+        "<blockquote>" * 1200 + "deep harbour text" + "</blockquote>" * 1200,
+        "<p>" + "<b><i>" * 3000 + "deep harbour text",
+    ],
+    ids=["lists", "tables", "quotes", "inline"],
+)
+@pytest.mark.parametrize("fmt", ["markdown", "text", "html"])
+def test_deep_structures_keep_their_text(page: str, fmt: str) -> None:
+    for main_content in (True, False):
+        content = extract(page, PAGE_URL, fmt, main_content).content  # type: ignore[arg-type]
+        assert "deep harbour text" in content
+
+
+def test_text_loose_in_a_list_is_kept() -> None:
+    page = "<ul>loose text<li>item one</li>tail text</ul>"
+    assert extract(page, PAGE_URL, "markdown", False).content == (
+        "loose text\n\n- item one\n\ntail text"
+    )

@@ -125,6 +125,8 @@ def _flatten_deep(root: Any) -> None:
         text = text_of(element)
         for child in list(element):
             element.remove(child)
+        element.attrib.clear()
+        element.tag = "div"  # a list or table holding only text would hide it from renderers
         element.text = text
 
 

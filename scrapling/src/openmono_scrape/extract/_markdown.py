@@ -117,6 +117,8 @@ class Renderer:
             start = int(element.get("start", "1"))
         except ValueError:
             start = 1
+        if (element.text or "").strip() or any((c.tail or "").strip() for c in element):
+            return self.blocks(element)  # text loose in a list (invalid, but browsers show it)
         items = [child for child in element if isinstance(child.tag, str)]
         return self._list_items(items, ordered=ordered, start=start)
 
