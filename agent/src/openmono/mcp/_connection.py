@@ -179,7 +179,12 @@ class ServerConnection:
         dead = asyncio.Event()
         async with contextlib.AsyncExitStack() as stack:
             read, write = await stack.enter_async_context(self._transport())
+            # The session reads our forwarded stream, so closing the transport's is up to us.
+            stack.push_async_callback(read.aclose)
             fwd_send, fwd_recv = anyio.create_memory_object_stream[SessionMessage | Exception](64)
+            # Closed on the way out whatever happened (the session does not close what it reads).
+            stack.push_async_callback(fwd_recv.aclose)
+            stack.push_async_callback(fwd_send.aclose)
 
             async def forward() -> None:
                 try:
