@@ -219,6 +219,7 @@ class CeleryExecutor:
             if outcome is not None:
                 return outcome
             # A read-only call whose worker died: its old message is abandoned; send it again.
+            self._results.forget(call.task_id)
         return _result(call.req, call.start, f"tool worker lost {_MAX_RESENDS + 1} times; gave up")
 
     async def _send(self, call: _Call) -> asyncio.Future[bytes]:
@@ -283,14 +284,13 @@ class CeleryExecutor:
                     continue
                 if claim == ABANDONED:
                     return _result(req, call.start, "cancelled")
-                if claim != holder:  # first seen, or a redelivery started it again
+                if started is None or claim != holder:  # first seen, or started again
                     holder, started = claim, now
                 if not alive:
                     if not call.read_only:
                         return _result(req, call.start, lost_worker_error(req.tool, req.call_id))
                     await self._redis.set(claim_key(task_id), ABANDONED, ex=3600)
                     return None
-                assert started is not None
                 if now - started > req.timeout_s + HARD_LIMIT_EXTRA_S + _REPORT_GRACE_S:
                     await self._stop(call)
                     return _result(
