@@ -68,7 +68,9 @@ def show(ctx: click.Context, session_id: str, as_json: bool) -> None:
     console.print(f"[bold]{h.session_id}[/bold] · {h.started_at} · {escape(str(h.model))}")
     console.print(f"[dim]{escape(h.working_directory)}[/dim]")
     for m in loaded.messages:
-        if m.role == "user":
+        if m.role == "user" and m.summary:
+            console.print(f"\n[bold magenta]summary[/bold magenta] {escape(m.content or '')}")
+        elif m.role == "user":
             console.print(f"\n[bold green]user[/bold green] {escape(m.content or '')}")
         elif m.role == "assistant":
             if m.content:
