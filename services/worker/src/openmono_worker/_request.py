@@ -4,8 +4,9 @@ Celery calls these hooks in the worker's main process, where the pool processes 
 - `on_accepted`: a side-effecting call is acknowledged as soon as a pool process takes it, so the
   broker never hands it out again; read-only calls stay unacknowledged until done (acks_late) and
   are requeued if their process dies (reject_on_worker_lost).
-- `on_timeout` (hard) and `terminate` (revoke with terminate): the tool's process groups are
-  killed before the pool process is, because they live in sessions of their own.
+- `on_timeout` (hard), `terminate` (revoke with terminate) and `cancel` (a read-only call stopped
+  when Redis is lost): the tool's process groups are killed before the pool process is, because
+  they live in sessions of their own.
 - `on_failure` with a lost process: a side-effecting call gets a failure result that says so at
   once (Celery would otherwise leave it pending, as its message was already acknowledged).
 """
@@ -57,6 +58,11 @@ class ToolCallRequest(Request):  # type: ignore[misc]  # celery ships no type hi
         if self.time_start and self.worker_pid:
             kill_descendants(self.worker_pid)
         super().terminate(pool, signal)
+
+    def cancel(self, pool: Any, signal: Any = None, emit_retry: bool = True) -> None:
+        if self.time_start and self.worker_pid:
+            kill_descendants(self.worker_pid)
+        super().cancel(pool, signal, emit_retry=emit_retry)
 
     def on_failure(
         self, exc_info: Any, send_failed_event: bool = True, return_ok: bool = False

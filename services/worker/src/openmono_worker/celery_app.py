@@ -76,6 +76,9 @@ def create_app(settings: CelerySettings | None = None) -> Celery:
         task_acks_late=True,
         task_reject_on_worker_lost=True,
         task_acks_on_failure_or_timeout=True,
+        # Redis lost mid-call: a running read-only call is stopped (it comes back with its
+        # message); side-effecting calls were acknowledged already and run to their end.
+        worker_cancel_long_running_tasks_on_connection_loss=True,
         # --- Results: Redis, expired after a while; no "STARTED" state (the claim key says it).
         result_expires=cfg.result_expires_s,
         task_track_started=False,
