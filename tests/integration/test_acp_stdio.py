@@ -239,3 +239,25 @@ async def test_client_fs_serves_reads_and_writes(
     assert "unsaved editor text" in read_result and "alpha" not in read_result
     assert client.writes == [(str(ws / "new.txt"), "n\n")]
     assert not (ws / "new.txt").exists()  # the editor owns the write
+
+
+async def test_bad_requests_get_errors_and_the_agent_keeps_serving(
+    scripted_llm: Callable[..., ScriptedLLM], tmp_path: Path, ws: Path
+) -> None:
+    from acp import RequestError
+
+    llm = scripted_llm([Turn(text="still here")], api_key=KEY, n_ctx=32768)
+    async with acp_agent(agent_env(tmp_path, llm), ws, tmp_path / "acp.log") as (conn, client):
+        await conn.initialize(protocol_version=1)
+        with pytest.raises(RequestError) as bad_cwd:
+            await conn.new_session(cwd=str(tmp_path / "missing"), mcp_servers=[])
+        assert "not a directory" in str(bad_cwd.value.data)
+        with pytest.raises(RequestError):
+            await conn.prompt(session_id="nope", prompt=[text_block("hi")])
+        with pytest.raises(RequestError):
+            await conn.load_session(cwd=str(ws), session_id="no-such-session")
+        new = await conn.new_session(cwd=str(ws), mcp_servers=[])
+        with pytest.raises(RequestError):
+            await conn.set_session_mode(session_id=new.session_id, mode_id="wild")
+        result = await conn.prompt(session_id=new.session_id, prompt=[text_block("hi")])
+        assert result.stop_reason == "end_turn" and client.text() == "still here"

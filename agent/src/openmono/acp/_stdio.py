@@ -50,7 +50,7 @@ from openmono.acp._live import LiveSession
 from openmono.acp._updates import KINDS, Update, replay, title_of
 from openmono.cli._options import RunOptions
 from openmono.config import ConfigError, Settings
-from openmono.executor import ExecutorError, select_executor
+from openmono.executor import Executor, ExecutorError, select_executor
 from openmono.llm import LLMError
 from openmono.loop import open_agent
 from openmono.permissions import MODES, Answer, PermissionRequest, PermissionsError
@@ -158,6 +158,7 @@ class OpenMonoAcpAgent:
         async def approve(request: PermissionRequest) -> Answer:
             return await self._ask(holder["live"], request)
 
+        executor: Executor | None = None
         try:
             settings = self._settings(workspace)
             executor = select_executor(settings)
@@ -177,6 +178,8 @@ class OpenMonoAcpAgent:
                 mcp=self.mcp if self.mcp else None,
             )  # fmt: skip
         except OPEN_ERRORS as exc:
+            if executor is not None:
+                await executor.aclose()
             raise RequestError.internal_error({"message": f"{type(exc).__name__}: {exc}"}) from exc
         if isinstance(executor, ClientFsExecutor):
             executor.session_id = agent.session_id
