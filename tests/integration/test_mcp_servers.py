@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 from openmono.config import load_settings
-from openmono.loop import Agent, LoopEvent, ToolFinished, ToolStarted, open_agent
+from openmono.loop import Agent, LoopEvent, Notice, ToolFinished, ToolStarted, open_agent
 from openmono.mcp import McpManager
 
 from tests.support.procs import ROOT, free_port, running
@@ -141,8 +141,12 @@ async def test_server_killed_mid_call_gives_a_clear_error_and_reconnects(
     while conn.connects < 2 and time.monotonic() < deadline:
         await asyncio.sleep(0.05)
     assert conn.state == "connected", conn.error
-    done = await agent.run_turn("time again?")
+    events: list[LoopEvent] = []
+    done = await agent.run_turn("time again?", events.append)
     assert done.text == "Now it worked."
+    # the outage was reported to the session at the start of the next turn
+    notices = [e.message for e in events if isinstance(e, Notice)]
+    assert notices and notices[0].startswith("MCP server 'time' is down (")
     assert '"timezone": "UTC"' in tool_message(llm, 3)["content"]
 
 

@@ -197,7 +197,7 @@ async def _extend(agent: Agent, settings: Settings, mcp: McpManager | None) -> N
     if mcp:
         from openmono.mcp import McpToolset
 
-        agent.mcp = McpToolset(mcp, dispatcher.catalog)
+        agent.mcp = McpToolset(mcp, dispatcher.catalog, report=agent.pending_notices.append)
         dispatcher.toolsets.append(agent.mcp)
     system_prompt = loop._system_prompt or (lambda _m: loop.conv.system)
     AgentTool(

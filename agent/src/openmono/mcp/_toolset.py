@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import time
+from collections.abc import Callable
 from typing import Any
 
 import mcp.types as mt
@@ -79,18 +80,32 @@ def render(result: mt.CallToolResult) -> str:
 class McpToolset:
     """One session's view of the manager's tools; keeps its catalog in step with the servers."""
 
-    def __init__(self, manager: McpManager, catalog: ToolCatalog) -> None:
+    def __init__(
+        self,
+        manager: McpManager,
+        catalog: ToolCatalog,
+        report: Callable[[str], None] | None = None,
+    ) -> None:
         self.manager = manager
         self.catalog = catalog
+        self.report = report
         self._tools: dict[str, RemoteTool] = {}
+        self._down: set[str] = set()
         manager.subscribe(self._on_change)
         self.refresh()
 
     def close(self) -> None:
         self.manager.unsubscribe(self._on_change)
 
-    def _on_change(self, _conn: ServerConnection) -> None:
+    def _on_change(self, conn: ServerConnection) -> None:
         self.refresh()
+        # One report per outage, not one per failed reconnect attempt.
+        if conn.state == "connected":
+            self._down.discard(conn.name)
+        elif conn.state == "down" and conn.name not in self._down:
+            self._down.add(conn.name)
+            if self.report is not None:
+                self.report(f"MCP server {conn.name!r} is down ({conn.error}); reconnecting")
 
     def refresh(self) -> None:
         """Offer every tool the servers listed (kept while a server reconnects)."""
