@@ -261,3 +261,33 @@ async def test_bad_requests_get_errors_and_the_agent_keeps_serving(
             await conn.set_session_mode(session_id=new.session_id, mode_id="wild")
         result = await conn.prompt(session_id=new.session_id, prompt=[text_block("hi")])
         assert result.stop_reason == "end_turn" and client.text() == "still here"
+
+
+async def test_mcp_servers_from_the_client(
+    scripted_llm: Callable[..., ScriptedLLM], tmp_path: Path, ws: Path
+) -> None:
+    import sys
+
+    from acp.schema import McpServerStdio
+
+    llm = scripted_llm(
+        [
+            Turn(tool_calls=[Call("mcp__clock__get_current_time", {"timezone": "UTC"}, id="m")]),
+            Turn(text="It is now."),
+        ],
+        api_key=KEY, n_ctx=32768,
+    )  # fmt: skip
+    server = McpServerStdio(
+        name="clock", command=sys.executable,
+        args=["-m", "mcp_server_time", "--local-timezone", "UTC"], env=[],
+    )  # fmt: skip
+    async with acp_agent(agent_env(tmp_path, llm), ws, tmp_path / "acp.log") as (conn, client):
+        init = await conn.initialize(protocol_version=1)
+        assert init.agent_capabilities.mcp_capabilities.http is True
+        new = await conn.new_session(cwd=str(ws), mcp_servers=[server])
+        result = await conn.prompt(session_id=new.session_id, prompt=[text_block("time?")])
+    assert result.stop_reason == "end_turn"
+    offered = {t["function"]["name"] for t in llm.chat_requests[0].json["tools"]}
+    assert "mcp__clock__get_current_time" in offered
+    done = [u for u in client.of_kind("tool_call_update") if u.tool_call_id == "m"][-1]
+    assert done.status == "completed" and '"timezone": "UTC"' in done.content[0].content.text

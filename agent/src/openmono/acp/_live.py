@@ -17,6 +17,7 @@ from typing import Any
 from openmono.acp._updates import Translator, Update, mode_update
 from openmono.executor import Executor
 from openmono.loop import Agent, LoopEvent
+from openmono.mcp import McpManager
 
 Send = Callable[[Update], Awaitable[None]]
 
@@ -28,6 +29,7 @@ class LiveSession:
     agent: Agent
     send: Send
     executor: Executor | None = None
+    mcp: McpManager | None = None
     translator: Translator = field(default_factory=Translator)
     task: asyncio.Task[Any] | None = None
     cancelled: bool = False
@@ -91,3 +93,5 @@ class LiveSession:
         if self.executor is not None:
             with contextlib.suppress(Exception):
                 await self.executor.aclose()
+        if self.mcp is not None:
+            await self.mcp.aclose()

@@ -3,7 +3,8 @@
 Methods: `initialize` (capabilities: load session, embedded context), `session/new`,
 `session/load` (the saved conversation is replayed as updates first), `session/list`,
 `session/prompt` (updates stream while the turn runs; the response carries the stop reason),
-`session/cancel`, `session/set_mode` (agent / plan / ask). Every permission the engine asks for
+`session/cancel`, `session/set_mode` (agent / plan / ask). MCP servers the client passes (stdio,
+http) join the configured ones for that session. Every permission the engine asks for
 becomes a `session/request_permission` (allow once / for the session, deny once / for the
 session). When the client offers `fs/read_text_file` / `fs/write_text_file`, FileRead and
 FileWrite go through the editor. Each session runs the same loop as the CLI (`open_agent`).
@@ -35,6 +36,7 @@ from acp.schema import (
     ClientCapabilities,
     Implementation,
     ListSessionsResponse,
+    McpCapabilities,
     PermissionOption,
     PromptCapabilities,
     SessionInfo,
@@ -46,6 +48,7 @@ from acp.schema import (
 
 from openmono import __version__
 from openmono.acp._clientfs import ClientFsExecutor
+from openmono.acp._clientmcp import session_manager
 from openmono.acp._live import LiveSession
 from openmono.acp._updates import KINDS, Update, replay, title_of
 from openmono.cli._options import RunOptions
@@ -53,6 +56,7 @@ from openmono.config import ConfigError, Settings
 from openmono.executor import Executor, ExecutorError, select_executor
 from openmono.llm import LLMError
 from openmono.loop import open_agent
+from openmono.mcp import McpManager
 from openmono.permissions import MODES, Answer, PermissionRequest, PermissionsError
 from openmono.sessions import SessionError, SessionStore
 
@@ -137,6 +141,7 @@ class OpenMonoAcpAgent:
             agent_capabilities=AgentCapabilities(
                 load_session=True,
                 prompt_capabilities=PromptCapabilities(embedded_context=True),
+                mcp_capabilities=McpCapabilities(http=True, sse=False),
             ),
             agent_info=Implementation(name="openmono", title="OpenMono", version=__version__),
         )
@@ -149,7 +154,9 @@ class OpenMonoAcpAgent:
 
         return load_settings(cwd, self.opts.config, self.opts.overrides())
 
-    async def _open(self, cwd: str, resume: str | None = None) -> LiveSession:
+    async def _open(
+        self, cwd: str, resume: str | None = None, mcp_servers: Any = None
+    ) -> LiveSession:
         workspace = await asyncio.to_thread(Path(cwd).expanduser)
         if not await asyncio.to_thread(workspace.is_dir):
             raise RequestError.invalid_params({"cwd": f"not a directory: {cwd}"})
@@ -159,8 +166,10 @@ class OpenMonoAcpAgent:
             return await self._ask(holder["live"], request)
 
         executor: Executor | None = None
+        own_mcp: McpManager | None = None
         try:
             settings = self._settings(workspace)
+            own_mcp = await session_manager(settings, mcp_servers)
             executor = select_executor(settings)
             fs = self.caps.fs
             if (
@@ -175,15 +184,17 @@ class OpenMonoAcpAgent:
             agent = await open_agent(
                 settings, workspace, resume=resume, mode=self.opts.mode, allow=self.opts.allow,
                 yolo=self.opts.yolo, approver=approve, executor=executor,
-                mcp=self.mcp if self.mcp else None,
+                mcp=own_mcp or (self.mcp if self.mcp else None),
             )  # fmt: skip
         except OPEN_ERRORS as exc:
             if executor is not None:
                 await executor.aclose()
+            if own_mcp is not None:
+                await own_mcp.aclose()
             raise RequestError.internal_error({"message": f"{type(exc).__name__}: {exc}"}) from exc
         if isinstance(executor, ClientFsExecutor):
             executor.session_id = agent.session_id
-        live = LiveSession(agent, self._sender(agent.session_id), executor=executor)
+        live = LiveSession(agent, self._sender(agent.session_id), executor=executor, mcp=own_mcp)
         holder["live"] = live
         self.sessions[agent.session_id] = live
         return live
@@ -203,7 +214,7 @@ class OpenMonoAcpAgent:
 
     # -- sessions -----------------------------------------------------------------------------
     async def new_session(self, cwd: str, mcp_servers: Any = None, **_: Any) -> NewSessionResponse:
-        live = await self._open(cwd)
+        live = await self._open(cwd, mcp_servers=mcp_servers)
         return NewSessionResponse(session_id=live.session_id, modes=modes(live.mode))
 
     async def load_session(
@@ -212,7 +223,7 @@ class OpenMonoAcpAgent:
         old = self.sessions.pop(session_id, None)
         if old is not None:
             await old.aclose()
-        live = await self._open(cwd, resume=session_id)
+        live = await self._open(cwd, resume=session_id, mcp_servers=mcp_servers)
         loaded = live.agent.store.load(live.session_id)
         for update in replay(loaded.messages):
             live.push(update)
