@@ -29,7 +29,7 @@ import httpx
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))  # reuse the test support's process handling (free ports, groups)
 
-from tests.support.gateway import gateway  # noqa: E402
+from tests.support.gateway import CADDYFILE, gateway  # noqa: E402
 from tests.support.llama import llama_server  # noqa: E402
 from tests.support.procs import free_port, running  # noqa: E402
 
@@ -107,6 +107,7 @@ def main() -> None:
     ap.add_argument("--llama-rounds", type=int, default=40)
     ap.add_argument("--local-rounds", type=int, default=400)
     ap.add_argument("--max-tokens", type=int, default=8)
+    ap.add_argument("--caddyfile", type=Path, default=CADDYFILE, help="compare another config")
     args = ap.parse_args()
 
     with tempfile.TemporaryDirectory(prefix="bench-gateway-") as tmp_name, ExitStack() as stack:
@@ -124,10 +125,17 @@ def main() -> None:
         print("starting llama-server (SmolLM2-135M) ...", flush=True)
         llama = stack.enter_context(llama_server(tmp, api_key=API_KEY, parallel=1))
         gw_llama = stack.enter_context(
-            gateway(tmp / "gw-llama", api_key=API_KEY, llama_upstream=llama.url)
+            gateway(
+                tmp / "gw-llama",
+                api_key=API_KEY,
+                llama_upstream=llama.url,
+                caddyfile=args.caddyfile,
+            )
         )
         gw_local = stack.enter_context(
-            gateway(tmp / "gw-local", api_key=API_KEY, llama_upstream=sse_url)
+            gateway(
+                tmp / "gw-local", api_key=API_KEY, llama_upstream=sse_url, caddyfile=args.caddyfile
+            )
         )
         timeout = httpx.Timeout(120.0, connect=10.0)
         direct = stack.enter_context(httpx.Client(timeout=timeout))
