@@ -183,3 +183,34 @@ def test_bad_requests(server: Callable[[list[Turn]], Server]) -> None:
     assert r.status_code == 422
     sid = srv.call("POST", f"{API}/sessions", json={}).json()["session_id"]
     assert srv.call("POST", f"{API}/sessions/{sid}/turn", json={}).status_code == 422
+
+
+def test_cancel_a_running_turn_and_busy(server: Callable[[list[Turn]], Server]) -> None:
+    srv = server(
+        [Turn(text="y" * 3000, chunk_chars=3, chunk_delay_s=0.02), Turn(text="after cancel")]
+    )
+    sid = srv.call("POST", f"{API}/sessions", json={}).json()["session_id"]
+    frames: list[tuple[str, dict[str, Any]]] = []
+    with httpx.stream(
+        "POST", f"{srv.base}{API}/sessions/{sid}/turn", headers=srv.auth,
+        json={"prompt": "long"}, timeout=60,
+    ) as response:  # fmt: skip
+        buffer = ""
+        cancelled = False
+        for chunk in response.iter_text():
+            buffer += chunk
+            *complete, buffer = buffer.split("\n\n")
+            frames += sse_events("\n\n".join(complete) + "\n\n")
+            if not cancelled and any(e == "text" for e, _ in frames):
+                busy = srv.call("POST", f"{API}/sessions/{sid}/turn", json={"prompt": "x"})
+                assert busy.status_code == 409
+                assert srv.call("GET", f"{API}/sessions/{sid}").json()["busy"] is True
+                assert srv.call("POST", f"{API}/sessions/{sid}/cancel").json() == {
+                    "cancelled": True
+                }
+                cancelled = True
+    assert frames[-1][0] == "done" and frames[-1][1]["reason"] == "cancelled"
+    said = "".join(d["text"] for e, d in frames if e == "text")
+    assert 0 < len(said) < 3000
+    events = srv.turn(sid, "again")
+    assert events[-1][1]["text"] == "after cancel"
