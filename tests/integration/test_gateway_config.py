@@ -5,7 +5,9 @@ addresses and defaults, listen/bind, and JSON errors at once when an upstream is
 from __future__ import annotations
 
 import json
+import socket
 import subprocess
+import threading
 import time
 from pathlib import Path
 from typing import Any
@@ -264,3 +266,71 @@ def test_upstream_connections_are_never_reused(tmp_path: Path) -> None:
     for transport in transports:
         assert transport["keep_alive"] == {"enabled": False}
         assert transport["dial_timeout"] <= 5 * 10**9
+
+
+class _DropsReusedConnections:
+    """An upstream that answers the first request on a connection and, like llama-server did in
+    bench/gateway.py, closes the connection without a word when a second request arrives on it."""
+
+    def __init__(self) -> None:
+        self.sock = socket.create_server(("127.0.0.1", 0))
+        self.address = f"127.0.0.1:{self.sock.getsockname()[1]}"
+        self.connections = 0
+        threading.Thread(target=self._accept, daemon=True).start()
+
+    def _accept(self) -> None:
+        while True:
+            try:
+                conn, _ = self.sock.accept()
+            except OSError:
+                return
+            self.connections += 1
+            threading.Thread(target=self._serve, args=(conn,), daemon=True).start()
+
+    @staticmethod
+    def _read_request(conn: socket.socket) -> bool:
+        data = b""
+        while b"\r\n\r\n" not in data:
+            chunk = conn.recv(65536)
+            if not chunk:
+                return False
+            data += chunk
+        head, _, body = data.partition(b"\r\n\r\n")
+        length = 0
+        for line in head.split(b"\r\n"):
+            if line.lower().startswith(b"content-length:"):
+                length = int(line.split(b":", 1)[1])
+        while len(body) < length:
+            body += conn.recv(65536)
+        return True
+
+    def _serve(self, conn: socket.socket) -> None:
+        with conn:
+            if not self._read_request(conn):
+                return
+            payload = b'{"ok": true}'
+            conn.sendall(
+                b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: "
+                + str(len(payload)).encode()
+                + b"\r\n\r\n"
+                + payload
+            )
+            self._read_request(conn)  # the second request on this connection: dropped
+
+    def close(self) -> None:
+        self.sock.close()
+
+
+def test_an_upstream_dropping_reused_connections_causes_no_502(tmp_path: Path) -> None:
+    upstream = _DropsReusedConnections()
+    try:
+        with (
+            gateway(tmp_path, api_key=KEY, llama_upstream=upstream.address) as gw,
+            httpx.Client(timeout=10, headers=BEARER) as client,
+        ):
+            for i in range(4):
+                resp = client.post(f"{gw.url}/v1/chat/completions", json={"i": i})
+                assert resp.status_code == 200, resp.text
+            assert upstream.connections == 4
+    finally:
+        upstream.close()
