@@ -93,12 +93,13 @@ def test_sse_through_the_gateway_is_not_buffered(gw: Gateway, llama: LlamaServer
     assert via.events[-1][1] == "[DONE]"
     arrivals = [t for t, _ in via.events]
     gaps = [b - a for a, b in itertools.pairwise(arrivals)]
-    # A buffering proxy delivers the whole stream in one burst at the end. Unbuffered, the tokens
-    # arrive as the model makes them: spread out, with many separate gaps, the first one early.
+    # A buffering proxy delivers the whole stream in one burst at the end (gaps of microseconds).
+    # Unbuffered, tokens arrive as the model makes them (~10 ms apart here): spread out, with many
+    # separate gaps, the first one early. Thresholds leave room for a machine several times faster.
     assert len(via.events) >= 60
-    assert via.last - via.first >= 0.2, (via.first, via.last)
+    assert via.last - via.first >= 0.05, (via.first, via.last)
     assert via.first < 0.5 * via.last, (via.first, via.last)
-    assert sum(1 for g in gaps if g > 0.003) >= 20, gaps
+    assert sum(1 for g in gaps if g > 0.001) >= 20, gaps
 
 
 def test_sse_shape_matches_the_direct_stream(gw: Gateway, llama: LlamaServer) -> None:
