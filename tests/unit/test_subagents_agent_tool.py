@@ -210,6 +210,8 @@ async def test_child_approval_is_asked_through_the_parent(make_agent: MakeAgent,
 
     async def approver(request: PermissionRequest) -> Answer:
         asked.append(request.tool)
+        parent_call, _, child_call = request.call_id.partition("/")
+        assert parent_call and child_call  # shown under the Agent call
         return "once"
 
     agent, _ = await make_agent(

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -36,7 +37,7 @@ from openmono.loop import (
     ToolFlags,
     ToolStarted,
 )
-from openmono.permissions import Mode
+from openmono.permissions import Answer, Approver, Mode, PermissionRequest
 from openmono.sessions import SessionHeader, SessionWriter, new_session_id
 from openmono.subagents._errors import SubagentError
 from openmono.subagents._types import AGENT_TYPES, AgentType, get_type
@@ -168,7 +169,7 @@ class AgentTool:
             self.child_catalog(kind),
             self.parent.permissions,
             self.parent.ctx,
-            approver=self.parent.approver,
+            approver=self._approver(call_id),
             asker=self.parent.asker,
             snapshots=self.parent.snapshots,
             toolsets=[t for t in self.parent.toolsets if t is not self],
@@ -185,6 +186,17 @@ class AgentTool:
             options=options, mode=mode,
         )  # fmt: skip
         return loop, writer, child_id
+
+    def _approver(self, parent_call: str) -> Approver | None:
+        """The parent's approver, shown the child's calls under the Agent call's id."""
+        approver = self.parent.approver
+        if approver is None:
+            return None
+
+        async def ask(request: PermissionRequest) -> Answer:
+            return await approver(replace(request, call_id=f"{parent_call}/{request.call_id}"))
+
+        return ask
 
     @staticmethod
     def _relay(parent_call: str, emit: EventSink) -> EventSink:
