@@ -175,6 +175,8 @@ async def test_load_saved_session_replays_and_continues(
         assert first.stop_reason == "end_turn"
     async with acp_agent(env, ws, tmp_path / "acp2.log") as (conn, client):
         await conn.initialize(protocol_version=1)
+        listed = await conn.list_sessions(cwd=str(ws))
+        assert [(s.session_id, s.title) for s in listed.sessions] == [(sid, "read notes.txt")]
         loaded = await asyncio.wait_for(conn.load_session(cwd=str(ws), session_id=sid), 30)
         assert loaded.modes.current_mode_id == "agent"
         replayed = client.kinds()

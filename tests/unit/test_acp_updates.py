@@ -125,3 +125,12 @@ def test_token_flag_settings_or_generated(tmp_path: Path) -> None:
     configured = Settings(data_dir=tmp_path, acp={"token": "from-settings"})
     assert resolve_token(configured, None) == ("from-settings", None)
     assert Settings().acp.host == "127.0.0.1" and Settings().acp.port == 7475
+
+
+def test_numbered_lines_like_file_read() -> None:
+    from openmono.acp._clientfs import numbered
+
+    assert numbered("a\nb\n", 3, "x.py") == "     3\ta\n     4\tb"
+    assert numbered("", 1, "x.py") == "(x.py is empty)"
+    paged = numbered("a\n", 1, "x.py", total=5)
+    assert paged.endswith("[x.py: showing lines 1-1 of 5; continue with offset=2]")
