@@ -97,6 +97,10 @@ class ClientFsExecutor:
             return None  # not open, not readable by the editor: read it from disk
         text = str(getattr(answer, "content", ""))
         body = numbered(text, start, shown)
+        count = len(text.splitlines())
+        if count >= limit:  # the editor gave as many lines as asked: there may be more
+            last = start + count - 1
+            body += f"\n\n[{shown}: showing lines {start}-{last}; continue with offset={last + 1}]"
         elapsed = (time.monotonic() - started) * 1000
         return ToolResult(call_id=req.call_id, ok=True, output=body, elapsed_ms=elapsed)
 
