@@ -88,6 +88,9 @@ def test_up_status_down_leaves_nothing_running(stack_env: dict[str, str], tmp_pa
     )
     assert models.status_code == 200
     assert httpx.get(f"{gateway}/v1/models", timeout=10).status_code == 401
+    # through a relay the Host header is the relay's name: the gateway must not care
+    relayed = httpx.get(f"{gateway}/services", headers={"Host": "relay.example:9000"}, timeout=10)
+    assert relayed.json() == {"llm": True, "search": False, "scrape": False}
 
     status = _run(["status", "--json"], stack_env, timeout=60)
     assert status.returncode == 0, status.stdout + status.stderr

@@ -112,7 +112,10 @@ def _llama_command(ctx: Context) -> list[str]:
 def _gateway_env(ctx: Context) -> dict[str, str]:
     s = ctx.settings
     return {
-        "GATEWAY_LISTEN": f"{HOST}:{s.gateway_port}",
+        # host and port apart: `127.0.0.1:PORT` as the site address would also match on the Host
+        # header, and requests through a relay (other Host) would get an empty 200
+        "GATEWAY_LISTEN": f":{s.gateway_port}",
+        "GATEWAY_BIND": HOST,
         "LLAMA_UPSTREAM": strip_scheme(s.llama_upstream) or f"{HOST}:{s.llama_port}",
         "SEARXNG_UPSTREAM": strip_scheme(s.searxng_upstream) or f"{HOST}:9",
         "SCRAPE_UPSTREAM": f"{HOST}:{s.scrape_port}",
