@@ -293,3 +293,21 @@ async def test_mcp_servers_from_the_client(
     assert "mcp__clock__get_current_time" in offered
     done = [u for u in client.of_kind("tool_call_update") if u.tool_call_id == "m"][-1]
     assert done.status == "completed" and '"timezone": "UTC"' in done.content[0].content.text
+
+
+async def test_ask_user_question_is_put_to_the_client(
+    scripted_llm: Callable[..., ScriptedLLM], tmp_path: Path, ws: Path
+) -> None:
+    ask = {"question": "Which colour?", "options": ["red", "blue"]}
+    llm = scripted_llm(
+        [Turn(tool_calls=[Call("AskUser", ask, id="q")]), Turn(text="Blue it is.")],
+        api_key=KEY, n_ctx=32768,
+    )  # fmt: skip
+    client = RecordingClient(answer="choice-1")
+    env = agent_env(tmp_path, llm)
+    async with acp_agent(env, ws, tmp_path / "acp.log", client) as (conn, client):
+        sid = await start_session(conn, ws)
+        result = await conn.prompt(session_id=sid, prompt=[text_block("pick a colour")])
+    assert result.stop_reason == "end_turn"
+    assert [p.title for p in client.permissions] == ["Which colour?"]
+    assert llm.chat_requests[-1].json["messages"][-1]["content"] == "The user answered: blue"

@@ -1,14 +1,14 @@
 """`openmono acp`: the agent as an ACP server over stdio (protocol version 1), for editors.
 
-Methods: `initialize` (capabilities: load session, embedded context), `session/new`,
-`session/load` (the saved conversation is replayed as updates first), `session/list`,
-`session/prompt` (updates stream while the turn runs; the response carries the stop reason),
-`session/cancel`, `session/set_mode` (agent / plan / ask). MCP servers the client passes (stdio,
-http) join the configured ones for that session. Every permission the engine asks for
-becomes a `session/request_permission` (allow once / for the session, deny once / for the
-session). When the client offers `fs/read_text_file` / `fs/write_text_file`, FileRead and
-FileWrite go through the editor. Each session runs the same loop as the CLI (`open_agent`).
-Logs go to stderr: stdout is the protocol.
+Methods: `initialize` (capabilities: load session, embedded context, MCP over stdio/http),
+`session/new`, `session/load` (the saved conversation is replayed as updates first),
+`session/list`, `session/prompt` (updates stream while the turn runs; the response carries the
+stop reason), `session/cancel`, `session/set_mode` (agent / plan / ask). MCP servers the client
+passes join the configured ones for that session. Every permission the engine asks for becomes a
+`session/request_permission` (allow once / for the session, deny once / for the session); an
+AskUser question is put the same way, one option per choice. When the client offers
+`fs/read_text_file` / `fs/write_text_file`, FileRead and FileWrite go through the editor. Each
+session runs the same loop as the CLI (`open_agent`). Logs go to stderr: stdout is the protocol.
 """
 
 from __future__ import annotations
@@ -45,11 +45,13 @@ from acp.schema import (
     StopReason,
     ToolCallUpdate,
 )
+from openmono_contracts.effects import AskUserEffect
 
 from openmono import __version__
 from openmono.acp._clientfs import ClientFsExecutor
 from openmono.acp._clientmcp import session_manager
 from openmono.acp._live import LiveSession
+from openmono.acp._questions import ask_user
 from openmono.acp._updates import KINDS, Update, replay, title_of
 from openmono.cli._options import RunOptions
 from openmono.config import ConfigError, Settings
@@ -165,6 +167,9 @@ class OpenMonoAcpAgent:
         async def approve(request: PermissionRequest) -> Answer:
             return await self._ask(holder["live"], request)
 
+        async def question(effect: AskUserEffect) -> str:
+            return await ask_user(self.client, holder["live"], effect)
+
         executor: Executor | None = None
         own_mcp: McpManager | None = None
         try:
@@ -183,7 +188,7 @@ class OpenMonoAcpAgent:
                 )  # fmt: skip
             agent = await open_agent(
                 settings, workspace, resume=resume, mode=self.opts.mode, allow=self.opts.allow,
-                yolo=self.opts.yolo, approver=approve, executor=executor,
+                yolo=self.opts.yolo, approver=approve, asker=question, executor=executor,
                 mcp=own_mcp or (self.mcp if self.mcp else None),
             )  # fmt: skip
         except OPEN_ERRORS as exc:
