@@ -48,6 +48,7 @@ from openmono.sessions import SessionError, SessionStore
 
 log = logging.getLogger("openmono.acp.http")
 API = "/api/v1"
+KEEPALIVE_S = 15.0
 OPEN_ERRORS = (ConfigError, SessionError, ExecutorError, PermissionsError, LLMError, OSError)
 
 
@@ -288,9 +289,15 @@ def create_app(
         try:
             while True:
                 getter = asyncio.ensure_future(queue.get())
-                await asyncio.wait({getter, task}, return_when=asyncio.FIRST_COMPLETED)
+                await asyncio.wait(
+                    {getter, task}, timeout=KEEPALIVE_S, return_when=asyncio.FIRST_COMPLETED
+                )
                 if not getter.done():
                     getter.cancel()
+                    if not task.done():
+                        # A long tool call: a comment keeps proxies from closing an idle stream.
+                        yield b": keep-alive\n\n"
+                        continue
                     if queue.empty():
                         break
                     continue
