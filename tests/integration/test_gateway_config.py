@@ -168,6 +168,31 @@ def test_upstream_down_is_json_at_once(tmp_path: Path, path: str, service: str) 
         assert httpx.request(method, f"{gw.url}{path}", json={}, timeout=10).status_code == 401
 
 
+@pytest.mark.parametrize(("path", "service"), [("/search?q=x", "search"), ("/scrape", "scrape")])
+def test_a_switched_off_service_is_a_json_503_after_auth(
+    tmp_path: Path, path: str, service: str
+) -> None:
+    with (
+        recording_upstream(service) as upstream,
+        gateway(
+            tmp_path,
+            api_key=KEY,
+            llama_upstream=closed_upstream(),
+            searxng_upstream=upstream.address,
+            scrape_upstream=upstream.address,
+            search_enabled="false",
+            scrape_enabled="no",
+        ) as gw,
+    ):
+        method = "POST" if path == "/scrape" else "GET"
+        resp = httpx.request(method, f"{gw.url}{path}", headers=BEARER, json={}, timeout=10)
+        assert resp.status_code == 503
+        assert resp.json() == {"error": "service_disabled", "service": service}
+        assert httpx.request(method, f"{gw.url}{path}", json={}, timeout=10).status_code == 401
+        assert upstream.requests() == []
+        assert httpx.get(f"{gw.url}/services", timeout=10).json()[service] is False
+
+
 def test_empty_upstream_is_a_json_503(tmp_path: Path) -> None:
     with gateway(tmp_path, api_key=KEY, llama_upstream="") as gw:
         resp = httpx.get(f"{gw.url}/v1/models", headers=BEARER, timeout=10)

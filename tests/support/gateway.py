@@ -54,8 +54,8 @@ def gateway_env(
     llama_upstream: str,
     searxng_upstream: str | None = None,
     scrape_upstream: str | None = None,
-    search_enabled: str | None = "false",
-    scrape_enabled: str | None = "false",
+    search_enabled: str | None = "true",
+    scrape_enabled: str | None = "true",
     extra_env: Mapping[str, str | None] | None = None,
 ) -> dict[str, str]:
     """The complete environment for one Caddy process; a None value means "unset"."""
@@ -92,8 +92,8 @@ def gateway(
     llama_upstream: str,
     searxng_upstream: str | None = None,
     scrape_upstream: str | None = None,
-    search_enabled: str | None = "false",
-    scrape_enabled: str | None = "false",
+    search_enabled: str | None = "true",
+    scrape_enabled: str | None = "true",
     extra_env: Mapping[str, str | None] | None = None,
     caddyfile: Path = CADDYFILE,
     timeout_s: float = 30.0,

@@ -2,4 +2,4 @@
 
 
 class ContractError(Exception):
-    """Base of every error raised by `openmono_contracts` (e.g. a target refused by the net guard)."""
+    """Base of every error raised by `openmono_contracts` (e.g. a target the net guard refused)."""
