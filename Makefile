@@ -41,7 +41,7 @@ types: ## mypy --strict on the product packages
 check: setup lint types test ## Lint + types + tests: exactly what .ci/run runs
 
 bench: setup ## Benchmarks: print medians and ratios against a baseline measured in the same run
-	@for b in bench/*.py; do echo "== $$b"; $(RUN) python $$b || exit 1; done
+	@for b in bench/[!_]*.py; do echo "== $$b"; $(RUN) python $$b || exit 1; done
 
 compose-config: ## Validate compose/docker-compose.yml offline (docker-compose config)
 	@docker-compose --env-file compose/.env.example -f compose/docker-compose.yml config -q && echo "compose config ok"

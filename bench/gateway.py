@@ -3,7 +3,7 @@
     uv run python bench/gateway.py [--llama-rounds 40] [--local-rounds 400]
 
 Starts its own processes on free loopback ports and stops them at the end: the real llama.cpp server
-(xllamacpp + SmolLM2-135M), a minimal local SSE upstream (bench/sse_upstream.py, no work between
+(xllamacpp + SmolLM2-135M), a minimal local SSE upstream (bench/_sse_upstream.py, no work between
 events, so it isolates the proxy's own cost) and one gateway (caddy/Caddyfile) in front of each.
 Requests alternate direct / via gateway (order flipped every round) over kept-alive connections, so
 both paths see the same machine load. Prints p50/p99 per path and the ratio and difference of the
@@ -116,7 +116,7 @@ def main() -> None:
         sse_url = f"http://127.0.0.1:{sse_port}"
         stack.enter_context(
             running(
-                [sys.executable, str(ROOT / "bench" / "sse_upstream.py"), "--port", str(sse_port)],
+                [sys.executable, str(ROOT / "bench" / "_sse_upstream.py"), "--port", str(sse_port)],
                 tmp / "sse-upstream.log",
                 ready_url=f"{sse_url}/ready",
                 timeout_s=30,

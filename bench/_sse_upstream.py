@@ -4,7 +4,7 @@ It does no work between events, so timing a request through the gateway against 
 sent straight here isolates the proxy's own cost. HTTP/1.1 keep-alive, chunked transfer encoding,
 one `data:` event per chunk, then `data: [DONE]`.
 
-    python bench/sse_upstream.py --port 8099 [--events 8] [--interval-ms 0]
+    python bench/_sse_upstream.py --port 8099 [--events 8] [--interval-ms 0]
 """
 
 from __future__ import annotations
