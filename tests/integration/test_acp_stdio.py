@@ -44,6 +44,7 @@ async def start_session(conn: object, ws: Path, caps: ClientCapabilities | None 
     init = await conn.initialize(protocol_version=1, client_capabilities=caps)  # type: ignore[attr-defined]
     assert init.protocol_version == 1
     assert init.agent_capabilities.load_session is True
+    assert init.agent_capabilities.session_capabilities.list is not None
     new = await conn.new_session(cwd=str(ws), mcp_servers=[])  # type: ignore[attr-defined]
     assert new.modes.current_mode_id == "agent"
     assert {m.id for m in new.modes.available_modes} == {"agent", "plan", "ask"}

@@ -39,7 +39,9 @@ from acp.schema import (
     McpCapabilities,
     PermissionOption,
     PromptCapabilities,
+    SessionCapabilities,
     SessionInfo,
+    SessionListCapabilities,
     SessionMode,
     SessionModeState,
     StopReason,
@@ -144,6 +146,7 @@ class OpenMonoAcpAgent:
                 load_session=True,
                 prompt_capabilities=PromptCapabilities(embedded_context=True),
                 mcp_capabilities=McpCapabilities(http=True, sse=False),
+                session_capabilities=SessionCapabilities(list=SessionListCapabilities()),
             ),
             agent_info=Implementation(name="openmono", title="OpenMono", version=__version__),
         )
