@@ -32,10 +32,10 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from starlette.applications import Starlette
 from starlette.middleware import Middleware
-from starlette.middleware.base import BaseHTTPMiddleware, RequestResponseEndpoint
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
+from starlette.types import ASGIApp, Receive, Scope, Send
 
 from openmono import __version__
 from openmono.cli._options import RunOptions
@@ -78,19 +78,22 @@ def sse_frame(event: str, data: Any) -> bytes:
     return f"event: {event}\ndata: {json.dumps(data, ensure_ascii=False)}\n\n".encode()
 
 
-class _Auth(BaseHTTPMiddleware):
-    def __init__(self, app: Any, token: str) -> None:
-        super().__init__(app)
+class _Auth:
+    """Bearer check as plain ASGI (no wrapping of the response: SSE streams pass untouched)."""
+
+    def __init__(self, app: ASGIApp, token: str) -> None:
+        self.app = app
         self.expected = f"Bearer {token}".encode()
 
-    async def dispatch(self, request: Request, call_next: RequestResponseEndpoint) -> Response:
-        if request.url.path != f"{API}/discovery":
-            given = request.headers.get("authorization", "").encode()
-            if not secrets.compare_digest(given, self.expected):
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "http" and scope["path"] != f"{API}/discovery":
+            headers = dict(scope["headers"])
+            if not secrets.compare_digest(headers.get(b"authorization", b""), self.expected):
                 response = _error(401, "unauthorized", "send Authorization: Bearer <token>")
                 response.headers["WWW-Authenticate"] = "Bearer"
-                return response
-        return await call_next(request)
+                await response(scope, receive, send)
+                return
+        await self.app(scope, receive, send)
 
 
 class Hub:
