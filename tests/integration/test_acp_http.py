@@ -214,3 +214,27 @@ def test_cancel_a_running_turn_and_busy(server: Callable[[list[Turn]], Server]) 
     assert 0 < len(said) < 3000
     events = srv.turn(sid, "again")
     assert events[-1][1]["text"] == "after cancel"
+
+
+def test_a_client_that_disconnects_cancels_the_turn(
+    server: Callable[[list[Turn]], Server],
+) -> None:
+    import time
+
+    srv = server([Turn(text="z" * 3000, chunk_chars=3, chunk_delay_s=0.02), Turn(text="next")])
+    sid = srv.call("POST", f"{API}/sessions", json={}).json()["session_id"]
+    with httpx.stream(
+        "POST", f"{srv.base}{API}/sessions/{sid}/turn", headers=srv.auth,
+        json={"prompt": "long"}, timeout=60,
+    ) as response:  # fmt: skip
+        for chunk in response.iter_text():
+            if "event: text" in chunk:
+                break  # leave mid-turn: the connection closes
+    deadline = time.monotonic() + 20
+    while srv.call("GET", f"{API}/sessions/{sid}").json()["busy"]:
+        assert time.monotonic() < deadline, "the turn kept running after the client left"
+        time.sleep(0.05)
+    assert srv.turn(sid, "again")[-1][1]["text"] == "next"
+    messages = srv.call("GET", f"{API}/sessions/{sid}/messages").json()["messages"]
+    interrupted = [m for m in messages if m["role"] == "assistant" and m["interrupted"]]
+    assert len(interrupted) == 1 and 0 < len(interrupted[0]["content"]) < 3000
