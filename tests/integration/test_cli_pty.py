@@ -36,9 +36,10 @@ class Terminal:
         os.close(child)
         self.seen = b""
 
-    def expect(self, text: str, timeout: float = 60) -> None:
+    def expect(self, text: str, timeout: float = 60, after: str = "") -> None:
+        """Read until `text` shows up (after the last `after`, when given)."""
         deadline = time.monotonic() + timeout
-        while text.encode() not in ANSI.sub(b"", self.seen):
+        while text.encode() not in ANSI.sub(b"", self.seen).rpartition(after.encode() or b"\0")[2]:
             left = deadline - time.monotonic()
             if left <= 0:
                 raise AssertionError(f"{text!r} not seen; got:\n{self.plain()[-3000:]}")
@@ -99,10 +100,15 @@ def test_interactive_session_in_a_terminal(
         term.send("hello\r")
         term.expect("I am streaming.")
         term.expect("tok/s")
+        term.expect("agent ›", after="tok/s")  # type only once a prompt reads the keyboard
         term.send("write z\r")
         term.expect("Allow FileWrite(z.txt)?")
+        term.expect("the session >", after="Allow FileWrite(z.txt)?")
         term.send("y\r")
         term.expect("Wrote z.txt.")
+        # Ctrl-D only once the next prompt reads the keyboard: typed earlier, the terminal's
+        # cooked mode would take it as an end-of-file that nobody reads.
+        term.expect("agent ›", after="Wrote z.txt.")
         term.send("\x04")  # Ctrl-D leaves
         assert term.wait() == 0
     finally:
