@@ -202,7 +202,7 @@ async def _extend(agent: Agent, settings: Settings, mcp: McpManager | None) -> N
     system_prompt = loop._system_prompt or (lambda _m: loop.conv.system)
     AgentTool(
         dispatcher,
-        agent.model,
+        lambda: loop.model,
         loop.options,
         system_prompt,
         lambda: loop.mode,

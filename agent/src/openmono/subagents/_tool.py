@@ -5,8 +5,9 @@ the task), the tools its type allows out of the parent's own catalog, the parent
 engine and approver (a child's denial is the parent's denial, and what the user allows or denies
 for the session holds for both), the parent's executor, hooks and MCP tools, and a turn cap. Its
 transcript is a session file under the parent's session folder:
-`<data>/sessions/<parent id>/agents/<child id>.jsonl`. The child's tool calls are reported to the
-parent's surface with ids `<Agent call id>/<child call id>`.
+`<data>/sessions/<parent id>/agents/<child id>.jsonl`. The model is the parent's current one
+(asked at each start, so a model switch in the parent applies to its children). The child's tool
+calls are reported to the parent's surface with ids `<Agent call id>/<child call id>`.
 
 The tool itself counts as read-only for the parent's mode guard: in plan or ask mode the child runs
 in ask mode, so it still cannot change anything.
@@ -76,7 +77,7 @@ class AgentTool:
     def __init__(
         self,
         parent: Dispatcher,
-        model: Model,
+        model: Callable[[], Model],
         options: LoopOptions,
         system_prompt: Callable[[Mode], str],
         parent_mode: Callable[[], Mode],
@@ -182,7 +183,7 @@ class AgentTool:
             temperature=self.options.temperature,
         )
         loop = AgentLoop(
-            self.model, dispatcher, Conversation(system=system, writer=writer),
+            self.model(), dispatcher, Conversation(system=system, writer=writer),
             options=options, mode=mode,
         )  # fmt: skip
         return loop, writer, child_id
