@@ -38,6 +38,7 @@ from starlette.routing import Route
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from openmono import __version__
+from openmono.acp._errors import AcpError
 from openmono.cli._options import RunOptions
 from openmono.config import ConfigError, Settings, load_settings
 from openmono.executor import ExecutorError
@@ -49,7 +50,15 @@ from openmono.sessions import SessionError, SessionStore
 log = logging.getLogger("openmono.acp.http")
 API = "/api/v1"
 KEEPALIVE_S = 15.0
-OPEN_ERRORS = (ConfigError, SessionError, ExecutorError, PermissionsError, LLMError, OSError)
+OPEN_ERRORS = (
+    AcpError,
+    ConfigError,
+    SessionError,
+    ExecutorError,
+    PermissionsError,
+    LLMError,
+    OSError,
+)
 
 
 class NewSession(BaseModel):
@@ -114,7 +123,7 @@ class Hub:
         raw = body.cwd or str(self.opts.workspace_dir(self.settings))
         cwd = await asyncio.to_thread(Path(raw).expanduser)
         if not await asyncio.to_thread(cwd.is_dir):
-            raise SessionError(f"cwd is not a directory: {cwd}")
+            raise AcpError(f"cwd is not a directory: {cwd}")
         settings = await asyncio.to_thread(self._settings_for, cwd)
         agent = await open_agent(
             settings, cwd, resume=body.resume, mode=body.mode or self.opts.mode,
