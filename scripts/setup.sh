@@ -35,3 +35,6 @@ fi
 
 # --locked: the lock file must match the pyproject files (a stale lock is a bug to fix, not to hide)
 "$UV" sync --locked --quiet
+
+# acpx (an ACP client on npm) for the editor-protocol tests; skipped with a note when npm is missing
+bash scripts/install-acpx.sh >/dev/null || say "acpx could not be installed: the acpx tests will skip"
