@@ -8,6 +8,7 @@ messages and returning one. `requests` holds (messages, tools) per `stream()` ca
 
 from __future__ import annotations
 
+import itertools
 import json
 from collections.abc import AsyncIterator, Callable, Sequence
 from typing import Any
@@ -24,6 +25,7 @@ from openmono.llm import (
     Usage,
 )
 
+_replies = itertools.count()  # unique call ids across replies
 Script = list[StreamEvent] | Callable[[Sequence[ChatMessage]], list[StreamEvent]] | Exception
 
 
@@ -37,19 +39,14 @@ def reply(
     events: list[StreamEvent] = [
         TextDelta(text=text[i : i + chunk]) for i in range(0, len(text), chunk)
     ]
+    n = next(_replies)
     for i, (name, args) in enumerate(calls):
         raw = args if isinstance(args, str) else json.dumps(args)
-        events.append(
-            ToolCallComplete(index=i, id=f"c{reply.counter}_{i}", name=name, arguments=raw)
-        )
-    reply.counter += 1
+        events.append(ToolCallComplete(index=i, id=f"c{n}_{i}", name=name, arguments=raw))
     if prompt_tokens:
         events.append(Usage(prompt_tokens=prompt_tokens, completion_tokens=len(text) // 4 + 1))
     events.append(Done(finish_reason="tool_calls" if calls else "stop"))
     return events
-
-
-reply.counter = 0  # type: ignore[attr-defined]
 
 
 class ScriptedModel:

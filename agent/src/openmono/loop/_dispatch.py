@@ -39,6 +39,7 @@ from openmono.permissions import (
     Mode,
     PermissionEngine,
     PermissionRequest,
+    call_paths,
     mode_denial,
 )
 from openmono.sessions import Snapshots
@@ -279,8 +280,6 @@ class Dispatcher:
         call, args = prepared.call, prepared.args
         # 7. snapshots for /undo (only where the workspace is on this machine)
         if self.snapshots is not None and call.name in WRITE_TOOLS:
-            from openmono.permissions import call_paths
-
             for path in call_paths(call.name, args, self.ctx.workspace):
                 self.snapshots.save(turn, path)
         emit(ToolStarted(call_id=call.id, name=call.name, arguments=args))
