@@ -17,8 +17,8 @@ from pathlib import Path
 from typing import Any
 
 from openmono.setup._errors import SetupError
-from openmono.setup._files import write_private
 from openmono.setup._toml import dumps
+from openmono.stack.envfile import write_private
 
 PROXY_NAME = "openmono-gateway"
 TOKEN_ENV = "FRP_AUTH_TOKEN"  # noqa: S105 -- the variable's name, not a token

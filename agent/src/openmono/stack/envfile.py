@@ -45,7 +45,7 @@ def set_env(path: Path, updates: dict[str, str]) -> list[str]:
         lines.append(f"{key}={value}")
         changed.append(key)
     if changed or not path.exists():
-        _write_private(path, "\n".join(lines) + "\n")
+        write_private(path, "\n".join(lines) + "\n")
     return changed
 
 
@@ -65,12 +65,13 @@ def ensure_secret(path: Path, key: str, nbytes: int = 32) -> tuple[str, bool]:
     return value, True
 
 
-def _write_private(path: Path, text: str) -> None:
-    """Write via a temp file + rename so a crash never leaves a half-written secrets file."""
+def write_private(path: Path, text: str) -> None:
+    """Replace `path` atomically (temp file, fsync, rename), readable by its owner only: a crash
+    never leaves a half-written secrets file."""
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
     try:
-        with os.fdopen(fd, "w") as fh:
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
             fh.write(text)
             fh.flush()
             os.fsync(fh.fileno())
