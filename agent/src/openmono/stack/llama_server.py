@@ -59,7 +59,7 @@ def _parse(argv: list[str] | None) -> argparse.Namespace:
     ap.add_argument("--port", type=int, required=True)
     ap.add_argument("--model", default=os.environ.get("LLAMA_MODEL") or None)
     ap.add_argument("--api-key", default=os.environ.get("LLAMA_API_KEY", ""))
-    ap.add_argument("--ctx-size", type=int, default=int(os.environ.get("LLAMA_CTX_SIZE", "4096")))
+    ap.add_argument("--ctx-size", type=int, default=int(os.environ.get("LLAMA_CTX_SIZE", "8192")))
     ap.add_argument("--parallel", type=int, default=int(os.environ.get("LLAMA_PARALLEL", "1")))
     ap.add_argument("--threads", type=int, default=int(os.environ.get("LLAMA_THREADS", "0")))
     return ap.parse_args(argv)

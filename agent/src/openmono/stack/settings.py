@@ -49,7 +49,8 @@ class StackSettings(BaseSettings):
     llama_api_key: SecretStr = SecretStr("")
     llama_upstream: str = ""
     llama_model: str = ""
-    llama_ctx_size: int = Field(default=4096, ge=256)
+    # 8192: SmolLM2 is trained for it, and the full tool catalogue needs ~2,900 tokens of it
+    llama_ctx_size: int = Field(default=8192, ge=256)
     llama_parallel: int = Field(default=1, ge=1)
     searxng_upstream: str = ""
     web_search_enabled: str = "false"
