@@ -80,6 +80,8 @@ class StackSettings(BaseSettings):
             value = getattr(self, name)
             if isinstance(value, SecretStr):
                 value = value.get_secret_value()
+            elif isinstance(value, Path):
+                value = value.expanduser()  # children may not expand `~` themselves
             out[name.upper()] = str(value)
         return out
 
