@@ -165,6 +165,15 @@ def test_background_run_returns_pid_and_log(tb: ToolBench) -> None:
     finally:
         os.killpg(pid, signal.SIGKILL)
     assert wait_dead(pid)
+    # the tool keeps background children to reap them on its next call: do it now, so no Popen of a
+    # dead child outlives the test run
+    from openmono_worker.tools import bash as bash_tool
+
+    deadline = time.monotonic() + 5
+    while pid in bash_tool._BACKGROUND and time.monotonic() < deadline:
+        bash_tool._reap_background()
+        time.sleep(0.02)
+    assert pid not in bash_tool._BACKGROUND
 
 
 def test_command_that_closes_its_output_still_times_out(tb: ToolBench) -> None:

@@ -99,6 +99,7 @@ def is_ours_and_alive(record: PidRecord) -> bool:
 def stop_group(record: PidRecord, grace_s: float = 10.0) -> bool:
     """SIGTERM the process group, SIGKILL it after `grace_s`; True if it was running."""
     if not is_ours_and_alive(record):
+        _reap(record.pid)  # a child of ours that already exited: collect it
         return False
     pgid = record.pid  # start_new_session made the process the leader of its own group
     try:
@@ -113,7 +114,7 @@ def stop_group(record: PidRecord, grace_s: float = 10.0) -> bool:
         time.sleep(0.05)
     with contextlib.suppress(ProcessLookupError):
         os.killpg(pgid, signal.SIGKILL)
-    _reap(record.pid)
+    _reap(record.pid, wait_s=5.0)
     return True
 
 
@@ -139,8 +140,12 @@ def _pgid_of(pid: int) -> int | None:
         return None
 
 
-def _reap(pid: int) -> None:
+def _reap(pid: int, wait_s: float = 0.0) -> None:
     """Collect the exit status when the process is our own child (started in this same command)."""
     popen = _CHILDREN.get(pid)
-    if popen is not None and popen.poll() is not None:
+    if popen is None:
+        return
+    with contextlib.suppress(subprocess.TimeoutExpired):
+        popen.wait(wait_s)
+    if popen.returncode is not None:
         del _CHILDREN[pid]
