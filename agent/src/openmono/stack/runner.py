@@ -10,6 +10,7 @@ this run started, so a failed `up` leaves nothing half-running.
 
 from __future__ import annotations
 
+import functools
 import os
 import time
 from collections.abc import Callable
@@ -89,7 +90,7 @@ def up(ctx: Context, say: Say) -> None:
         )
         started.append(spec)
         say(f"{label} starting (pid {record.pid}) …")
-        health = _wait_healthy(ctx, spec, record.pid)
+        health = _wait_healthy(ctx, spec, functools.partial(_prefixed, say, label))
         if not health.ok:
             _rollback(ctx, started, say)
             log = ctx.log(spec.name)
@@ -101,9 +102,16 @@ def up(ctx: Context, say: Say) -> None:
         say(f"{label} healthy in {elapsed:.1f} s on {spec.address(ctx.settings)}")
 
 
-def _wait_healthy(ctx: Context, spec: ServiceSpec, pid: int) -> Health:
+def _prefixed(say: Say, label: str, line: str) -> None:
+    say(f"{label} {line}")
+
+
+def _wait_healthy(ctx: Context, spec: ServiceSpec, say: Say, every_s: float = 10.0) -> Health:
+    """Poll the probe until healthy, the process exits or time runs out; a line every `every_s`."""
     probe = spec.probe(ctx)
-    deadline = time.monotonic() + spec.start_timeout_s
+    started = time.monotonic()
+    deadline = started + spec.start_timeout_s
+    next_note = started + every_s
     health = Health(False, "not probed yet")
     delay = 0.05
     while time.monotonic() < deadline:
@@ -113,6 +121,9 @@ def _wait_healthy(ctx: Context, spec: ServiceSpec, pid: int) -> Health:
         health = probe.check()
         if health.ok:
             return health
+        if time.monotonic() >= next_note:  # a slow start (a big model loading) stays visible
+            say(f"still waiting after {time.monotonic() - started:.0f} s: {health.detail}")
+            next_note += every_s
         time.sleep(delay)
         delay = min(delay * 1.5, 0.5)
     return health
