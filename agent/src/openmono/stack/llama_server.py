@@ -106,7 +106,10 @@ def main(argv: list[str] | None = None) -> int:
         f"(ctx {args.ctx_size}, {args.parallel} slot(s))",
         flush=True,
     )
-    stop.wait()
+    # Poll instead of one blocking wait: a signal the kernel hands to one of llama.cpp's threads
+    # would never wake a main thread blocked for good, and SIGTERM would go unanswered.
+    while not stop.wait(0.25):
+        pass
     print("llama-server: stopping", flush=True)
     del server
     return 0
