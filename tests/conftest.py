@@ -9,7 +9,7 @@ import pytest
 from tests.support.llama import LlamaServer, llama_server
 
 # The `scripted_llm` factory fixture (a scripted OpenAI-compatible server) lives with the server.
-pytest_plugins = ["tests.support.scripted_llm"]
+pytest_plugins = ["tests.support.scripted_llm", "tests.support.scrape_fixtures"]
 
 
 @pytest.fixture(scope="session")

@@ -14,19 +14,13 @@ from typing import Any
 
 import httpx
 import pytest
-from openmono_contracts import ScrapeErrorBody, ScrapeResponse
 
 from tests.support import fixture_web as fw
-from tests.support.fixture_web import Canary, fixture_web, scrape_service
+from tests.support.fixture_web import Canary, scrape_service
 from tests.support.procs import free_port, wait_until
+from tests.support.scrape_fixtures import err, ok, scrape
 
 pytestmark = pytest.mark.integration
-
-
-@pytest.fixture(scope="module")
-def web(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    with fixture_web(tmp_path_factory.mktemp("web")) as url:
-        yield url
 
 
 @pytest.fixture(scope="module")
@@ -34,23 +28,6 @@ def svc(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     # No browser here, so escalation paths are decided without one (the browser file covers them).
     with scrape_service(tmp_path_factory.mktemp("svc"), {"SCRAPE_BROWSER_PATH": ""}) as url:
         yield url
-
-
-def scrape(svc: str, **body: Any) -> httpx.Response:
-    return httpx.post(f"{svc}/scrape", json=body, timeout=130)
-
-
-def ok(resp: httpx.Response) -> ScrapeResponse:
-    assert resp.status_code == 200, resp.text
-    return ScrapeResponse.model_validate(resp.json())
-
-
-def err(resp: httpx.Response, status: int, code: str) -> ScrapeErrorBody:
-    assert resp.status_code == status, resp.text
-    body = ScrapeErrorBody.model_validate(resp.json())
-    assert body.error == code
-    assert "Traceback" not in resp.text
-    return body
 
 
 def test_health_lists_engines(svc: str) -> None:

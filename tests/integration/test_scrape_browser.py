@@ -13,16 +13,15 @@ import signal
 import sys
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 import httpx
 import pytest
-from openmono_contracts import ScrapeErrorBody, ScrapeResponse
 from openmono_scrape.settings import ScrapeSettings
 
 from tests.support import fixture_web as fw
-from tests.support.fixture_web import Canary, fixture_web, scrape_service
+from tests.support.fixture_web import Canary, scrape_service
 from tests.support.procs import free_port, running, wait_until
+from tests.support.scrape_fixtures import err, ok, scrape
 
 CHROMIUM = ScrapeSettings().browser_path
 pytestmark = [
@@ -30,12 +29,6 @@ pytestmark = [
     pytest.mark.slow,
     pytest.mark.skipif(CHROMIUM is None, reason="no Chromium installed (apt-get install chromium)"),
 ]
-
-
-@pytest.fixture(scope="module")
-def web(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    with fixture_web(tmp_path_factory.mktemp("web")) as url:
-        yield url
 
 
 @pytest.fixture(scope="module")
@@ -49,22 +42,6 @@ def strict(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     env = {"SCRAPE_ALLOW_CIDRS": "127.0.0.1/32", "SCRAPE_STATIC_HOSTS": "rebind.test=127.0.0.3"}
     with scrape_service(tmp_path_factory.mktemp("strict"), env) as url:
         yield url
-
-
-def scrape(svc: str, **body: Any) -> httpx.Response:
-    return httpx.post(f"{svc}/scrape", json=body, timeout=130)
-
-
-def ok(resp: httpx.Response) -> ScrapeResponse:
-    assert resp.status_code == 200, resp.text
-    return ScrapeResponse.model_validate(resp.json())
-
-
-def err(resp: httpx.Response, status: int, code: str) -> ScrapeErrorBody:
-    assert resp.status_code == status, resp.text
-    body = ScrapeErrorBody.model_validate(resp.json())
-    assert body.error == code
-    return body
 
 
 def test_health_says_browser_yes_stealthy_no(svc: str) -> None:

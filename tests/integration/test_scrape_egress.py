@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator
 
 import httpx
 import pytest
@@ -11,22 +11,9 @@ from openmono_contracts import NetGuard
 from openmono_scrape.egress import GuardProxy
 
 from tests.support import fixture_web as fw
-from tests.support.fixture_web import Canary, fixture_web
+from tests.support.fixture_web import Canary
 
 pytestmark = pytest.mark.integration
-
-
-@pytest.fixture(scope="module")
-def web(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    with fixture_web(tmp_path_factory.mktemp("web")) as url:
-        yield url
-
-
-@pytest.fixture
-def canary() -> Iterator[Canary]:
-    c = Canary()
-    yield c
-    c.close()
 
 
 @pytest.fixture

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -11,22 +10,9 @@ from openmono_scrape import fetcher
 from openmono_scrape.errors import BlockedURL, FetchFailed, FetchTimeout, TooLarge
 from openmono_scrape.page import Budget
 
-from tests.support.fixture_web import Canary, fixture_web
+from tests.support.fixture_web import Canary
 
 pytestmark = pytest.mark.integration
-
-
-@pytest.fixture(scope="module")
-def web(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    with fixture_web(tmp_path_factory.mktemp("web")) as url:
-        yield url
-
-
-@pytest.fixture
-def canary() -> Iterator[Canary]:
-    c = Canary()
-    yield c
-    c.close()
 
 
 def only(names: dict[str, str]) -> NetGuard:

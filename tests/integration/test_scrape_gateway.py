@@ -8,18 +8,12 @@ import httpx
 import pytest
 
 from tests.support import fixture_web as fw
-from tests.support.fixture_web import fixture_web, scrape_service
+from tests.support.fixture_web import scrape_service
 from tests.support.gateway import Gateway, closed_upstream, gateway
 
 pytestmark = pytest.mark.integration
 
 KEY = "scrape-gateway-test-key"
-
-
-@pytest.fixture(scope="module")
-def web(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    with fixture_web(tmp_path_factory.mktemp("web")) as url:
-        yield url
 
 
 @pytest.fixture(scope="module")
