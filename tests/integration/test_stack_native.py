@@ -101,7 +101,7 @@ def test_up_status_down_leaves_nothing_running(stack_env: dict[str, str], tmp_pa
 
     restarted = _run(["restart", "gateway"], stack_env)
     assert restarted.returncode == 0, restarted.stdout + restarted.stderr
-    assert "stopped gateway" in restarted.stdout
+    assert "stopped the gateway" in restarted.stdout
     assert "llama-server  already running" in restarted.stdout
     new_rows = {r["service"]: r for r in json.loads(_run(["status", "--json"], stack_env).stdout)}
     assert new_rows["gateway"]["pid"] != rows["gateway"]["pid"]

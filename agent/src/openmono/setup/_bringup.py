@@ -104,18 +104,10 @@ def run_native(root: Path, say: Say) -> None:
     """Restart the native gateway (it reads `.env` only at start), then `openmono up`."""
     from openmono.stack import runner
     from openmono.stack.errors import StackError
-    from openmono.stack.process import read_pidfile, stop_group
     from openmono.stack.services import GATEWAY, Context
     from openmono.stack.settings import load_settings
 
-    ctx = Context(root, load_settings(root))
-    pidfile = ctx.pidfile(GATEWAY.name)
-    record = read_pidfile(pidfile)
-    if record is not None:
-        if stop_group(record):
-            say(f"stopped the gateway (pid {record.pid}) so it reads the new settings")
-        pidfile.unlink(missing_ok=True)
     try:
-        runner.up(ctx, say)
+        runner.restart(Context(root, load_settings(root)), [GATEWAY.name], say)
     except StackError as exc:
         raise SetupError(str(exc)) from exc

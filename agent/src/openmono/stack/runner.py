@@ -170,8 +170,11 @@ def restart(ctx: Context, names: list[str], say: Say) -> None:
         listed = ", ".join(sorted(known))
         raise StackError(f"unknown service(s) {', '.join(unknown)}; known: {listed}")
     for spec in reversed(SERVICES):
-        if spec.name in names and _stop_one(ctx, spec):
-            say(f"stopped {spec.name}")
+        if spec.name not in names:
+            continue
+        record = read_pidfile(ctx.pidfile(spec.name))
+        if _stop_one(ctx, spec) and record:
+            say(f"stopped the {spec.name} (pid {record.pid}) so it reads the new settings")
     up(ctx, say)
 
 
