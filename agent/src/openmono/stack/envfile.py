@@ -17,14 +17,9 @@ def read_env(path: Path) -> dict[str, str]:
         return {}
     values: dict[str, str] = {}
     for raw in path.read_text().splitlines():
-        if raw.lstrip().startswith("#"):
-            continue
-        m = _LINE.match(raw)
+        m = _LINE.match(raw)  # a comment never matches: a key starts with a letter or `_`
         if m:
-            value = m.group(2)
-            if len(value) >= 2 and value[0] == value[-1] and value[0] in "'\"":
-                value = value[1:-1]
-            values[m.group(1)] = value
+            values[m.group(1)] = _unquote(m.group(2))
     return values
 
 
@@ -35,10 +30,10 @@ def set_env(path: Path, updates: dict[str, str]) -> list[str]:
     pending = dict(updates)
     for i, raw in enumerate(lines):
         m = _LINE.match(raw)
-        if m and m.group(1) in pending and not raw.lstrip().startswith("#"):
+        if m and m.group(1) in pending:
             key = m.group(1)
             new = pending.pop(key)
-            if read_env_line_value(m.group(2)) != new:
+            if _unquote(m.group(2)) != new:
                 lines[i] = f"{key}={new}"
                 changed.append(key)
     for key, value in pending.items():
@@ -49,7 +44,7 @@ def set_env(path: Path, updates: dict[str, str]) -> list[str]:
     return changed
 
 
-def read_env_line_value(value: str) -> str:
+def _unquote(value: str) -> str:
     if len(value) >= 2 and value[0] == value[-1] and value[0] in "'\"":
         return value[1:-1]
     return value

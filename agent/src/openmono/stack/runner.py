@@ -18,9 +18,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from openmono.stack.errors import StackError
-from openmono.stack.health import Health, port_in_use
+from openmono.stack.health import Health, HttpProbe, port_in_use
 from openmono.stack.process import is_ours_and_alive, read_pidfile, spawn, stop_group
-from openmono.stack.services import HOST, SERVICES, Context, ServiceSpec
+from openmono.stack.services import HOST, SERVICES, Context, ServiceSpec, strip_scheme
 
 Say = Callable[[str], None]
 
@@ -198,9 +198,6 @@ def status(ctx: Context) -> list[Row]:
 
 
 def _external_row(ctx: Context, name: str, upstream: str, path: str) -> Row:
-    from openmono.stack.health import HttpProbe
-    from openmono.stack.services import strip_scheme
-
     base = upstream if "://" in upstream else f"http://{upstream}"
     health = HttpProbe(base.rstrip("/") + path).check()
     return Row(name, None, strip_scheme(upstream), health.ok, health.detail)
