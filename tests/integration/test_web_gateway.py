@@ -124,7 +124,8 @@ def test_searxng_down_behind_the_gateway_falls_back(
             "WebSearch", {"query": "hello"}, WebAccess(gateway=gw.url, api_key=KEY), tmp_path
         )
     assert res.ok
-    assert "gateway search answered HTTP 502 (application/json)" in res.output
+    # /services already says SearXNG does not answer: no 502 round trip first
+    assert "the gateway offers no search service (/services: search=false)" in res.output
     assert ddg.queries() == ["hello"]
 
 
@@ -155,7 +156,8 @@ def test_scrape_service_down_behind_the_gateway_means_a_direct_fetch(
             "WebFetch", {"url": f"{page.url}/n"}, WebAccess(gateway=gw.url, api_key=KEY), tmp_path
         )
     assert res.ok, res.error
-    assert "gateway not used: gateway scrape answered HTTP 502 (application/json)" in res.output
+    # /services already says the scrape service does not answer: no 502 round trip first
+    assert "the gateway offers no scrape service (/services: scrape=false)" in res.output
     assert "Local page text." in res.output
 
 
