@@ -43,6 +43,11 @@ def _running_pid(ctx: Context, spec: ServiceSpec) -> int | None:
     return record.pid if record and is_ours_and_alive(record) else None
 
 
+def is_running(ctx: Context, spec: ServiceSpec) -> bool:
+    """Whether this stack's `spec` process is alive (its pid file names a live process of ours)."""
+    return _running_pid(ctx, spec) is not None
+
+
 def enabled_services(ctx: Context) -> list[ServiceSpec]:
     return [spec for spec in SERVICES if spec.enabled(ctx.settings)]
 
