@@ -41,6 +41,7 @@ def _headers(settings: Settings) -> dict[str, str]:
 async def _endpoint_checks(settings: Settings) -> list[Check]:
     # Imported here: the LLM client and the loop are heavy, and `openmono --help` should be quick.
     import httpx
+    from openmono_contracts import trust
 
     from openmono.llm import AuthError, LLMError, OpenAICompatModel
     from openmono.loop import llm_settings
@@ -51,7 +52,9 @@ async def _endpoint_checks(settings: Settings) -> list[Check]:
     except LLMError as exc:
         return [Check("endpoint", "fail", str(exc))]
     root = model.root
-    async with httpx.AsyncClient(timeout=TIMEOUT_S) as client:
+    anchor = trust.load_anchor(settings.gateway_ca)  # valid: the model above checked it
+    verify = trust.anchored_context(anchor) if anchor else True
+    async with httpx.AsyncClient(timeout=TIMEOUT_S, verify=verify) as client:
         try:
             r = await client.get(f"{root}/health")
             ok = r.status_code == 200
@@ -60,7 +63,8 @@ async def _endpoint_checks(settings: Settings) -> list[Check]:
                 Check("endpoint", "pass" if ok else "fail", f"{root}/health → {r.status_code}{why}")
             )
         except httpx.HTTPError as exc:
-            checks.append(Check("endpoint", "fail", f"{root} does not answer: {exc!r}"))
+            why = trust.explain_tls_failure(exc, root, anchor) or f"{root} does not answer: {exc!r}"
+            checks.append(Check("endpoint", "fail", why))
             await model.aclose()
             return checks
         if settings.llm.api_key:

@@ -24,6 +24,7 @@ from types import TracebackType
 from typing import Any
 
 import httpx
+from openmono_contracts import trust
 
 from openmono.llm._assemble import TurnAssembler
 from openmono.llm._errors import (
@@ -34,6 +35,7 @@ from openmono.llm._errors import (
     StallTimeout,
     StreamError,
     TransportError,
+    TrustError,
 )
 from openmono.llm._events import StreamEvent
 from openmono.llm._messages import ChatMessage, ModelInfo, ToolSpec
@@ -64,6 +66,11 @@ class OpenAICompatModel:
     def __init__(self, settings: LLMSettings, *, client: httpx.AsyncClient | None = None) -> None:
         self.settings = settings
         self.root = normalize_endpoint(settings.endpoint)
+        try:
+            trust.check_plain_http(self.root, insecure_http=settings.insecure_http, what="the LLM")
+            self._anchor = trust.load_anchor(settings.ca)
+        except trust.TrustError as exc:
+            raise TrustError(str(exc)) from None
         self.info: ModelInfo | None = None
         self._client = client
         self._owns_client = client is None
@@ -155,6 +162,7 @@ class OpenAICompatModel:
         except TimeoutError:
             raise self._first_token_timeout() from None
         except httpx.RequestError as exc:
+            self._raise_if_untrusted(exc, self.root)
             raise _Retry(TransportError(f"cannot reach the LLM at {self.root}: {exc!r}")) from exc
         try:
             if response.status_code != 200:
@@ -240,8 +248,19 @@ class OpenAICompatModel:
             s = self.settings
             # read=None: the stream guards are ours (first-token deadline, stall limit).
             timeout = httpx.Timeout(connect=s.connect_timeout_s, read=None, write=30.0, pool=30.0)
-            self._client = httpx.AsyncClient(timeout=timeout)
+            if self._anchor:
+                self._client = httpx.AsyncClient(
+                    timeout=timeout, verify=trust.anchored_context(self._anchor)
+                )
+            else:
+                self._client = httpx.AsyncClient(timeout=timeout)
         return self._client
+
+    def _raise_if_untrusted(self, exc: httpx.RequestError, url: str) -> None:
+        """A failed certificate check is no outage: say so at once, never retry it."""
+        why = trust.explain_tls_failure(exc, url, self._anchor)
+        if why is not None:
+            raise TrustError(why) from exc
 
     def _auth(self) -> dict[str, str]:
         key = self.settings.api_key
@@ -288,6 +307,7 @@ class OpenAICompatModel:
                 url, headers=self._auth(), timeout=self.settings.probe_timeout_s
             )
         except httpx.RequestError as exc:
+            self._raise_if_untrusted(exc, url)
             raise TransportError(f"cannot reach the LLM at {url}: {exc!r}") from exc
         if r.status_code in (401, 403):
             raise AuthError(

@@ -16,6 +16,10 @@ class LLMSettings(BaseModel):
 
     endpoint: str
     api_key: str | None = Field(default=None, repr=False)
+    # the gateway CA (inline PEM or a file path, openmono_contracts.trust): trusted alone
+    ca: str | None = Field(default=None, repr=False)
+    # allow plain http:// beyond loopback (the key and prompts then cross in clear)
+    insecure_http: bool = False
     model: str | None = None
     connect_timeout_s: float = Field(default=10.0, gt=0)
     # Prompt processing on a CPU can take minutes for a long context; this covers connect + prompt.

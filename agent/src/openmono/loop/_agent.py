@@ -17,12 +17,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from openmono_contracts import WebAccess
+from openmono_contracts import WebAccess, trust
 from openmono_worker import WorkerSettings
 
 from openmono.config import Settings
 from openmono.executor import Executor, select_executor
-from openmono.llm import LLMError, LLMSettings, Model, ModelInfo, OpenAICompatModel
+from openmono.llm import LLMError, LLMSettings, Model, ModelInfo, OpenAICompatModel, TrustError
 from openmono.loop._catalog import ToolCatalog
 from openmono.loop._dispatch import Asker, DispatchContext, Dispatcher
 from openmono.loop._events import EventSink, Notice, TurnDone, discard
@@ -55,16 +55,24 @@ def llm_settings(settings: Settings) -> LLMSettings:
         stall_timeout_s=s.stall_timeout_s,
         probe_timeout_s=s.probe_timeout_s,
         max_retries=s.max_retries,
+        ca=settings.gateway_ca,
+        insecure_http=settings.insecure_http,
     )
 
 
 def web_access(settings: Settings) -> WebAccess:
     key = settings.llm.api_key.get_secret_value() if settings.llm.api_key else None
+    try:
+        anchor = trust.load_anchor(settings.gateway_ca)
+    except trust.TrustError as exc:
+        raise TrustError(str(exc)) from None
     return WebAccess(
         gateway=settings.web.gateway or settings.llm.endpoint,
         api_key=key,
         search=settings.web.search,
         scrape=settings.web.scrape,
+        ca=anchor,
+        insecure_http=settings.insecure_http,
     )
 
 
