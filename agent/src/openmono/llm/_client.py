@@ -24,6 +24,7 @@ from types import TracebackType
 from typing import Any
 
 import httpx
+from openmono_contracts import gateway
 
 from openmono.llm._assemble import TurnAssembler
 from openmono.llm._errors import (
@@ -240,12 +241,11 @@ class OpenAICompatModel:
             s = self.settings
             # read=None: the stream guards are ours (first-token deadline, stall limit).
             timeout = httpx.Timeout(connect=s.connect_timeout_s, read=None, write=30.0, pool=30.0)
-            self._client = httpx.AsyncClient(timeout=timeout)
+            self._client = gateway.async_client(timeout=timeout)
         return self._client
 
     def _auth(self) -> dict[str, str]:
-        key = self.settings.api_key
-        return {"Authorization": f"Bearer {key}"} if key else {}
+        return gateway.bearer(self.settings.api_key)
 
     def _body(
         self,

@@ -9,6 +9,10 @@ Modules:
     effects   -- typed effects of agent-side tools (AskUser, TodoWrite, plan mode, MemorySave)
     scrape    -- the scrape service's request, response and error bodies
     netguard  -- the SSRF guard shared by the scrape service and the agent's WebFetch
+
+Shared helpers both sides must do the same way (imported from their modules, which pull in httpx):
+    gateway     -- the bearer header, the gateway HTTP client (its TLS trust), reading `/services`
+    atomicfile  -- replace a file atomically (temp file, fsync, rename)
 """
 
 from openmono_contracts.effects import (
