@@ -13,8 +13,13 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from openmono_contracts import ToolRequest, ToolResult
-from openmono_worker.formatting import READ_DEFAULT_LIMIT, read_page, write_summary
-from openmono_worker.workspace import display_path, resolve_path
+from openmono_worker import (
+    READ_DEFAULT_LIMIT,
+    display_path,
+    read_page,
+    resolve_path,
+    write_summary,
+)
 
 from openmono.executor import Executor
 

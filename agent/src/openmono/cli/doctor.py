@@ -16,8 +16,7 @@ from urllib.parse import urlsplit
 
 import click
 
-from openmono.cli._options import RunOptions
-from openmono.config import ConfigError, Settings
+from openmono.config import ConfigError, RunOptions, Settings
 
 TIMEOUT_S = 5.0
 

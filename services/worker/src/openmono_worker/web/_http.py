@@ -16,7 +16,7 @@ from typing import Any, TypeVar
 
 import httpx
 
-from openmono_worker.tools._base import CallCancelled
+from openmono_worker.errors import CallCancelled
 
 T = TypeVar("T")
 
