@@ -39,8 +39,7 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 
 from openmono import __version__
 from openmono.acp._errors import AcpError
-from openmono.cli._options import RunOptions
-from openmono.config import ConfigError, Settings, load_settings
+from openmono.config import ConfigError, RunOptions, Settings, load_settings
 from openmono.executor import ExecutorError
 from openmono.llm import LLMError
 from openmono.loop import Agent, LoopEvent, TurnDone, open_agent

@@ -55,8 +55,7 @@ from openmono.acp._clientmcp import session_manager
 from openmono.acp._live import LiveSession
 from openmono.acp._questions import ask_user
 from openmono.acp._updates import KINDS, Update, replay, title_of
-from openmono.cli._options import RunOptions
-from openmono.config import ConfigError, Settings
+from openmono.config import ConfigError, RunOptions, Settings
 from openmono.executor import Executor, ExecutorError, select_executor
 from openmono.llm import LLMError
 from openmono.loop import open_agent

@@ -14,7 +14,7 @@ from pathlib import Path
 import click
 
 from openmono import __version__
-from openmono.cli._options import RunOptions
+from openmono.config import RunOptions
 
 EXIT_CONFIG = 2
 # Kept here (not imported from openmono.permissions) so `--help` and the stack commands start fast.

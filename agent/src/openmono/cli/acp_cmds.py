@@ -14,7 +14,7 @@ import logging
 
 import click
 
-from openmono.cli._options import RunOptions
+from openmono.config import RunOptions
 
 EXIT_CONFIG = 2
 

@@ -16,8 +16,7 @@ from urllib.parse import urlsplit
 
 import click
 
-from openmono.cli._options import RunOptions
-from openmono.config import ConfigError, Settings
+from openmono.config import ConfigError, RunOptions, Settings
 
 TIMEOUT_S = 5.0
 
@@ -33,14 +32,14 @@ class Check:
         return f"{mark} {self.name}: {self.detail}"
 
 
-def _headers(settings: Settings) -> dict[str, str]:
-    key = settings.llm.api_key.get_secret_value() if settings.llm.api_key else ""
-    return {"Authorization": f"Bearer {key}"} if key else {}
+def _api_key(settings: Settings) -> str | None:
+    return settings.llm.api_key.get_secret_value() if settings.llm.api_key else None
 
 
 async def _endpoint_checks(settings: Settings) -> list[Check]:
     # Imported here: the LLM client and the loop are heavy, and `openmono --help` should be quick.
     import httpx
+    from openmono_contracts import gateway as gw
     from openmono_contracts import trust
 
     from openmono.llm import AuthError, LLMError, OpenAICompatModel
@@ -53,8 +52,7 @@ async def _endpoint_checks(settings: Settings) -> list[Check]:
         return [Check("endpoint", "fail", str(exc))]
     root = model.root
     anchor = trust.load_anchor(settings.gateway_ca)  # valid: the model above checked it
-    verify = trust.anchored_context(anchor) if anchor else True
-    async with httpx.AsyncClient(timeout=TIMEOUT_S, verify=verify) as client:
+    async with gw.async_client(anchor=anchor, timeout=TIMEOUT_S) as client:
         try:
             r = await client.get(f"{root}/health")
             ok = r.status_code == 200
@@ -91,21 +89,16 @@ async def _endpoint_checks(settings: Settings) -> list[Check]:
         gateway = (settings.web.gateway or settings.llm.endpoint).rstrip("/")
         gw_root = gateway.removesuffix("/v1")
         try:
-            r = await client.get(f"{gw_root}/services", headers=_headers(settings))
-            if r.status_code == 200:
-                data = r.json()
-                flags = " ".join(f"{k}={str(v).lower()}" for k, v in data.items())
-                checks.append(Check("services", "pass", f"{gw_root}/services: {flags}"))
-            else:
-                checks.append(
-                    Check(
-                        "services", "info",
-                        f"{gw_root}/services → {r.status_code} (not the gateway: web tools use "
-                        "their direct fallback)",
-                    )
-                )  # fmt: skip
-        except (httpx.HTTPError, ValueError) as exc:
-            checks.append(Check("services", "info", f"no /services ({exc!r})"))
+            key = _api_key(settings)
+            offered = await gw.read_services(
+                client, gw_root, key, timeout_s=TIMEOUT_S, anchor=anchor
+            )
+        except gw.ServicesUnreadable as exc:
+            why = f"{gw_root}: {exc.reason} (not the gateway? web tools use their direct fallback)"
+            checks.append(Check("services", "info", why))
+        else:
+            flags = " ".join(f"{k}={str(v).lower()}" for k, v in offered.model_dump().items())
+            checks.append(Check("services", "pass", f"{gw_root}/services: {flags}"))
     return checks
 
 

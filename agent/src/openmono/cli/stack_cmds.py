@@ -7,7 +7,7 @@ import os
 import sys
 
 import click
-import httpx
+from openmono_contracts.gateway import ServicesUnreadable, read_services_sync
 from rich.console import Console
 from rich.table import Table
 
@@ -54,10 +54,12 @@ def up() -> None:
     )
     click.echo(f"logs      {s.stack_dir / 'logs'}")
     try:
-        services = httpx.get(f"{gateway}/services", timeout=3.0).json()
-        click.echo(f"/services {json.dumps(services)}")
-    except (httpx.HTTPError, ValueError) as exc:
-        click.echo(f"/services could not be read: {exc}", err=True)
+        key = s.llama_api_key.get_secret_value() or None
+        services = read_services_sync(gateway, key, timeout_s=3.0)
+    except ServicesUnreadable as exc:
+        click.echo(f"/services could not be read: {exc.reason}", err=True)
+    else:
+        click.echo(f"/services {json.dumps(services.model_dump())}")
 
 
 @click.command()

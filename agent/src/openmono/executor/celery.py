@@ -8,7 +8,7 @@ call gives the same `ToolResult` (except `elapsed_ms`). What crossing a process 
    never run locally as a silent fallback.
 2. Wait without blocking the loop: one pattern subscription per executor receives every result the
    backend publishes for our task ids; a poll every half second reads the call's claim and
-   heartbeat keys (`openmono_worker.callstate`) and the stored result, in case a message was missed.
+   heartbeat keys (`openmono_contracts.calls`) and the stored result, in case a message was missed.
 3. Worker lost (heartbeat expired, no result): a side-effecting call returns an error saying so and
    is never sent again; a read-only call is sent again (its old message can no longer run: its
    claim says "abandoned"). Nobody picked the call up and no worker answers a ping -> unreachable.
@@ -29,9 +29,15 @@ from typing import Any
 
 import redis.asyncio as aioredis
 from openmono_contracts import ToolRequest, ToolResult
-from openmono_worker.callstate import ABANDONED, alive_key, claim_key, lost_worker_error
-from openmono_worker.celery_app import HARD_LIMIT_EXTRA_S, TASK_NAME, CelerySettings, create_app
-from openmono_worker.tools import get_tool
+from openmono_contracts.calls import (
+    ABANDONED,
+    HARD_LIMIT_EXTRA_S,
+    TASK_NAME,
+    alive_key,
+    claim_key,
+    lost_worker_error,
+)
+from openmono_worker import CelerySettings, create_app, get_tool
 from redis.asyncio.retry import Retry
 from redis.backoff import NoBackoff
 

@@ -24,7 +24,7 @@ from types import TracebackType
 from typing import Any
 
 import httpx
-from openmono_contracts import trust
+from openmono_contracts import gateway, trust
 
 from openmono.llm._assemble import TurnAssembler
 from openmono.llm._errors import (
@@ -248,12 +248,7 @@ class OpenAICompatModel:
             s = self.settings
             # read=None: the stream guards are ours (first-token deadline, stall limit).
             timeout = httpx.Timeout(connect=s.connect_timeout_s, read=None, write=30.0, pool=30.0)
-            if self._anchor:
-                self._client = httpx.AsyncClient(
-                    timeout=timeout, verify=trust.anchored_context(self._anchor)
-                )
-            else:
-                self._client = httpx.AsyncClient(timeout=timeout)
+            self._client = gateway.async_client(anchor=self._anchor, timeout=timeout)
         return self._client
 
     def _raise_if_untrusted(self, exc: httpx.RequestError, url: str) -> None:
@@ -263,8 +258,7 @@ class OpenAICompatModel:
             raise TrustError(why) from exc
 
     def _auth(self) -> dict[str, str]:
-        key = self.settings.api_key
-        return {"Authorization": f"Bearer {key}"} if key else {}
+        return gateway.bearer(self.settings.api_key)
 
     def _body(
         self,

@@ -14,8 +14,7 @@ from typing import Any
 from openmono_worker import tool_specs
 
 from openmono.llm import ToolSpec
-from openmono.permissions import Mode
-from openmono.permissions._modes import CONVERSATION_TOOLS
+from openmono.permissions import CONVERSATION_TOOLS, Mode
 
 
 @dataclass(frozen=True)

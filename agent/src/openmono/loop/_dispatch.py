@@ -22,10 +22,7 @@ from typing import Any
 
 from openmono_contracts import ToolRequest, ToolResult, WebAccess
 from openmono_contracts.effects import AskUserEffect, ToolEffect
-from openmono_worker import PathRefused
-from openmono_worker.runner import format_validation_error
-from openmono_worker.tools import get_tool
-from openmono_worker.workspace import resolve_path
+from openmono_worker import PathRefused, format_validation_error, get_tool, resolve_path
 from pydantic import ValidationError
 
 from openmono.executor import Executor

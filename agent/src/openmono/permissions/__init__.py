@@ -19,10 +19,11 @@ from openmono.permissions._engine import (
     session_pattern,
 )
 from openmono.permissions._errors import PermissionsError
-from openmono.permissions._modes import MODES, Mode, mode_denial
+from openmono.permissions._modes import CONVERSATION_TOOLS, MODES, Mode, mode_denial
 from openmono.permissions._subjects import call_paths, pattern_matches, resolve_path
 
 __all__ = [
+    "CONVERSATION_TOOLS",
     "MODES",
     "Action",
     "Answer",

@@ -16,8 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-from openmono.config import ConfigError, set_value, user_settings_file
-from openmono.config._load import read_settings_file
+from openmono.config import ConfigError, read_settings_file, set_value, user_settings_file
 from openmono.setup import frpc
 from openmono.setup._bringup import PROFILES, BringUp, Say, docker_answers
 from openmono.setup._bringup import compose_command as _compose_command

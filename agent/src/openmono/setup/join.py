@@ -150,8 +150,7 @@ def rotate_key(root: Path | None, env_file: Path, via: str, say: Say) -> str:
 
 def _update_local_agent(key: str, say: Say) -> None:
     """The local agent's settings keep working when `setup gateway` had stored the key there."""
-    from openmono.config import ConfigError, set_value, user_settings_file
-    from openmono.config._load import read_settings_file
+    from openmono.config import ConfigError, read_settings_file, set_value, user_settings_file
 
     path = user_settings_file()
     try:

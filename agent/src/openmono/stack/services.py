@@ -136,10 +136,6 @@ def strip_scheme(url: str) -> str:
     return url.rstrip("/")
 
 
-def _bearer(ctx: Context) -> dict[str, str]:
-    return {"Authorization": f"Bearer {ctx.settings.llama_api_key.get_secret_value()}"}
-
-
 REDIS = ServiceSpec(
     name="redis",
     enabled=lambda s: bool(s.openmono_broker_url),

@@ -10,6 +10,10 @@ Modules:
     scrape    -- the scrape service's request, response and error bodies
     netguard  -- the SSRF guard shared by the scrape service and the agent's WebFetch
     trust     -- how a client trusts the gateway across a relay (trust anchor, http refusal)
+
+Shared helpers both sides must do the same way (imported from their modules, which pull in httpx):
+    gateway     -- the bearer header, the gateway HTTP client (its TLS trust), reading `/services`
+    atomicfile  -- replace a file atomically (temp file, fsync, rename)
 """
 
 from openmono_contracts.effects import (

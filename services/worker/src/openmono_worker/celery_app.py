@@ -13,12 +13,12 @@ from __future__ import annotations
 from typing import Any
 
 from celery import Celery
+from openmono_contracts.calls import HARD_LIMIT_EXTRA_S, TASK_NAME
 from pydantic import AliasChoices, Field
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
-TASK_NAME = "openmono.tools.run"
-# DESIGN.md §7: the hard limit is the call's timeout plus this, the soft limit the timeout itself.
-HARD_LIMIT_EXTRA_S = 5.0
+# DESIGN.md §7: the task's name and its hard limit (timeout + HARD_LIMIT_EXTRA_S) are protocol.
+__all__ = ["HARD_LIMIT_EXTRA_S", "TASK_NAME", "CelerySettings", "app", "create_app"]
 
 
 class CelerySettings(BaseSettings):

@@ -18,18 +18,11 @@ from typing import Any, ClassVar, Generic, TypeVar
 from openmono_contracts import ToolEffect, WebAccess
 from pydantic import BaseModel
 
-from openmono_worker.errors import ToolError
+from openmono_worker.errors import CallCancelled
 from openmono_worker.settings import WorkerSettings
 from openmono_worker.workspace import display_path, resolve_path
 
 P = TypeVar("P", bound=BaseModel)
-
-
-class CallCancelled(ToolError):
-    """The executor cancelled the call; any process it started is already dead."""
-
-    def __init__(self) -> None:
-        super().__init__("cancelled")
 
 
 @dataclass(frozen=True)

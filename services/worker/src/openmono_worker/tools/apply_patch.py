@@ -13,12 +13,13 @@ import stat
 from dataclasses import dataclass
 from pathlib import Path
 
+from openmono_contracts.atomicfile import atomic_write
 from pydantic import BaseModel, ConfigDict, Field
 
 from openmono_worker.errors import ToolError
 from openmono_worker.tools._base import Tool, ToolContext, ToolOutcome
 from openmono_worker.tools._patch import FilePatch, apply_hunks, parse_patch
-from openmono_worker.tools._text import atomic_write, read_text
+from openmono_worker.tools._text import read_text
 
 
 class Params(BaseModel):

@@ -1,4 +1,8 @@
-"""The run options shared by one-shot and interactive runs, and how they become `Settings`."""
+"""The run options shared by every surface (one-shot, REPL, ACP), and how they become `Settings`.
+
+They live with the settings, not in the CLI, so the CLI and ACP both use them without importing
+each other.
+"""
 
 from __future__ import annotations
 
@@ -7,8 +11,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from openmono.config import Settings
-    from openmono.permissions import Mode
+    from openmono.config._settings import Mode, Settings
 
 
 @dataclass
@@ -42,7 +45,7 @@ class RunOptions:
         }
 
     def settings(self) -> Settings:
-        from openmono.config import load_settings
+        from openmono.config._load import load_settings
 
         return load_settings(self.workspace, self.config, self.overrides())
 
