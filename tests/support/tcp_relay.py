@@ -60,6 +60,9 @@ def _serve_one(client: socket.socket, target: tuple[str, int], relay: Relay) -> 
         client.close()
         return
     upstream.settimeout(None)
+    # as frp (Go sets TCP_NODELAY on every TCP connection): no Nagle + delayed-ACK 40 ms stalls
+    for sock in (client, upstream):
+        sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
     back = threading.Thread(target=_pipe, args=(upstream, client, relay), daemon=True)
     back.start()
     _pipe(client, upstream, relay)
