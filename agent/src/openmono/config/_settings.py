@@ -126,6 +126,9 @@ class AcpSettings(BaseModel):
     host: str = "127.0.0.1"
     port: int = Field(default=7475, ge=0, le=65535)
     token: SecretStr | None = None
+    # auto: HTTPS (a self-signed certificate, acp/_tls.py) whenever `host` is beyond loopback;
+    # on: HTTPS on loopback too (e.g. when a local tunnel carries the port elsewhere)
+    tls: Literal["auto", "on"] = "auto"
 
 
 class SubagentSettings(BaseModel):
