@@ -194,3 +194,36 @@ def test_a_real_gateway_ca_inline_or_as_a_file(
     assert ctx.verify_mode == ssl.CERT_REQUIRED
     assert ctx.minimum_version >= ssl.TLSVersion.TLSv1_2
     assert len(ctx.get_ca_certs()) == 1  # that CA alone, not the system store
+
+
+def _doctor(tmp: Path, endpoint: str, ca: str) -> Run:
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("OPENMONO_", "LLAMA_"))}
+    env.update(
+        HOME=str(tmp),
+        OPENMONO_DATA_DIR=str(tmp / "data"),
+        OPENMONO_LLM_ENDPOINT=endpoint,
+        OPENMONO_LLM_API_KEY=KEY,
+        OPENMONO_GATEWAY_CA=ca,
+    )
+    done = subprocess.run(
+        [OPENMONO, "doctor"], env=env, cwd=tmp / "ws", capture_output=True, text=True, timeout=60
+    )
+    return Run(done.returncode, done.stdout, done.stderr)
+
+
+def test_doctor_checks_the_gateway_through_the_relay_with_its_ca(
+    tmp_path: Path, box: tuple[Gateway, ScriptedLLM]
+) -> None:
+    gw, _ = box
+    tls_port = int(gw.tls_url.rsplit(":", 1)[1])
+    with (
+        tcp_relay(tls_port) as relay,
+        gateway(tmp_path / "other", api_key=KEY, llama_upstream="127.0.0.1:9") as other,
+    ):
+        good = _doctor(tmp_path, relay.tls_url, gw.ca_pem)
+        assert "/services: llm=true" in good.out, good.out + good.err
+        assert "/health → 200" in good.out
+        wrong = _doctor(tmp_path, relay.tls_url, other.ca_pem)
+    assert wrong.code != 0
+    assert "does not vouch for" in wrong.out and "Traceback" not in wrong.out + wrong.err
+    assert _leaks(relay) == []
