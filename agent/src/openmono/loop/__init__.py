@@ -5,7 +5,7 @@ turns and reports `LoopEvent`s to a sink (the CLI renders them; ACP will forward
 """
 
 from openmono.loop._agent import Agent, llm_settings, open_agent, probe_model, web_access
-from openmono.loop._catalog import ToolCatalog, ToolFlags
+from openmono.loop._catalog import ToolCatalog
 from openmono.loop._dispatch import Asker, CallOutcome, DispatchContext, Dispatcher
 from openmono.loop._events import (
     EventSink,
@@ -45,7 +45,6 @@ __all__ = [
     "TextChunk",
     "ToolCatalog",
     "ToolFinished",
-    "ToolFlags",
     "ToolStarted",
     "TurnDone",
     "UsageReport",

@@ -66,6 +66,8 @@ class WebFetch(Tool[Params]):
     )
     read_only = True
     concurrency_safe = True
+    permission = "ask"  # read-only, but it sends what the model chooses to any site
+    kind = "fetch"
     params_model = Params
 
     def execute(self, params: Params, ctx: ToolContext) -> ToolOutcome:

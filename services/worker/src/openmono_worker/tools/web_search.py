@@ -68,6 +68,7 @@ class WebSearch(Tool[Params]):
     )
     read_only = True
     concurrency_safe = True
+    kind = "search"
     params_model = Params
 
     def execute(self, params: Params, ctx: ToolContext) -> ToolOutcome:
