@@ -10,7 +10,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from openmono.llm import OpenAICompatModel
-from openmono.loop import llm_settings, probe_model
+from openmono.loop import probe_model
 from openmono.permissions import MODES
 from openmono.sessions import SessionError, SessionStore
 
@@ -52,7 +52,7 @@ async def _model(repl: Repl, arg: str) -> None:
         repl.settings = repl.settings.model_copy(
             update={"llm": repl.settings.llm.model_copy(update={"model": arg})}
         )
-        await agent.switch_model(OpenAICompatModel(llm_settings(repl.settings)))
+        await agent.switch_model(OpenAICompatModel(repl.settings.llm))
     info = await probe_model(agent.loop.model)
     if info is None:
         repl.console.print("[red]the model did not answer /props or /v1/models[/red]")

@@ -42,11 +42,10 @@ async def _endpoint_checks(settings: Settings) -> list[Check]:
     from openmono_contracts import gateway as gw
 
     from openmono.llm import AuthError, LLMError, OpenAICompatModel
-    from openmono.loop import llm_settings
 
     checks: list[Check] = []
     try:
-        model = OpenAICompatModel(llm_settings(settings))
+        model = OpenAICompatModel(settings.llm)
     except LLMError as exc:
         return [Check("endpoint", "fail", str(exc))]
     root = model.root

@@ -26,6 +26,7 @@ from typing import Any
 import httpx
 from openmono_contracts import gateway
 
+from openmono.config import LLMSettings
 from openmono.llm._assemble import TurnAssembler
 from openmono.llm._errors import (
     AuthError,
@@ -38,7 +39,6 @@ from openmono.llm._errors import (
 )
 from openmono.llm._events import StreamEvent
 from openmono.llm._messages import ChatMessage, ModelInfo, ToolSpec
-from openmono.llm._settings import LLMSettings
 from openmono.llm._sse import SSEParser
 from openmono.llm._wire import (
     error_message,
@@ -245,7 +245,8 @@ class OpenAICompatModel:
         return self._client
 
     def _auth(self) -> dict[str, str]:
-        return gateway.bearer(self.settings.api_key)
+        key = self.settings.api_key
+        return gateway.bearer(key.get_secret_value() if key else None)
 
     def _body(
         self,

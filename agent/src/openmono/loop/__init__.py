@@ -4,7 +4,7 @@
 turns and reports `LoopEvent`s to a sink (the CLI renders them; ACP will forward them).
 """
 
-from openmono.loop._agent import Agent, llm_settings, open_agent, probe_model, web_access
+from openmono.loop._agent import Agent, open_agent, probe_model, web_access
 from openmono.loop._catalog import ToolCatalog
 from openmono.loop._dispatch import Asker, CallOutcome, DispatchContext, Dispatcher
 from openmono.loop._events import (
@@ -52,7 +52,6 @@ __all__ = [
     "discard",
     "estimate_tokens",
     "is_repetitive",
-    "llm_settings",
     "open_agent",
     "probe_model",
     "replay",

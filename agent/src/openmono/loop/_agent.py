@@ -22,7 +22,7 @@ from openmono_worker import WorkerSettings
 
 from openmono.config import Settings
 from openmono.executor import Executor, select_executor
-from openmono.llm import LLMError, LLMSettings, Model, ModelInfo, OpenAICompatModel
+from openmono.llm import LLMError, Model, ModelInfo, OpenAICompatModel
 from openmono.loop._catalog import ToolCatalog
 from openmono.loop._dispatch import Asker, DispatchContext, Dispatcher
 from openmono.loop._events import EventSink, Notice, TurnDone, discard
@@ -41,21 +41,6 @@ from openmono.sessions import (
 if TYPE_CHECKING:
     from openmono.hooks import HookRunner
     from openmono.mcp import McpManager, McpToolset
-
-
-def llm_settings(settings: Settings) -> LLMSettings:
-    """The client's settings from ours."""
-    s = settings.llm
-    return LLMSettings(
-        endpoint=s.endpoint,
-        api_key=s.api_key.get_secret_value() if s.api_key else None,
-        model=s.model,
-        connect_timeout_s=s.connect_timeout_s,
-        first_token_timeout_s=s.first_token_timeout_s,
-        stall_timeout_s=s.stall_timeout_s,
-        probe_timeout_s=s.probe_timeout_s,
-        max_retries=s.max_retries,
-    )
 
 
 def web_access(settings: Settings) -> WebAccess:
@@ -152,7 +137,7 @@ async def open_agent(
     owns) its own for `settings.mcp_servers`."""
     owned: list[object] = []
     if model is None:
-        model = OpenAICompatModel(llm_settings(settings))
+        model = OpenAICompatModel(settings.llm)
         owned.append(model)
     if executor is None:
         executor = select_executor(settings)
