@@ -10,8 +10,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from openmono.agent import Agent, open_agent
 from openmono.config import load_settings
-from openmono.loop import Agent, LoopEvent, ToolCatalog, ToolFinished, open_agent
+from openmono.loop import LoopEvent, ToolCatalog, ToolFinished
 from openmono.permissions import Answer, PermissionRequest
 from openmono.sessions import load_session
 from openmono.subagents import AGENT_TYPES, AgentTool, get_type

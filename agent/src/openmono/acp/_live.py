@@ -15,8 +15,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from openmono.acp._updates import Translator, Update, kinds_of, mode_update
+from openmono.agent import Agent
 from openmono.executor import Executor
-from openmono.loop import Agent, LoopEvent
+from openmono.loop import LoopEvent
 from openmono.mcp import McpManager
 
 Send = Callable[[Update], Awaitable[None]]

@@ -55,10 +55,10 @@ from openmono.acp._clientmcp import session_manager
 from openmono.acp._live import LiveSession
 from openmono.acp._questions import ask_user
 from openmono.acp._updates import Update, replay, title_of
+from openmono.agent import open_agent
 from openmono.config import ConfigError, RunOptions, Settings
 from openmono.executor import Executor, ExecutorError, select_executor
 from openmono.llm import LLMError
-from openmono.loop import open_agent
 from openmono.mcp import McpManager
 from openmono.permissions import MODES, Answer, PermissionRequest, PermissionsError
 from openmono.sessions import SessionError, SessionStore

@@ -9,8 +9,8 @@ from typing import TYPE_CHECKING
 from rich.markup import escape
 from rich.table import Table
 
+from openmono.agent import probe_model
 from openmono.llm import OpenAICompatModel
-from openmono.loop import probe_model
 from openmono.permissions import MODES
 from openmono.sessions import SessionError, SessionStore
 

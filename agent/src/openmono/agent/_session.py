@@ -1,4 +1,4 @@
-"""An agent session: the loop wired to a model, an executor, permissions and a session file.
+"""Session assembly: the loop wired to a model, an executor, permissions and a session file.
 
 `open_agent(settings, workspace, ...)` builds everything from the settings (or takes a ready
 `Model` / `Executor`, as tests and benchmarks do), probes the server for the real `n_ctx`, and
@@ -23,12 +23,21 @@ from openmono_worker import WorkerSettings
 from openmono.config import Settings
 from openmono.executor import Executor, select_executor
 from openmono.llm import LLMError, Model, ModelInfo, OpenAICompatModel
-from openmono.loop._catalog import ToolCatalog
-from openmono.loop._dispatch import Asker, DispatchContext, Dispatcher
-from openmono.loop._events import EventSink, Notice, TurnDone, discard
-from openmono.loop._prompt import build_system_prompt
-from openmono.loop._run import AgentLoop, LoopOptions
-from openmono.loop._state import Conversation, replay
+from openmono.loop import (
+    AgentLoop,
+    Asker,
+    Conversation,
+    DispatchContext,
+    Dispatcher,
+    EventSink,
+    LoopOptions,
+    Notice,
+    ToolCatalog,
+    TurnDone,
+    build_system_prompt,
+    discard,
+    replay,
+)
 from openmono.permissions import Approver, Mode, PermissionEngine
 from openmono.sessions import (
     SessionHeader,
