@@ -40,16 +40,19 @@ async def _endpoint_checks(settings: Settings) -> list[Check]:
     # Imported here: the LLM client and the loop are heavy, and `openmono --help` should be quick.
     import httpx
     from openmono_contracts import gateway as gw
+    from openmono_contracts import trust
 
-    from openmono.llm import AuthError, LLMError, OpenAICompatModel
+    from openmono.agent import open_model
+    from openmono.llm import AuthError, LLMError
 
     checks: list[Check] = []
     try:
-        model = OpenAICompatModel(settings.llm)
+        model = open_model(settings)
     except LLMError as exc:
         return [Check("endpoint", "fail", str(exc))]
     root = model.root
-    async with gw.async_client(timeout=TIMEOUT_S) as client:
+    anchor = trust.load_anchor(settings.gateway_ca)  # valid: the model above checked it
+    async with gw.async_client(anchor=anchor, timeout=TIMEOUT_S) as client:
         try:
             r = await client.get(f"{root}/health")
             ok = r.status_code == 200
@@ -58,7 +61,8 @@ async def _endpoint_checks(settings: Settings) -> list[Check]:
                 Check("endpoint", "pass" if ok else "fail", f"{root}/health → {r.status_code}{why}")
             )
         except httpx.HTTPError as exc:
-            checks.append(Check("endpoint", "fail", f"{root} does not answer: {exc!r}"))
+            why = trust.explain_tls_failure(exc, root, anchor) or f"{root} does not answer: {exc!r}"
+            checks.append(Check("endpoint", "fail", why))
             await model.aclose()
             return checks
         if settings.llm.api_key:
@@ -86,7 +90,9 @@ async def _endpoint_checks(settings: Settings) -> list[Check]:
         gw_root = gateway.removesuffix("/v1")
         try:
             key = _api_key(settings)
-            offered = await gw.read_services(client, gw_root, key, timeout_s=TIMEOUT_S)
+            offered = await gw.read_services(
+                client, gw_root, key, timeout_s=TIMEOUT_S, anchor=anchor
+            )
         except gw.ServicesUnreadable as exc:
             why = f"{gw_root}: {exc.reason} (not the gateway? web tools use their direct fallback)"
             checks.append(Check("services", "info", why))

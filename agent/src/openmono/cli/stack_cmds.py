@@ -16,6 +16,7 @@ from openmono.stack.envfile import ensure_secret
 from openmono.stack.errors import StackError
 from openmono.stack.services import HOST, Context
 from openmono.stack.settings import env_file_path, find_project_root, load_settings
+from openmono.stack.tls import ca_cert_path
 
 
 def _context() -> Context:
@@ -47,6 +48,10 @@ def up() -> None:
     gateway = f"http://{HOST}:{s.gateway_port}"
     click.echo(f"\ngateway   {gateway}   (bearer: LLAMA_API_KEY in {env_file})")
     click.echo(f"llm       {gateway}/v1   (OpenAI-compatible; llama.cpp /props, /metrics)")
+    click.echo(
+        f"https     https://{HOST}:{s.gateway_tls_port}   (what frpc tunnels; CA: "
+        f"{ca_cert_path(s)}; agent boxes: `openmono setup join --relay-url URL`)"
+    )
     click.echo(f"logs      {s.stack_dir / 'logs'}")
     try:
         key = s.llama_api_key.get_secret_value() or None
