@@ -90,3 +90,46 @@ def test_the_rules_catch_what_they_should() -> None:
     assert violations("openmono.executor.c", False, "from openmono_worker import nothing") != []
     assert violations("openmono.executor.c", False, "from openmono_worker import get_tool") == []
     assert violations("openmono_worker.x", False, "from openmono_worker.tools import Tool") == []
+
+
+def _subpackage_graph() -> dict[str, set[str]]:
+    """`openmono` subpackage → the other subpackages it imports (lazy imports included)."""
+    graph: dict[str, set[str]] = {}
+    for module, is_package, path in _modules():
+        parts = module.split(".")
+        if parts[0] != "openmono" or len(parts) < 2 + (not is_package):
+            continue
+        own = parts[1]
+        for _, dotted in _imported(ast.parse(path.read_text())):
+            target = dotted.split(".")
+            if target[0] == "openmono" and len(target) > 1 and target[1] != own:
+                graph.setdefault(own, set()).add(target[1])
+    return graph
+
+
+def _cycle(graph: dict[str, set[str]]) -> list[str] | None:
+    done: set[str] = set()
+
+    def visit(node: str, path: list[str]) -> list[str] | None:
+        if node in path:
+            return [*path[path.index(node) :], node]
+        if node in done:
+            return None
+        for nxt in sorted(graph.get(node, ())):
+            found = visit(nxt, [*path, node])
+            if found:
+                return found
+        done.add(node)
+        return None
+
+    return next((c for n in sorted(graph) if (c := visit(n, []))), None)
+
+
+def test_agent_subpackages_import_each_other_without_a_circle() -> None:
+    # Session assembly (openmono.agent) sits above loop, mcp, hooks and subagents; the loop knows
+    # only its extension points. A circle here is what issue 12 removed (loop -> mcp -> loop).
+    graph = _subpackage_graph()
+    assert "loop" in graph and "agent" in graph["cli"]
+    assert not graph["loop"] & {"agent", "mcp", "subagents", "hooks", "acp", "cli"}
+    assert _cycle(graph) is None
+    assert _cycle({"a": {"b"}, "b": {"c"}, "c": {"a"}}) == ["a", "b", "c", "a"]

@@ -40,10 +40,11 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 from openmono import __version__
 from openmono.acp._errors import AcpError
 from openmono.acp._tls import ServerCert, beyond_loopback, ensure_cert
+from openmono.agent import Agent, open_agent
 from openmono.config import ConfigError, RunOptions, Settings, load_settings
 from openmono.executor import ExecutorError
 from openmono.llm import LLMError
-from openmono.loop import Agent, LoopEvent, TurnDone, open_agent
+from openmono.loop import LoopEvent, TurnDone
 from openmono.permissions import MODES, Mode, PermissionsError
 from openmono.sessions import SessionError, SessionStore
 

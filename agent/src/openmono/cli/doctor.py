@@ -42,12 +42,12 @@ async def _endpoint_checks(settings: Settings) -> list[Check]:
     from openmono_contracts import gateway as gw
     from openmono_contracts import trust
 
-    from openmono.llm import AuthError, LLMError, OpenAICompatModel
-    from openmono.loop import llm_settings
+    from openmono.agent import open_model
+    from openmono.llm import AuthError, LLMError
 
     checks: list[Check] = []
     try:
-        model = OpenAICompatModel(llm_settings(settings))
+        model = open_model(settings)
     except LLMError as exc:
         return [Check("endpoint", "fail", str(exc))]
     root = model.root

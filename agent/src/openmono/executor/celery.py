@@ -37,7 +37,7 @@ from openmono_contracts.calls import (
     claim_key,
     lost_worker_error,
 )
-from openmono_worker import CelerySettings, create_app, get_tool
+from openmono_worker import WorkerSettings, create_app, get_tool
 from redis.asyncio.retry import Retry
 from redis.backoff import NoBackoff
 
@@ -143,7 +143,7 @@ class CeleryExecutor:
         pickup_timeout_s: float = 5.0,
         queue_timeout_s: float = 600.0,
     ) -> None:
-        self._cfg = CelerySettings(broker_url=broker_url)
+        self._cfg = WorkerSettings(broker_url=broker_url)
         self._app = create_app(self._cfg)
         self._pickup_timeout_s = pickup_timeout_s
         self._queue_timeout_s = queue_timeout_s

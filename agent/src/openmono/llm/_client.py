@@ -26,6 +26,7 @@ from typing import Any
 import httpx
 from openmono_contracts import gateway, trust
 
+from openmono.config import LLMSettings
 from openmono.llm._assemble import TurnAssembler
 from openmono.llm._errors import (
     AuthError,
@@ -39,7 +40,6 @@ from openmono.llm._errors import (
 )
 from openmono.llm._events import StreamEvent
 from openmono.llm._messages import ChatMessage, ModelInfo, ToolSpec
-from openmono.llm._settings import LLMSettings
 from openmono.llm._sse import SSEParser
 from openmono.llm._wire import (
     error_message,
@@ -63,12 +63,21 @@ class _Retry(Exception):
 class OpenAICompatModel:
     """The `Model` for an OpenAI-compatible endpoint; use it as an async context manager."""
 
-    def __init__(self, settings: LLMSettings, *, client: httpx.AsyncClient | None = None) -> None:
+    def __init__(
+        self,
+        settings: LLMSettings,
+        *,
+        ca: str | None = None,
+        insecure_http: bool = False,
+        client: httpx.AsyncClient | None = None,
+    ) -> None:
+        """`ca`: the gateway's trust anchor (inline PEM or a file, `openmono_contracts.trust`),
+        trusted alone; `insecure_http` allows plain http:// beyond loopback."""
         self.settings = settings
         self.root = normalize_endpoint(settings.endpoint)
         try:
-            trust.check_plain_http(self.root, insecure_http=settings.insecure_http, what="the LLM")
-            self._anchor = trust.load_anchor(settings.ca)
+            trust.check_plain_http(self.root, insecure_http=insecure_http, what="the LLM")
+            self._anchor = trust.load_anchor(ca)
         except trust.TrustError as exc:
             raise TrustError(str(exc)) from None
         self.info: ModelInfo | None = None
@@ -258,7 +267,8 @@ class OpenAICompatModel:
             raise TrustError(why) from exc
 
     def _auth(self) -> dict[str, str]:
-        return gateway.bearer(self.settings.api_key)
+        key = self.settings.api_key
+        return gateway.bearer(key.get_secret_value() if key else None)
 
     def _body(
         self,

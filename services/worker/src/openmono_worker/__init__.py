@@ -5,7 +5,7 @@ and by the Celery task alike) and `tool_specs()` (what the agent advertises to t
 imports only the names listed in `__all__`: the tools (`get_tool`) for their facts and parameter
 models, the workspace guard, the FileRead/FileWrite wording, and the Celery app factory.
 
-`create_app` and `CelerySettings` are loaded on first use, so importing this package does not
+`create_app` is loaded on first use, so importing this package does not
 import Celery (the in-process default never needs it).
 """
 
@@ -16,20 +16,20 @@ from typing import TYPE_CHECKING, Any
 from openmono_worker.errors import CallCancelled, PathRefused, ToolError, WorkerError
 from openmono_worker.formatting import READ_DEFAULT_LIMIT, read_page, write_summary
 from openmono_worker.runner import format_validation_error, run_tool, tool_specs
-from openmono_worker.settings import WorkerSettings
+from openmono_worker.settings import WebToolSettings, WorkerSettings
 from openmono_worker.tools import Tool, get_tool
 from openmono_worker.workspace import display_path, resolve_path
 
 if TYPE_CHECKING:
-    from openmono_worker.celery_app import CelerySettings, create_app
+    from openmono_worker.celery_app import create_app
 
 __all__ = [
     "READ_DEFAULT_LIMIT",
     "CallCancelled",
-    "CelerySettings",
     "PathRefused",
     "Tool",
     "ToolError",
+    "WebToolSettings",
     "WorkerError",
     "WorkerSettings",
     "create_app",
@@ -43,7 +43,7 @@ __all__ = [
     "write_summary",
 ]
 
-_LAZY = {"CelerySettings", "create_app"}
+_LAZY = {"create_app"}
 
 
 def __getattr__(name: str) -> Any:

@@ -50,6 +50,9 @@ class ApplyPatch(Tool[Params]):
         "included). All or nothing: if one hunk does not apply, no file changes. dry_run=true "
         "only checks."
     )
+    diff_params = ("patch",)
+    writes = True
+    kind = "edit"
     params_model = Params
 
     def execute(self, params: Params, ctx: ToolContext) -> ToolOutcome:

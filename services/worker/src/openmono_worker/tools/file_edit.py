@@ -114,6 +114,10 @@ class FileEdit(Tool[Params]):
         "included) and be unique unless replace_all. Use edits for several changes at once: "
         "they apply in order, all or nothing. An empty old_string creates a new file."
     )
+    path_params = ("file_path",)
+    writes = True
+    core = True
+    kind = "edit"
     params_model = Params
 
     def execute(self, params: Params, ctx: ToolContext) -> ToolOutcome:

@@ -41,6 +41,9 @@ class FileRead(Tool[Params]):
     )
     read_only = True
     concurrency_safe = True
+    path_params = ("file_path",)
+    core = True
+    kind = "read"
     params_model = Params
 
     def execute(self, params: Params, ctx: ToolContext) -> ToolOutcome:

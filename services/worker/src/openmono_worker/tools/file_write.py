@@ -30,6 +30,10 @@ class FileWrite(Tool[Params]):
         "Create a file or overwrite it with the given content (the whole file). Prefer FileEdit "
         "for changes to an existing file."
     )
+    path_params = ("file_path",)
+    writes = True
+    core = True
+    kind = "edit"
     params_model = Params
 
     def execute(self, params: Params, ctx: ToolContext) -> ToolOutcome:

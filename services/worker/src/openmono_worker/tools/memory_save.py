@@ -37,6 +37,7 @@ class MemorySave(Tool[Params]):
         "Save something worth remembering in future sessions (user preferences, feedback, "
         "project facts, references). Saving under an existing name replaces that memory."
     )
+    permission = "allow"
     params_model = Params
 
     def execute(self, params: Params, ctx: ToolContext) -> ToolOutcome:

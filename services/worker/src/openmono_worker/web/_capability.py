@@ -16,9 +16,9 @@ from typing import Literal
 import httpx
 from openmono_contracts import WebAccess, trust
 
+from openmono_worker.settings import WebToolSettings
 from openmono_worker.web import _probe
 from openmono_worker.web._access import gateway_base
-from openmono_worker.web._settings import WebToolSettings
 
 Service = Literal["search", "scrape"]
 

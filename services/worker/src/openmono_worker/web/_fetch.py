@@ -12,11 +12,11 @@ from typing import Literal
 
 from openmono_contracts import NetGuard, ScrapeRequest, WebAccess, gateway
 
+from openmono_worker.settings import WebToolSettings
 from openmono_worker.web import _direct, _http, _probe, _scrape
 from openmono_worker.web._capability import resolve
 from openmono_worker.web._convert import HTML_TYPES, html_to_markdown, looks_like_html, title_of
 from openmono_worker.web._errors import FallbackError, GatewayError
-from openmono_worker.web._settings import WebToolSettings
 
 _TEXT_TYPES = frozenset({"application/json", "application/xml", "application/javascript", ""})
 

@@ -12,11 +12,11 @@ from typing import Literal
 
 from openmono_contracts import WebAccess, gateway
 
+from openmono_worker.settings import WebToolSettings
 from openmono_worker.web import _ddg, _http, _probe, _searxng
 from openmono_worker.web._capability import resolve
 from openmono_worker.web._errors import FallbackError, GatewayError
 from openmono_worker.web._results import SearchPage
-from openmono_worker.web._settings import WebToolSettings
 
 
 @dataclass(frozen=True)
