@@ -73,7 +73,7 @@ def test_compose_config_targets_the_caddy_service(box: Path) -> None:
     assert tunnel(*ARGS, "--server-port", "7443").exit_code == 0
     doc = load(box / "frpc.toml")
     proxy = frpc.gateway_proxy(doc)
-    assert (proxy["localIP"], proxy["localPort"]) == ("caddy", 8080)
+    assert (proxy["localIP"], proxy["localPort"]) == ("caddy", 8443)
     assert doc["serverPort"] == 7443
 
 

@@ -178,7 +178,7 @@ def test_an_existing_frpc_config_is_pointed_at_the_gateway(box: Path) -> None:
     back = run("gateway", "--no-start", "--via", "compose")
     assert back.exit_code == 0
     proxy = frpc.gateway_proxy(tomllib.loads((box / "frpc.toml").read_text()))
-    assert (proxy["localIP"], proxy["localPort"]) == ("caddy", 8080)
+    assert (proxy["localIP"], proxy["localPort"]) == ("caddy", 8443)
 
 
 def test_compose_plan_names_the_profile(box: Path) -> None:

@@ -1,7 +1,7 @@
 """The frpc configuration: the tunnel that carries the gateway port, and only it, to a relay.
 
 One tcp proxy named `openmono-gateway` forwards the relay's `remotePort` to the gateway (inside
-compose: `caddy:8080`; the native stack: `127.0.0.1:GATEWAY_PORT`). TLS to frps is on. The token
+compose: `caddy:8443`; the native stack: `127.0.0.1:GATEWAY_PORT`). TLS to frps is on. The token
 is not written into the file by default: the file says `{{ .Envs.FRP_AUTH_TOKEN }}` (frp renders
 templates from the environment) and the token itself goes into `compose/.env`, mode 0600, so the
 TOML can live in the checkout without a secret in it.
@@ -24,7 +24,7 @@ PROXY_NAME = "openmono-gateway"
 TOKEN_ENV = "FRP_AUTH_TOKEN"  # noqa: S105 -- the variable's name, not a token
 TOKEN_TEMPLATE = "{{ .Envs." + TOKEN_ENV + " }}"
 # Inside the compose project frpc reaches the gateway by service name on its container port.
-COMPOSE_TARGET = ("caddy", 8080)
+COMPOSE_TARGET = ("caddy", 8443)  # the gateway's TLS port (CONTRACT.md)
 HEADER = (
     "# frpc configuration written by `openmono tunnel config` (see frpc/README.md).\n"
     "# One tcp proxy: the relay's remotePort -> the OpenMono gateway. Nothing else is exposed.\n"
