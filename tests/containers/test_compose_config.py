@@ -110,7 +110,8 @@ def test_the_agent_takes_endpoint_and_key_from_env(env: Path) -> None:
     agent = model(env, "agent")["services"]["agent"]["environment"]
     # no default pointing at a gateway the agent profile does not start
     assert agent["OPENMONO_LLM_ENDPOINT"] == ""
-    set_env(env, {"OPENMONO_LLM_ENDPOINT": "https://gw.example:47443", "OPENMONO_LLM_API_KEY": "k1"})
+    remote = {"OPENMONO_LLM_ENDPOINT": "https://gw.example:47443", "OPENMONO_LLM_API_KEY": "k1"}
+    set_env(env, remote)
     agent = model(env, "agent")["services"]["agent"]["environment"]
     assert agent["OPENMONO_LLM_ENDPOINT"] == "https://gw.example:47443"
     assert agent["OPENMONO_LLM_API_KEY"] == "k1"
