@@ -43,7 +43,9 @@ def test_set_env_updates_in_place_and_reports_changes(tmp_path: Path) -> None:
     assert read_env(env) == {"A": "1", "C": "4", "D": "5"}
 
 
-def test_compose_env_is_complete_with_generated_secrets(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_compose_env_is_complete_with_generated_secrets(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     from openmono.stack.envfile import ensure_compose_env
 
     from tests.support.procs import ROOT
