@@ -70,6 +70,19 @@ def images(engine: None) -> None:
 
 
 @pytest.fixture(scope="session")
+def built(images: None, tmp_path_factory: pytest.TempPathFactory) -> None:
+    """The project's own images built once per run from this checkout (layers reused), so no
+    stack of the run starts an image left over from older sources."""
+    env = make_env(tmp_path_factory.mktemp("build"), "omtest-build", ROOT / "models")
+    done = subprocess.run(
+        ["docker", "compose", "-p", "omtest-build", "--env-file", str(env), "--profile", "*",
+         "build"],
+        cwd=ROOT, capture_output=True, text=True, timeout=DOCKER_TIMEOUT_S, check=False,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+
+
+@pytest.fixture(scope="session")
 def models_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A models folder filled the way a user fills it: `openmono setup model`."""
     folder = tmp_path_factory.mktemp("models")
@@ -211,7 +224,7 @@ ProjectFactory = Callable[..., Project]
 
 @pytest.fixture(scope="module")
 def project(
-    images: None, models_dir: Path, tmp_path_factory: pytest.TempPathFactory
+    built: None, models_dir: Path, tmp_path_factory: pytest.TempPathFactory
 ) -> Iterator[ProjectFactory]:
     """Factory of test-owned projects, each taken down with `down -v` at the end of the module."""
     made: list[Project] = []
