@@ -118,16 +118,35 @@ def test_existing_keys_and_comments_are_kept(box: Path) -> None:
     env = read_env(env_file)
     assert env["WEB_SCRAPE_ENABLED"] == "true"
     assert len(env["SEARXNG_SECRET"]) >= 40  # compose interpolates it for every profile
-    assert "WEB_SEARCH_ENABLED" not in env
+    assert env["WEB_SEARCH_ENABLED"] == ""  # the example's "on where deployed", untouched
     cfg = settings(box)
     assert cfg["web"] == {"gateway": "http://127.0.0.1:51234"}
     assert cfg["llm"] == {"api_key": "kept-key"}
 
 
-def test_gateway_touches_no_web_switch(box: Path) -> None:
+def test_gateway_touches_no_web_switch_and_writes_a_complete_compose_env(box: Path) -> None:
     assert run("gateway", "--no-start").exit_code == 0
-    env = read_env(box / "compose.env")
-    assert set(env) == {"LLAMA_API_KEY", "SEARXNG_SECRET"}
+    env_file = box / "compose.env"
+    env = read_env(env_file)
+    example = read_env(ROOT / "compose" / ".env.example")
+    assert set(env) == set(example)  # every key compose interpolates, not only the secrets
+    assert env["WEB_SEARCH_ENABLED"] == env["WEB_SCRAPE_ENABLED"] == ""
+    for key in ("LLAMA_API_KEY", "SEARXNG_SECRET", "OPENMONO_ACP_TOKEN"):
+        assert len(env[key]) >= 40 and not env[key].startswith("change-me"), key
+    assert mode(env_file) == 0o600
+    # the example's comments come along: the file explains itself
+    assert env_file.read_text().startswith("# OpenMono configuration")
+
+
+def test_placeholder_secrets_are_replaced(box: Path) -> None:
+    env_file = box / "compose.env"
+    env_file.write_text("LLAMA_API_KEY=change-me-to-a-long-random-string\nSEARXNG_SECRET=kept\n")
+    res = run("gateway", "--no-start")
+    assert res.exit_code == 0
+    assert "generate LLAMA_API_KEY (placeholder)" in res.output
+    env = read_env(env_file)
+    assert not env["LLAMA_API_KEY"].startswith("change-me")
+    assert env["SEARXNG_SECRET"] == "kept"
 
 
 def test_a_stale_explicit_off_is_handed_back_to_services(box: Path) -> None:

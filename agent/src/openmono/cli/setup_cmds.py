@@ -155,3 +155,37 @@ def search(dry_run: bool, no_start: bool, via: Via) -> None:
 def scraper(dry_run: bool, no_start: bool, via: Via) -> None:
     """The scrape service behind the gateway (WEB_SCRAPE_ENABLED)."""
     _run("scraper", dry_run, no_start, via)
+
+
+@setup.command()
+@click.option("--force", is_flag=True, help="Replace a model file that is already there.")
+def model(force: bool) -> None:
+    """Put the bundled default model (SmolLM2) where compose's llama-server finds it:
+    MODELS_DIR/LLAMA_MODEL_FILE of the .env (a relative MODELS_DIR is relative to compose/)."""
+    import shutil
+
+    from openmono.stack.envfile import read_env
+    from openmono.stack.llama_server import ModelNotFoundError, default_model_path
+
+    try:
+        root = _root()
+        env = read_env(_env_file(root))
+        source = default_model_path()
+    except (SetupError, ModelNotFoundError) as exc:
+        click.echo(f"error: {exc}", err=True)
+        sys.exit(1)
+    folder = Path(os.environ.get("MODELS_DIR") or env.get("MODELS_DIR") or "../models").expanduser()
+    if not folder.is_absolute():
+        base = root / "compose" if root is not None else Path.cwd()
+        folder = (base / folder).resolve()
+    name = os.environ.get("LLAMA_MODEL_FILE") or env.get("LLAMA_MODEL_FILE") or "model.gguf"
+    target = folder / name
+    if target.is_file() and not force:
+        click.echo(f"{target} is already there (--force replaces it)")
+        return
+    folder.mkdir(parents=True, exist_ok=True)
+    partial = target.with_name(f".{target.name}.partial")
+    shutil.copyfile(source, partial)  # then rename: compose never sees half a model
+    partial.replace(target)
+    target.chmod(0o644)
+    click.echo(f"copied {source.name} to {target} (compose serves it as /models/{name})")

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
 import sys
 
 import click
@@ -12,7 +11,7 @@ from rich.console import Console
 from rich.table import Table
 
 from openmono.stack import runner
-from openmono.stack.envfile import ensure_secret
+from openmono.stack.envfile import ensure_compose_env
 from openmono.stack.errors import StackError
 from openmono.stack.services import HOST, Context
 from openmono.stack.settings import env_file_path, find_project_root, load_settings
@@ -34,11 +33,9 @@ def up() -> None:
     try:
         root = find_project_root()
         env_file = env_file_path(root)
-        generated = False
-        if not os.environ.get("LLAMA_API_KEY"):
-            _, generated = ensure_secret(env_file, "LLAMA_API_KEY")
+        generated = ensure_compose_env(env_file, root / "compose" / ".env.example")
         if generated:
-            click.echo(f"generated LLAMA_API_KEY into {env_file} (mode 0600)")
+            click.echo(f"generated {', '.join(generated)} into {env_file} (mode 0600)")
         ctx = Context(root, load_settings(root))
         runner.up(ctx, _say)
     except StackError as exc:

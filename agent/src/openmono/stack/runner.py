@@ -17,6 +17,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+from openmono.stack.envfile import is_placeholder
 from openmono.stack.errors import StackError
 from openmono.stack.health import Health, HttpProbe, port_in_use
 from openmono.stack.process import is_ours_and_alive, read_pidfile, spawn, stop_group
@@ -71,8 +72,11 @@ def _tail(path: Path, lines: int = 25) -> str:
 
 def up(ctx: Context, say: Say) -> None:
     """Start every enabled service that is not already running, in order, waiting for each."""
-    if not ctx.settings.llama_api_key.get_secret_value():
-        raise StackError("LLAMA_API_KEY is empty: `make up` generates one into compose/.env")
+    if is_placeholder(ctx.settings.llama_api_key.get_secret_value()):
+        raise StackError(
+            "LLAMA_API_KEY is empty or the .env.example placeholder (change-me…): "
+            "`make up` generates one into compose/.env"
+        )
     if ensure_upstream_key(env_file_path(ctx.root), ctx.settings):
         say(f"generated LLAMA_UPSTREAM_KEY (llama-server's own key) into {env_file_path(ctx.root)}")
     specs = enabled_services(ctx)
