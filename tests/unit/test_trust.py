@@ -65,3 +65,25 @@ def test_only_certificate_failures_are_explained() -> None:
     assert anchored is not None and "does not vouch for" in anchored
     system = trust.explain_tls_failure(wrapped, "https://x:1", None)
     assert system is not None and "set OPENMONO_GATEWAY_CA" in system
+
+
+def test_the_agent_settings_carry_the_switch_and_the_anchor(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """OPENMONO_INSECURE_HTTP / OPENMONO_GATEWAY_CA reach the client; nothing is dialled here."""
+    from openmono.agent import open_model
+    from openmono.config import load_settings
+    from openmono.llm import TrustError
+
+    monkeypatch.setenv("OPENMONO_DATA_DIR", str(tmp_path))
+    monkeypatch.setenv("OPENMONO_LLM_ENDPOINT", "http://203.0.113.7:8080")
+    monkeypatch.delenv("OPENMONO_INSECURE_HTTP", raising=False)
+    monkeypatch.delenv("OPENMONO_GATEWAY_CA", raising=False)
+    with pytest.raises(TrustError, match="refusing plain http://"):
+        open_model(load_settings(tmp_path))
+    monkeypatch.setenv("OPENMONO_INSECURE_HTTP", "1")
+    assert load_settings(tmp_path).insecure_http is True
+    open_model(load_settings(tmp_path))  # allowed now (the client connects lazily)
+    monkeypatch.setenv("OPENMONO_GATEWAY_CA", str(tmp_path / "missing.pem"))
+    with pytest.raises(TrustError, match="OPENMONO_GATEWAY_CA is neither"):
+        open_model(load_settings(tmp_path))
