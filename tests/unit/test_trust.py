@@ -16,6 +16,9 @@ from openmono_contracts import trust
         "http://127.1.2.3:9/v1",
         "http://localhost:8080",
         "http://[::1]:8080",
+        # a compose service on the project's own network (DESIGN §3: plain HTTP inside one box)
+        "http://caddy:8080",
+        "http://llama-server:8080/v1",
         "https://relay.example.com:7000",
         "https://203.0.113.5:7000",
     ],
@@ -32,6 +35,8 @@ def test_loopback_http_and_any_https_pass(url: str) -> None:
         "http://[2001:db8::1]:80",
         "http://localhost.evil.example:80",
         "http://127.0.0.1.nip.example:80",
+        "http://caddy.example:8080",
+        "http://10.1.2.3:8080",
     ],
 )
 def test_plain_http_beyond_loopback_needs_the_flag(url: str) -> None:

@@ -33,6 +33,7 @@ __all__ = [
     "check_plain_http",
     "explain_tls_failure",
     "is_loopback_url",
+    "is_same_box_url",
     "load_anchor",
 ]
 
@@ -91,9 +92,18 @@ def is_loopback_url(url: str) -> bool:
         return False
 
 
+def is_same_box_url(url: str) -> bool:
+    """Loopback, or a host name without a dot: a compose service (`http://caddy:8080`) or an
+    /etc/hosts name, resolved on this box's own network. A relay URL is never one of those."""
+    if is_loopback_url(url):
+        return True
+    host = urlsplit(url).hostname or ""
+    return bool(host) and "." not in host and ":" not in host
+
+
 def check_plain_http(url: str, *, insecure_http: bool, what: str = "the gateway") -> None:
-    """Refuse `http://` beyond loopback: the bearer key and every prompt would cross in clear."""
-    if urlsplit(url).scheme != "http" or insecure_http or is_loopback_url(url):
+    """Refuse `http://` beyond this box: the bearer key and every prompt would cross in clear."""
+    if urlsplit(url).scheme != "http" or insecure_http or is_same_box_url(url):
         return
     raise TrustError(
         f"refusing plain http:// to {what} at {url}: the key, the prompts and the files the agent "
