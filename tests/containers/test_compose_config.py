@@ -138,3 +138,32 @@ def test_gpu_override_uses_the_cuda_image_with_a_device_reservation(env: Path) -
     devices = llama["deploy"]["resources"]["reservations"]["devices"]
     assert devices[0]["driver"] == "nvidia" and devices[0]["capabilities"] == ["gpu"]
     assert model(env, "server", files=files)["services"]["preflight"]["image"] == llama["image"]
+
+
+def test_the_gateway_tls_settings_reach_caddy(env: Path, tmp_path: Path) -> None:
+    caddy = model(env, "server")["services"]["caddy"]
+    assert caddy["environment"]["GATEWAY_TLS_MODE"] == "internal"
+    assert caddy["environment"]["GATEWAY_TLS_LISTEN"] == ":8443"
+    mounts = {v["target"]: v for v in caddy["volumes"]}
+    assert mounts["/data"]["source"] == "caddy-data"  # the CA survives a recreate
+    # no certificate folder: an empty named volume, never a host folder compose would create
+    assert mounts["/etc/caddy/tls"]["type"] == "volume"
+    assert mounts["/etc/caddy/tls"]["read_only"] is True
+    certs = tmp_path / "certs"
+    certs.mkdir()
+    set_env(env, {"GATEWAY_TLS_MODE": "files", "GATEWAY_TLS_DIR": str(certs)})
+    caddy = model(env, "server")["services"]["caddy"]
+    tls = {v["target"]: v for v in caddy["volumes"]}["/etc/caddy/tls"]
+    assert (tls["type"], tls["source"], tls["read_only"]) == ("bind", str(certs), True)
+    assert caddy["environment"]["GATEWAY_TLS_MODE"] == "files"
+    assert caddy["environment"]["GATEWAY_TLS_CERT"] == "/etc/caddy/tls/cert.pem"
+    assert caddy["environment"]["GATEWAY_TLS_KEY"] == "/etc/caddy/tls/key.pem"
+    set_env(env, {"GATEWAY_TLS_MODE": "acme", "GATEWAY_TLS_DOMAIN": "gw.example.org"})
+    caddy = model(env, "server")["services"]["caddy"]
+    assert caddy["environment"]["GATEWAY_TLS_DOMAIN"] == "gw.example.org"
+
+
+@pytest.mark.parametrize("profiles", [("server",), ("search",), ("scraper",), ("full",), ("*",)])
+def test_every_profile_stays_valid_with_the_tls_keys(env: Path, profiles: tuple[str, ...]) -> None:
+    set_env(env, {"GATEWAY_TLS_MODE": "files", "GATEWAY_TLS_DIR": "./certs"})
+    assert "caddy" in model(env, *profiles)["services"]
