@@ -102,13 +102,14 @@ def _rotate(via: Via, relay_url: str | None) -> None:
     try:
         root = _root()
         env_file = _env_file(root)
-        joining.rotate_key(root, env_file, via, click.echo)
+        mode = joining.reload_mode(root, via) if root is not None else via
+        joining.rotate_key(root, env_file, mode, click.echo)
         url = relay_url or read_env(env_file).get(joining.RELAY_URL_ENV)
         if not url:
             click.echo("new join lines: `openmono setup join --relay-url https://RELAY:PORT`")
             return
         click.echo("")
-        for line in joining.join(root, env_file, url):
+        for line in joining.join(root, env_file, url, via=mode):
             click.echo(line)
     except SetupError as exc:
         click.echo(f"error: {exc}", err=True)
@@ -126,13 +127,20 @@ def _rotate(via: Via, relay_url: str | None) -> None:
     type=click.Path(path_type=Path, dir_okay=False),
     help="The gateway's CA certificate (default: the native stack's, else compose's caddy).",
 )
-def join(relay_url: str, ca_file: Path | None) -> None:
+@click.option(
+    "--via",
+    type=click.Choice(["auto", "compose", "native"]),
+    default="auto",
+    show_default=True,
+    help="Whose CA: auto = a running native gateway's, else the compose caddy's.",
+)
+def join(relay_url: str, ca_file: Path | None, via: Via) -> None:
     """Print the `export` lines that join an agent box to this gateway (endpoint, key, CA)."""
     from openmono.setup import join as joining
 
     try:
         root = _root()
-        for line in joining.join(root, _env_file(root), relay_url, ca_file):
+        for line in joining.join(root, _env_file(root), relay_url, ca_file, via):
             click.echo(line)
     except SetupError as exc:
         click.echo(f"error: {exc}", err=True)

@@ -14,6 +14,7 @@ import secrets
 import shlex
 import ssl
 import subprocess
+import time
 from collections.abc import Callable
 from pathlib import Path
 from urllib.parse import urlsplit
@@ -25,6 +26,7 @@ Say = Callable[[str], None]
 RELAY_URL_ENV = "GATEWAY_RELAY_URL"
 # Caddy's storage inside the compose caddy container (the caddy-data volume, XDG_DATA_HOME=/data).
 COMPOSE_CA_PATH = "/data/caddy/pki/authorities/local/root.crt"
+_GATEWAY_WAIT_S = 120.0
 
 
 def check_relay_url(url: str) -> str:
@@ -70,21 +72,37 @@ def _compose_ca(root: Path, env_file: Path) -> str | None:
     return done.stdout if done.returncode == 0 and "BEGIN CERTIFICATE" in done.stdout else None
 
 
-def find_ca(root: Path | None, env_file: Path, ca_file: Path | None) -> str:
-    """The gateway's CA certificate (PEM): `--ca-file`, the native stack's, else compose's."""
+def _native_running(root: Path) -> bool:
+    from openmono.stack import runner
+    from openmono.stack.services import GATEWAY, Context
+    from openmono.stack.settings import load_settings
+
+    return runner.is_running(Context(root, load_settings(root)), GATEWAY)
+
+
+def _stack_ca(root: Path, env_file: Path, via: str) -> str:
+    """The CA of the gateway that runs: a native CA file outlives its stack, so a box that once ran
+    the native stack and now runs compose must not hand out the stale one (auto: a running native
+    gateway, else the compose caddy's, else the native file)."""
+    from openmono.stack.settings import load_settings
+    from openmono.stack.tls import ca_cert_path
+
+    native = ca_cert_path(load_settings(root))
+    native_pem = native.read_text() if native.is_file() else ""
+    if via == "native" or (via == "auto" and native_pem and _native_running(root)):
+        return native_pem
+    return _compose_ca(root, env_file) or ("" if via == "compose" else native_pem)
+
+
+def find_ca(root: Path | None, env_file: Path, ca_file: Path | None, via: str = "auto") -> str:
+    """The gateway's CA certificate (PEM): `--ca-file`, else the running gateway's (`via`)."""
     if ca_file is not None:
         try:
             pem = ca_file.read_text()
         except OSError as exc:
             raise SetupError(f"--ca-file {ca_file}: {exc.strerror}") from exc
     else:
-        pem = ""
-        if root is not None:
-            from openmono.stack.settings import load_settings
-            from openmono.stack.tls import ca_cert_path
-
-            native = ca_cert_path(load_settings(root))
-            pem = native.read_text() if native.is_file() else _compose_ca(root, env_file) or ""
+        pem = _stack_ca(root, env_file, via) if root is not None else ""
         if not pem:
             raise SetupError(
                 "the gateway's CA certificate was not found: start the gateway once "
@@ -114,7 +132,11 @@ def join_lines(relay_url: str, api_key: str, ca_pem: str | None) -> list[str]:
 
 
 def join(
-    root: Path | None, env_file: Path, relay_url: str, ca_file: Path | None = None
+    root: Path | None,
+    env_file: Path,
+    relay_url: str,
+    ca_file: Path | None = None,
+    via: str = "auto",
 ) -> list[str]:
     """`openmono setup join`: check, remember the relay URL in `.env`, return the lines."""
     url = check_relay_url(relay_url)
@@ -123,29 +145,51 @@ def join(
     if not key:
         raise SetupError(f"no LLAMA_API_KEY in {env_file}: run `openmono setup gateway` first")
     mode = env.get("GATEWAY_TLS_MODE", "internal").strip() or "internal"
-    ca = find_ca(root, env_file, ca_file) if mode == "internal" or ca_file else None
+    ca = find_ca(root, env_file, ca_file, via) if mode == "internal" or ca_file else None
     if env.get(RELAY_URL_ENV) != url:
         set_env(env_file, {RELAY_URL_ENV: url})
     return join_lines(url, key, ca)
 
 
+def reload_mode(root: Path, via: str) -> str:
+    """compose or native: what `--via auto` means here (a running native gateway wins, then a
+    Docker engine that answers)."""
+    if via != "auto":
+        return via
+    from openmono.setup._bringup import docker_answers
+
+    if _native_running(root):
+        return "native"
+    return "compose" if docker_answers() else "native"
+
+
 def rotate_key(root: Path | None, env_file: Path, via: str, say: Say) -> str:
-    """Replace LLAMA_API_KEY, restart what checks it; returns the new key (never printed here)."""
+    """Replace LLAMA_API_KEY, restart what checks it; returns the new key (never printed here).
+    `via` must be compose or native once `root` is known (`reload_mode`)."""
     new = secrets.token_urlsafe(32)
+    upstream = _own_upstream_key(env_file, via) if root is not None else False
     set_env(env_file, {"LLAMA_API_KEY": new})
     say(f"wrote a new LLAMA_API_KEY into {env_file} (mode 0600)")
     _update_local_agent(new, say)
     if root is None:
         say("no OpenMono checkout here: restart the gateway yourself so it reads the new key")
         return new
-    from openmono.setup._bringup import docker_answers
-
-    mode = via if via != "auto" else ("compose" if docker_answers() else "native")
-    if mode == "compose":
-        _reload_compose(root, env_file, say)
+    if via == "compose":
+        _reload_compose(root, env_file, say, gateway_only=not upstream)
     else:
         _reload_native(root, say)
     return new
+
+
+def _own_upstream_key(env_file: Path, via: str) -> bool:
+    """Compose: give llama-server its own key when it still checks the client's one, so this and
+    every later rotation recreate only the gateway. True when generated now (llama-server then
+    restarts once, to take it)."""
+    env = read_env(env_file)
+    if via != "compose" or env.get("LLAMA_UPSTREAM") or env.get("LLAMA_UPSTREAM_KEY"):
+        return False
+    set_env(env_file, {"LLAMA_UPSTREAM_KEY": secrets.token_urlsafe(32)})
+    return True
 
 
 def _update_local_agent(key: str, say: Say) -> None:
@@ -179,10 +223,40 @@ def _reload_native(root: Path, say: Say) -> None:
     say("the gateway restarted: the old key is refused from now on")
 
 
-def _reload_compose(root: Path, env_file: Path, say: Say) -> None:
+def _reload_compose(root: Path, env_file: Path, say: Say, gateway_only: bool) -> None:
     from openmono.setup._bringup import BringUp, compose_command, run_compose
 
-    # `up -d` recreates exactly the containers whose environment changed (caddy; llama-server
-    # too while compose hands it LLAMA_API_KEY instead of its own LLAMA_UPSTREAM_KEY).
-    run_compose(BringUp("compose", "server", compose_command(root, env_file, "server")), say)
+    command = compose_command(root, env_file, "server")
+    if gateway_only:
+        # only caddy checks LLAMA_API_KEY: the loaded model keeps serving
+        command += ["--no-deps", "caddy"]
+    else:
+        say("llama-server restarts once, with its own LLAMA_UPSTREAM_KEY (generated into .env)")
+    run_compose(BringUp("compose", "server", command), say)
+    # `up -d` returns once the container started, before Caddy listens: wait for it, so the
+    # new key works when this returns (the old one is refused from the moment caddy was replaced)
+    base = command[: command.index("up")]
+    deadline = time.monotonic() + _GATEWAY_WAIT_S
+    while not _compose_gateway_answers(base):
+        if time.monotonic() > deadline:
+            raise SetupError(
+                f"the gateway did not answer within {_GATEWAY_WAIT_S:.0f} s after its recreate: "
+                f"see `{' '.join(base)} logs caddy`"
+            )
+        time.sleep(0.25)
     say("the gateway was recreated: the old key is refused from now on")
+
+
+def _compose_gateway_answers(base: list[str]) -> bool:
+    probe = ["wget", "-qO-", "http://127.0.0.1:8080/health"]  # the service's own healthcheck
+    try:
+        done = subprocess.run(
+            [*base, "exec", "-T", "caddy", *probe],
+            capture_output=True,
+            timeout=10,
+            start_new_session=True,
+            check=False,
+        )
+    except (OSError, subprocess.TimeoutExpired):
+        return False
+    return done.returncode == 0
