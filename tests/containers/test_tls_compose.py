@@ -6,7 +6,8 @@ The relay's recording holds neither the key nor the prompt; the same run over th
 both (the control: the check can fail). A CA other than the gateway's is refused with the message
 that says what to do. After a rotation the old key is refused at once and the new one works, through
 the published TLS port, and the CA is the same: it lives in the caddy-data volume, which outlives
-the gateway's recreate.
+the gateway's recreate. `GATEWAY_TLS_MODE=files` serves the operator's own certificate from the
+folder `GATEWAY_TLS_DIR` names.
 """
 
 from __future__ import annotations
@@ -117,7 +118,7 @@ def _other_ca(tmp: Path) -> str:
     return crt.read_text()
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture
 def stack(project: ProjectFactory) -> Iterator[Project]:
     p = project("compose.yaml", LLAMA_CTX_SIZE="4096")
     try:
@@ -159,6 +160,7 @@ def test_join_relay_agent_wrong_ca_and_rotate(stack: Project, tmp_path: Path) ->
         run = _agent(tmp_path, first["endpoint"], first["key"], first["ca"])
         assert run.code == 0, run.out + run.err
         assert run.out.strip(), run.err
+        print(f"openmono -p through the relay (TLS, SmolLM2) took {run.took:.2f} s")
         assert relay.connections >= 1 and len(relay.recorded()) > 2000
         assert _leaks(relay, first["key"]) == []
 
@@ -207,3 +209,30 @@ def test_join_relay_agent_wrong_ca_and_rotate(stack: Project, tmp_path: Path) ->
         assert plain_old.status_code == 401
         keys.append(lines)
     assert p.env.get("LLAMA_UPSTREAM_KEY")
+
+
+def test_files_mode_serves_your_own_certificate(project: ProjectFactory, tmp_path: Path) -> None:
+    certs = tmp_path / "certs"
+    certs.mkdir()
+    subprocess.run(
+        ["openssl", "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256",
+         "-nodes", "-keyout", str(certs / "key.pem"), "-out", str(certs / "cert.pem"),
+         "-days", "2", "-subj", "/CN=gateway.test",
+         "-addext", "subjectAltName=IP:127.0.0.1,DNS:gateway.test"],
+        capture_output=True, timeout=30, check=True,
+    )  # fmt: skip
+    p = project("compose.yaml", GATEWAY_TLS_MODE="files", GATEWAY_TLS_DIR=str(certs))
+    try:
+        p.up("server")
+        p.wait_healthy("llama-server", "caddy")
+        pem = (certs / "cert.pem").read_text()
+        url = f"https://127.0.0.1:{p.env['GATEWAY_TLS_PORT']}"
+        # the name is checked too: the certificate says 127.0.0.1
+        ctx = ssl.create_default_context(cadata=pem)
+        r = httpx.get(f"{url}/v1/models", headers=p.auth, verify=ctx, timeout=10)
+        assert r.status_code == 200, r.text
+        with pytest.raises(httpx.ConnectError, match="CERTIFICATE_VERIFY_FAILED"):
+            httpx.get(f"{url}/health", verify=ssl.create_default_context(), timeout=10)
+    finally:
+        p.down()
+    assert p.leftovers() == {"containers": [], "networks": [], "volumes": []}
