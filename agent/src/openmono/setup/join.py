@@ -4,7 +4,10 @@
 (the gateway's internal CA certificate, inline PEM). `rotate_key()` writes a new `LLAMA_API_KEY`
 into `.env` and restarts the gateway, the only process that checks it (llama-server checks its own
 `LLAMA_UPSTREAM_KEY`, stack/tls.py), so a loaded model keeps serving and the old key stops working
-as soon as the new gateway answers.
+as soon as the new gateway answers. In compose that is `up -d --no-deps caddy`, then a wait until
+the new caddy answers; the first rotation of a stack whose llama-server still checks the client's key
+gives it its own key (one restart). The CA handed out is the running gateway's: native, else
+compose's (`docker compose exec caddy`), never a stale file of an earlier native stack.
 """
 
 from __future__ import annotations
