@@ -5,7 +5,7 @@
 into `.env` and restarts the gateway, the only process that checks it (llama-server checks its own
 `LLAMA_UPSTREAM_KEY`, stack/tls.py), so a loaded model keeps serving and the old key stops working
 as soon as the new gateway answers. In compose that is `up -d --no-deps caddy`, then a wait until
-the new caddy answers; the first rotation of a stack whose llama-server still checks the client's key
+the new caddy answers; the first rotation of a stack whose llama-server checks the client key
 gives it its own key (one restart). The CA handed out is the running gateway's: native, else
 compose's (`docker compose exec caddy`), never a stale file of an earlier native stack.
 """
