@@ -210,9 +210,11 @@ async def test_doom_loop_is_stopped(
     agent = await open_with(llm)
     done = await agent.run_turn("find add")
     assert done.reason == "doom_loop"
-    assert len(llm.chat_requests) == 4
-    told = tool_messages(llm.chat_requests[3].json)[-1]["content"]
-    assert "same call 3 times" in told
+    assert len(llm.chat_requests) == 5  # warned (the call ran), blocked, then stopped
+    warned = tool_messages(llm.chat_requests[3].json)[-1]["content"]
+    assert "[loop guard] Warning" in warned and "same call 3 times" in warned
+    blocked = tool_messages(llm.chat_requests[4].json)[-1]["content"]
+    assert blocked.startswith("Error: Not run")
 
 
 async def test_context_overflow_compacts_and_succeeds(

@@ -1,5 +1,7 @@
 """Step 3: stream one model reply, forwarding text and thinking as it arrives.
 
+Text and thinking each have a repetition detector; either one tripping closes the stream.
+
 Tool calls come whole (`ToolCallComplete`, native or recovered from the text by the client); when
 calls were recovered, `RecoveredText` replaces the visible text with the markup removed. The
 accumulator is owned by the caller, so a cancelled stream still leaves what was said.
@@ -38,6 +40,8 @@ class Reply:
     usage: Usage | None = None
     finish_reason: str | None = None
     degenerate: bool = False
+    # Where the repetition was seen: "text" or "reasoning".
+    degenerate_in: str | None = None
     first_token_at: float | None = None
     finished_at: float | None = None
 
@@ -74,7 +78,7 @@ async def stream_reply(
     temperature: float | None = None,
 ) -> Reply:
     """Stream into `reply`; stops early (closing the HTTP stream) when the text degenerates."""
-    detector = RepetitionDetector()
+    detector, thinking = RepetitionDetector(), RepetitionDetector()
     stream = model.stream(messages, tools or None, max_tokens=max_tokens, temperature=temperature)
     async with closing_stream(stream) as events:
         async for event in events:
@@ -84,13 +88,16 @@ async def stream_reply(
                 reply.text_parts.append(event.text)
                 emit(TextChunk(text=event.text))
                 if detector.feed(event.text):
-                    reply.degenerate = True
+                    reply.degenerate, reply.degenerate_in = True, "text"
                     break
             elif isinstance(event, ReasoningDelta):
                 if reply.first_token_at is None:
                     reply.first_token_at = time.monotonic()
                 reply.reasoning_parts.append(event.text)
                 emit(ReasoningChunk(text=event.text))
+                if thinking.feed(event.text):
+                    reply.degenerate, reply.degenerate_in = True, "reasoning"
+                    break
             elif isinstance(event, ToolCallComplete):
                 reply.calls.append(event)
             elif isinstance(event, RecoveredText):
