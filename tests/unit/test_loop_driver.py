@@ -342,3 +342,54 @@ async def test_a_repeated_paragraph_is_repetition(make_agent: MakeAgent) -> None
     agent, model = await make_agent([reply("Plan:\n\n" + paragraph * 5, chunk=20)])
     done = await agent.run_turn("go")
     assert done.reason == "repetition" and model.closed_early == 1
+
+
+async def test_a_broken_session_is_repaired_on_resume_and_says_so(
+    make_agent: MakeAgent, tmp_path: Path
+) -> None:
+    from openmono.sessions import RecordedCall, SessionHeader, SessionMessage, SessionStore
+
+    store = SessionStore(tmp_path / "data")
+    header = SessionHeader(working_directory=str(tmp_path / "ws"), model="scripted")
+    writer = store.create(header)
+    for record in (
+        SessionMessage(role="user", content="read a"),
+        SessionMessage(role="user", content="and then b"),  # two users in a row
+        SessionMessage(
+            role="assistant",
+            content="Reading.",
+            tool_calls=[
+                RecordedCall(id="r1", name="FileRead", arguments='{"file_path": "a.txt"}'),
+                RecordedCall(id="r2", name="FileRead", arguments='{"file_path": "b.txt"}'),
+            ],
+        ),
+        SessionMessage(role="tool", content="1\talpha", tool_call_id="r1", tool_name="FileRead"),
+        # r2 never answered (the process died); a stray result and an empty message follow
+        SessionMessage(role="tool", content="stray", tool_call_id="zz", tool_name="FileRead"),
+        SessionMessage(role="assistant", content=""),
+        SessionMessage(role="assistant", content="Half an answer"),
+    ):
+        writer.append(record)
+    writer.close()
+    agent, model = await make_agent([reply("fine now")], resume=header.session_id)
+    events, sink = collect()
+    done = await agent.run_turn("go on", sink)
+    assert done.reason == "stop"
+    sent = model.requests[0][0][1:]  # after the system prompt
+    assert [m.role for m in sent] == ["user", "assistant", "tool", "tool", "assistant", "user"]
+    assert sent[0].content == "read a\n\nand then b"
+    assert [m.tool_call_id for m in sent[2:4]] == ["r1", "r2"]
+    assert "no result was recorded" in (sent[3].content or "")
+    notes = [e.message for e in events if isinstance(e, Notice)]
+    repaired = next(n for n in notes if n.startswith("Repaired the resumed session"))
+    assert "1 call without a result" in repaired and "1 result without its call" in repaired
+    assert "1 empty message" in repaired and "1 message merged" in repaired
+
+
+async def test_a_sound_session_resumes_without_repairs(make_agent: MakeAgent) -> None:
+    agent, _ = await make_agent([reply(calls=[("FileRead", {"file_path": "a.txt"})]), reply("a")])
+    await agent.run_turn("read a")
+    again, _ = await make_agent([reply("still a")], resume=agent.session_id)
+    events, sink = collect()
+    await again.run_turn("and now?", sink)
+    assert not any(isinstance(e, Notice) and "Repaired" in e.message for e in events)
