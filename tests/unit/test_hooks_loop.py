@@ -109,3 +109,49 @@ async def test_session_start_and_stop_hooks(make_agent: MakeAgent, tmp_path: Pat
     assert stop["event"] == "stop" and stop["reason"] == "stop" and stop["text"] == "hello"
     warnings = [e.message for e in events if isinstance(e, Notice) and e.level == "warning"]
     assert warnings == ["session_start hook 'echo x; exit 1' failed: exited with 1: x"]
+
+
+async def test_dotnet_format_hooks_run_with_their_placeholders(
+    make_agent: MakeAgent, tmp_path: Path
+) -> None:
+    log = tmp_path / "hook.log"
+    marker = tmp_path / "ws" / "ran.txt"
+    agent, _ = await make_agent(
+        [
+            reply(calls=[("Bash", {"command": f"touch {marker}"})]),
+            reply(calls=[("Bash", {"command": "true"})]),
+            reply(text="done"),
+        ],
+        {
+            "preToolUse": [
+                {
+                    "if": {"tool": "Bash", "inputContains": "touch"},
+                    "run": "echo {{tool_name}} {{tool_input}} >> " + str(log) + "; exit 2",
+                }
+            ],
+            "postToolUse": [{"if": {"tool": "*"}, "run": f"echo post {{{{tool_name}}}} >> {log}"}],
+        },
+        yolo=True,
+    )
+    done = await agent.run_turn("touch it")
+    assert done.reason == "stop" and not marker.exists()
+    lines = log.read_text().splitlines()
+    assert lines[0].startswith("Bash {") and json.loads(lines[0][5:]) == {
+        "command": f"touch {marker}"
+    }
+    assert lines[1:] == ["post Bash"]  # the blocked call ran no post hook; the second did
+
+
+def test_dotnet_hooks_that_have_no_equivalent_are_refused_with_ours(tmp_path: Path) -> None:
+    from openmono.config import ConfigError
+
+    bad = {"preToolUse": [{"if": {"tool": "FileWrite", "pathMatches": "*.env"}, "run": "x"}]}
+    with pytest.raises(ConfigError) as refused:
+        load_settings(tmp_path, overrides={"hooks": bad})
+    text = str(refused.value)
+    assert "if.pathMatches has no equivalent here" in text
+    assert '{"pre_tool_use": [{"command": "x", "matcher": "FileWrite"}]}' in text
+    with pytest.raises(ConfigError, match="no such event here"):
+        load_settings(tmp_path, overrides={"hooks": {"userPromptSubmit": []}})
+    with pytest.raises(ConfigError, match="has no value for stop hooks"):
+        load_settings(tmp_path, overrides={"hooks": {"stop": [{"run": "echo {{tool_name}}"}]}})
