@@ -290,6 +290,7 @@ def _assemble(
         permissions=permissions,
         _titled=titled,
     )
+    agent.pending_notices.extend(settings.notes)
     if note:
         agent.pending_notices.append(note)
     return agent

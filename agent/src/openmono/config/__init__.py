@@ -12,6 +12,7 @@ from openmono.config._load import (
     find_project_file,
     load_settings,
     read_settings_file,
+    trust_question,
     user_settings_file,
 )
 from openmono.config._options import RunOptions
@@ -28,6 +29,8 @@ from openmono.config._settings import (
     ToolRules,
     WebSettings,
 )
+from openmono.config._trust import TrustQuestion
+from openmono.config._trust import record as record_trust
 
 __all__ = [
     "AcpSettings",
@@ -42,12 +45,15 @@ __all__ = [
     "Settings",
     "SubagentSettings",
     "ToolRules",
+    "TrustQuestion",
     "WebSettings",
     "find_project_file",
     "get_value",
     "load_settings",
     "read_settings_file",
+    "record_trust",
     "set_value",
     "settings_file",
+    "trust_question",
     "user_settings_file",
 ]

@@ -10,7 +10,15 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, SecretStr, field_validator, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    PrivateAttr,
+    SecretStr,
+    field_validator,
+    model_validator,
+)
 from pydantic_settings import (
     BaseSettings,
     PydanticBaseSettingsSource,
@@ -181,6 +189,12 @@ class Settings(BaseSettings):
     mcp_servers: dict[str, McpServerSettings] = Field(default_factory=dict)
     acp: AcpSettings = Field(default_factory=AcpSettings)
     subagents: SubagentSettings = Field(default_factory=SubagentSettings)
+    # What loading left out and why (an untrusted project's hooks, ...): shown by the surfaces.
+    _notes: list[str] = PrivateAttr(default_factory=list)
+
+    @property
+    def notes(self) -> list[str]:
+        return self._notes
 
     @field_validator("data_dir", mode="after")
     @classmethod
