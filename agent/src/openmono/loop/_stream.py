@@ -78,25 +78,25 @@ async def stream_reply(
     temperature: float | None = None,
 ) -> Reply:
     """Stream into `reply`; stops early (closing the HTTP stream) when the text degenerates."""
-    detector, thinking = RepetitionDetector(), RepetitionDetector()
+    # Visible text and thinking: where each goes, how it is shown, and its own detector.
+    channels: dict[
+        type, tuple[str, list[str], type[TextChunk | ReasoningChunk], RepetitionDetector]
+    ]
+    channels = {
+        TextDelta: ("text", reply.text_parts, TextChunk, RepetitionDetector()),
+        ReasoningDelta: ("reasoning", reply.reasoning_parts, ReasoningChunk, RepetitionDetector()),
+    }
     stream = model.stream(messages, tools or None, max_tokens=max_tokens, temperature=temperature)
     async with closing_stream(stream) as events:
         async for event in events:
-            if isinstance(event, TextDelta):
+            if isinstance(event, TextDelta | ReasoningDelta):
+                where, parts, shown, detector = channels[type(event)]
                 if reply.first_token_at is None:
                     reply.first_token_at = time.monotonic()
-                reply.text_parts.append(event.text)
-                emit(TextChunk(text=event.text))
+                parts.append(event.text)
+                emit(shown(text=event.text))
                 if detector.feed(event.text):
-                    reply.degenerate, reply.degenerate_in = True, "text"
-                    break
-            elif isinstance(event, ReasoningDelta):
-                if reply.first_token_at is None:
-                    reply.first_token_at = time.monotonic()
-                reply.reasoning_parts.append(event.text)
-                emit(ReasoningChunk(text=event.text))
-                if thinking.feed(event.text):
-                    reply.degenerate, reply.degenerate_in = True, "reasoning"
+                    reply.degenerate, reply.degenerate_in = True, where
                     break
             elif isinstance(event, ToolCallComplete):
                 reply.calls.append(event)
