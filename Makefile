@@ -5,7 +5,8 @@ SHELL := /bin/bash
 UV ?= $$(command -v uv 2>/dev/null || echo $$HOME/.local/bin/uv)
 RUN := $(UV) run --frozen
 
-.PHONY: help setup up down status logs test test-fast lint types check bench compose-config clean
+.PHONY: help setup up down status logs test test-fast test-containers lint types check bench \
+	compose-config standin-images clean
 
 help: ## List the targets
 	@awk 'BEGIN {FS = ":.*?## "} /^[a-zA-Z_-]+:.*?## / {printf "  \033[36m%-15s\033[0m %s\n", $$1, $$2}' $(MAKEFILE_LIST)
@@ -28,6 +29,9 @@ logs: ## Follow the stack's logs
 test: setup ## Run the whole test suite (real processes on 127.0.0.1)
 	@$(RUN) pytest
 
+test-containers: setup ## Only the container tests (docker compose on a real engine)
+	@$(RUN) pytest tests/containers -q
+
 test-fast: ## Unit tests only
 	@$(RUN) pytest tests/unit -q
 
@@ -43,8 +47,13 @@ check: setup lint types test ## Lint + types + tests: exactly what .ci/run runs
 bench: setup ## Benchmarks: print medians and ratios against a baseline measured in the same run
 	@for b in bench/[!_]*.py; do echo "== $$b"; $(RUN) python $$b || exit 1; done
 
-compose-config: ## Validate compose/docker-compose.yml offline (docker-compose config)
-	@docker-compose --env-file compose/.env.example -f compose/docker-compose.yml config -q && echo "compose config ok"
+compose-config: ## Validate the compose files, every profile and the GPU override (no engine needed)
+	@for f in "-f compose.yaml" "-f compose.yaml -f compose/gpu.yml"; do \
+	  .venv/bin/docker-compose --env-file compose/.env.example $$f --profile '*' config -q || exit 1; \
+	done && echo "compose config ok"
+
+standin-images: ## Build stand-ins for upstream images that cannot be pulled (tests/containers/standins)
+	@bash scripts/standin-images.sh
 
 clean: ## Remove caches (keeps .venv and the data dir)
 	@rm -rf .mypy_cache .ruff_cache .pytest_cache

@@ -21,7 +21,13 @@ from tests.support.procs import ROOT
 @pytest.fixture
 def box(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     """A checkout root with temp .env, data dir and frpc config (nothing of the real one)."""
-    for name in ("GATEWAY_PORT", "LLAMA_API_KEY", "SEARXNG_UPSTREAM", "OPENMONO_WEB_SEARCH"):
+    for name in (
+        "GATEWAY_PORT",
+        "GATEWAY_TLS_PORT",
+        "LLAMA_API_KEY",
+        "SEARXNG_UPSTREAM",
+        "OPENMONO_WEB_SEARCH",
+    ):
         monkeypatch.delenv(name, raising=False)
     monkeypatch.setenv("OPENMONO_ROOT", str(ROOT))
     monkeypatch.setenv("OPENMONO_ENV_FILE", str(tmp_path / "compose.env"))
@@ -112,16 +118,35 @@ def test_existing_keys_and_comments_are_kept(box: Path) -> None:
     env = read_env(env_file)
     assert env["WEB_SCRAPE_ENABLED"] == "true"
     assert len(env["SEARXNG_SECRET"]) >= 40  # compose interpolates it for every profile
-    assert "WEB_SEARCH_ENABLED" not in env
+    assert env["WEB_SEARCH_ENABLED"] == ""  # the example's "on where deployed", untouched
     cfg = settings(box)
     assert cfg["web"] == {"gateway": "http://127.0.0.1:51234"}
     assert cfg["llm"] == {"api_key": "kept-key"}
 
 
-def test_gateway_touches_no_web_switch(box: Path) -> None:
+def test_gateway_touches_no_web_switch_and_writes_a_complete_compose_env(box: Path) -> None:
     assert run("gateway", "--no-start").exit_code == 0
-    env = read_env(box / "compose.env")
-    assert set(env) == {"LLAMA_API_KEY", "SEARXNG_SECRET"}
+    env_file = box / "compose.env"
+    env = read_env(env_file)
+    example = read_env(ROOT / "compose" / ".env.example")
+    assert set(env) == set(example)  # every key compose interpolates, not only the secrets
+    assert env["WEB_SEARCH_ENABLED"] == env["WEB_SCRAPE_ENABLED"] == ""
+    for key in ("LLAMA_API_KEY", "SEARXNG_SECRET", "OPENMONO_ACP_TOKEN"):
+        assert len(env[key]) >= 40 and not env[key].startswith("change-me"), key
+    assert mode(env_file) == 0o600
+    # the example's comments come along: the file explains itself
+    assert env_file.read_text().startswith("# OpenMono configuration")
+
+
+def test_placeholder_secrets_are_replaced(box: Path) -> None:
+    env_file = box / "compose.env"
+    env_file.write_text("LLAMA_API_KEY=change-me-to-a-long-random-string\nSEARXNG_SECRET=kept\n")
+    res = run("gateway", "--no-start")
+    assert res.exit_code == 0
+    assert "generate LLAMA_API_KEY (placeholder)" in res.output
+    env = read_env(env_file)
+    assert not env["LLAMA_API_KEY"].startswith("change-me")
+    assert env["SEARXNG_SECRET"] == "kept"
 
 
 def test_a_stale_explicit_off_is_handed_back_to_services(box: Path) -> None:
@@ -144,22 +169,22 @@ def test_a_stale_explicit_off_is_handed_back_to_services(box: Path) -> None:
 
 def test_an_existing_frpc_config_is_pointed_at_the_gateway(box: Path) -> None:
     shutil.copy(ROOT / "frpc" / "frpc.toml", box / "frpc.toml")
-    (box / "compose.env").write_text("GATEWAY_PORT=51999\n")
+    (box / "compose.env").write_text("GATEWAY_PORT=51999\nGATEWAY_TLS_PORT=51443\n")
     res = run("gateway", "--no-start")
     assert res.exit_code == 0, res.output
-    assert "point proxy 'openmono-gateway' at the gateway, 127.0.0.1:51999" in res.output
+    assert "point proxy 'openmono-gateway' at the gateway, 127.0.0.1:51443" in res.output
     doc = tomllib.loads((box / "frpc.toml").read_text())
     proxy = frpc.gateway_proxy(doc)
-    assert (proxy["localIP"], proxy["localPort"]) == ("127.0.0.1", 51999)
+    assert (proxy["localIP"], proxy["localPort"]) == ("127.0.0.1", 51443)
     assert proxy["remotePort"] == 47480  # the relay side is not ours to change
     assert frpc.check(doc) == []
     again = run("gateway", "--no-start")
-    assert "already points at the gateway, 127.0.0.1:51999" in again.output
+    assert "already points at the gateway, 127.0.0.1:51443" in again.output
 
     back = run("gateway", "--no-start", "--via", "compose")
     assert back.exit_code == 0
     proxy = frpc.gateway_proxy(tomllib.loads((box / "frpc.toml").read_text()))
-    assert (proxy["localIP"], proxy["localPort"]) == ("caddy", 8080)
+    assert (proxy["localIP"], proxy["localPort"]) == ("caddy", 8443)
 
 
 def test_compose_plan_names_the_profile(box: Path) -> None:

@@ -6,6 +6,6 @@ tool (`openmono.subagents`). It sits above all of them, so none of them imports 
 only its extension points (`Toolset`, `ToolHooks`). Surfaces (CLI, ACP) start sessions here.
 """
 
-from openmono.agent._session import Agent, open_agent, probe_model, web_access
+from openmono.agent._session import Agent, open_agent, open_model, probe_model, web_access
 
-__all__ = ["Agent", "open_agent", "probe_model", "web_access"]
+__all__ = ["Agent", "open_agent", "open_model", "probe_model", "web_access"]

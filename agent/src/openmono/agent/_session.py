@@ -17,12 +17,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from openmono_contracts import WebAccess
+from openmono_contracts import WebAccess, trust
 from openmono_worker import WorkerSettings
 
 from openmono.config import Settings
 from openmono.executor import Executor, select_executor
-from openmono.llm import LLMError, Model, ModelInfo, OpenAICompatModel
+from openmono.llm import LLMError, Model, ModelInfo, OpenAICompatModel, TrustError
 from openmono.loop import (
     AgentLoop,
     Asker,
@@ -53,13 +53,27 @@ if TYPE_CHECKING:
     from openmono.mcp import McpManager, McpToolset
 
 
+def open_model(settings: Settings) -> OpenAICompatModel:
+    """The OpenAI-compatible client for `settings.llm`, verifying the gateway against the trust
+    anchor (`gateway_ca`) and refusing plain http:// beyond loopback unless `insecure_http`."""
+    return OpenAICompatModel(
+        settings.llm, ca=settings.gateway_ca, insecure_http=settings.insecure_http
+    )
+
+
 def web_access(settings: Settings) -> WebAccess:
     key = settings.llm.api_key.get_secret_value() if settings.llm.api_key else None
+    try:
+        anchor = trust.load_anchor(settings.gateway_ca)
+    except trust.TrustError as exc:
+        raise TrustError(str(exc)) from None
     return WebAccess(
         gateway=settings.web.gateway or settings.llm.endpoint,
         api_key=key,
         search=settings.web.search,
         scrape=settings.web.scrape,
+        ca=anchor,
+        insecure_http=settings.insecure_http,
     )
 
 
@@ -147,7 +161,7 @@ async def open_agent(
     owns) its own for `settings.mcp_servers`."""
     owned: list[object] = []
     if model is None:
-        model = OpenAICompatModel(settings.llm)
+        model = open_model(settings)
         owned.append(model)
     if executor is None:
         executor = select_executor(settings)

@@ -2,7 +2,9 @@
 
 Checks: settings load; the endpoint answers `/health`; an API key is set and accepted (`/props`);
 the model and its n_ctx; the gateway's `/services`; the broker (when configured); the workspace and
-the data dir are writable. Exit code 1 when any check failed.
+the data dir are writable. With a broker the agent's hands are the worker's: the workspace is
+checked by a Bash call the worker runs (the agent container mounts it read-only on purpose).
+Exit code 1 when any check failed.
 """
 
 from __future__ import annotations
@@ -40,16 +42,19 @@ async def _endpoint_checks(settings: Settings) -> list[Check]:
     # Imported here: the LLM client and the loop are heavy, and `openmono --help` should be quick.
     import httpx
     from openmono_contracts import gateway as gw
+    from openmono_contracts import trust
 
-    from openmono.llm import AuthError, LLMError, OpenAICompatModel
+    from openmono.agent import open_model
+    from openmono.llm import AuthError, LLMError
 
     checks: list[Check] = []
     try:
-        model = OpenAICompatModel(settings.llm)
+        model = open_model(settings)
     except LLMError as exc:
         return [Check("endpoint", "fail", str(exc))]
     root = model.root
-    async with gw.async_client(timeout=TIMEOUT_S) as client:
+    anchor = trust.load_anchor(settings.gateway_ca)  # valid: the model above checked it
+    async with gw.async_client(anchor=anchor, timeout=TIMEOUT_S) as client:
         try:
             r = await client.get(f"{root}/health")
             ok = r.status_code == 200
@@ -58,7 +63,8 @@ async def _endpoint_checks(settings: Settings) -> list[Check]:
                 Check("endpoint", "pass" if ok else "fail", f"{root}/health → {r.status_code}{why}")
             )
         except httpx.HTTPError as exc:
-            checks.append(Check("endpoint", "fail", f"{root} does not answer: {exc!r}"))
+            why = trust.explain_tls_failure(exc, root, anchor) or f"{root} does not answer: {exc!r}"
+            checks.append(Check("endpoint", "fail", why))
             await model.aclose()
             return checks
         if settings.llm.api_key:
@@ -86,7 +92,9 @@ async def _endpoint_checks(settings: Settings) -> list[Check]:
         gw_root = gateway.removesuffix("/v1")
         try:
             key = _api_key(settings)
-            offered = await gw.read_services(client, gw_root, key, timeout_s=TIMEOUT_S)
+            offered = await gw.read_services(
+                client, gw_root, key, timeout_s=TIMEOUT_S, anchor=anchor
+            )
         except gw.ServicesUnreadable as exc:
             why = f"{gw_root}: {exc.reason} (not the gateway? web tools use their direct fallback)"
             checks.append(Check("services", "info", why))
@@ -128,6 +136,42 @@ def _dir_check(name: str, path: Path, create: bool) -> Check:
     return Check(name, "pass", f"{path}{extra}")
 
 
+# Run by the worker in the workspace: prints the marker only when it may write there.
+_PROBE = 'test -d . && test -w . && echo "openmono-doctor: writable as uid $(id -u)"'
+_WORKER_TIMEOUT_S = 30.0
+
+
+async def _worker_workspace_check(settings: Settings, workspace: Path) -> Check:
+    from openmono_contracts.tools import ToolRequest
+
+    from openmono.executor import ExecutorError, select_executor
+
+    try:
+        executor = select_executor(settings)
+    except ExecutorError as exc:
+        return Check("workspace", "fail", f"no executor for the broker: {exc}")
+    request = ToolRequest(
+        tool="Bash",
+        params={"command": _PROBE},
+        call_id="doctor-workspace",
+        session_id="doctor",
+        workspace=str(workspace),
+        timeout_s=_WORKER_TIMEOUT_S / 2,
+    )
+    try:
+        result = await asyncio.wait_for(executor.run(request), _WORKER_TIMEOUT_S)
+    except (TimeoutError, ExecutorError) as exc:
+        return Check("workspace", "fail", f"the worker did not answer a probe: {exc!r}")
+    finally:
+        await executor.aclose()
+    line = next((x for x in result.output.splitlines() if "openmono-doctor:" in x), "")
+    if result.ok and line:
+        detail = line.split(":", 1)[1].strip()
+        return Check("workspace", "pass", f"{workspace} in the worker ({detail})")
+    why = result.error or result.output.strip()[:200] or "not writable"
+    return Check("workspace", "fail", f"{workspace} in the worker: {why}")
+
+
 def run_checks(opts: RunOptions) -> list[Check]:
     try:
         settings = opts.settings()
@@ -135,8 +179,13 @@ def run_checks(opts: RunOptions) -> list[Check]:
         return [Check("settings", "fail", str(exc))]
     checks = [Check("settings", "pass", f"endpoint {settings.llm.endpoint}")]
     checks += asyncio.run(_endpoint_checks(settings))
-    checks.append(_broker_check(settings))
-    checks.append(_dir_check("workspace", opts.workspace_dir(settings), create=False))
+    broker = _broker_check(settings)
+    checks.append(broker)
+    workspace = opts.workspace_dir(settings)
+    if broker.status == "pass":
+        checks.append(asyncio.run(_worker_workspace_check(settings, workspace)))
+    else:
+        checks.append(_dir_check("workspace", workspace, create=False))
     checks.append(_dir_check("data dir", settings.data_dir, create=True))
     return checks
 

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
 import sys
 
 import click
@@ -12,10 +11,11 @@ from rich.console import Console
 from rich.table import Table
 
 from openmono.stack import runner
-from openmono.stack.envfile import ensure_secret
+from openmono.stack.envfile import ensure_compose_env
 from openmono.stack.errors import StackError
 from openmono.stack.services import HOST, Context
 from openmono.stack.settings import env_file_path, find_project_root, load_settings
+from openmono.stack.tls import ca_cert_path
 
 
 def _context() -> Context:
@@ -33,11 +33,9 @@ def up() -> None:
     try:
         root = find_project_root()
         env_file = env_file_path(root)
-        generated = False
-        if not os.environ.get("LLAMA_API_KEY"):
-            _, generated = ensure_secret(env_file, "LLAMA_API_KEY")
+        generated = ensure_compose_env(env_file, root / "compose" / ".env.example")
         if generated:
-            click.echo(f"generated LLAMA_API_KEY into {env_file} (mode 0600)")
+            click.echo(f"generated {', '.join(generated)} into {env_file} (mode 0600)")
         ctx = Context(root, load_settings(root))
         runner.up(ctx, _say)
     except StackError as exc:
@@ -47,6 +45,10 @@ def up() -> None:
     gateway = f"http://{HOST}:{s.gateway_port}"
     click.echo(f"\ngateway   {gateway}   (bearer: LLAMA_API_KEY in {env_file})")
     click.echo(f"llm       {gateway}/v1   (OpenAI-compatible; llama.cpp /props, /metrics)")
+    click.echo(
+        f"https     https://{HOST}:{s.gateway_tls_port}   (what frpc tunnels; CA: "
+        f"{ca_cert_path(s)}; agent boxes: `openmono setup join --relay-url URL`)"
+    )
     click.echo(f"logs      {s.stack_dir / 'logs'}")
     try:
         key = s.llama_api_key.get_secret_value() or None

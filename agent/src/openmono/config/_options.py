@@ -29,6 +29,7 @@ class RunOptions:
     api_key: str | None = None
     model: str | None = None
     max_iterations: int | None = None
+    insecure_http: bool = False
     workspace: Path | None = None
     extra: dict[str, Any] = field(default_factory=dict)
 
@@ -38,6 +39,8 @@ class RunOptions:
             "llm.api_key": self.api_key,
             "llm.model": self.model,
             "max_iterations": self.max_iterations,
+            # only when given: the flag can allow plain http, never take a setting's allowance away
+            "insecure_http": True if self.insecure_http else None,
             **self.extra,
         }
 

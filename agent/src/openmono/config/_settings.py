@@ -156,6 +156,9 @@ class AcpSettings(BaseModel):
     host: str = "127.0.0.1"
     port: int = Field(default=7475, ge=0, le=65535)
     token: SecretStr | None = None
+    # auto: HTTPS (a self-signed certificate, acp/_tls.py) whenever `host` is beyond loopback;
+    # on: HTTPS on loopback too (e.g. when a local tunnel carries the port elsewhere)
+    tls: Literal["auto", "on"] = "auto"
 
 
 class SubagentSettings(BaseModel):
@@ -184,6 +187,11 @@ class Settings(BaseSettings):
     tool_timeout_s: float = Field(default=120.0, gt=0, le=3600)
     data_dir: Path = Path("~/.openmono")
     broker_url: str | None = None
+    # the gateway's CA, as `openmono setup join` prints it (OPENMONO_GATEWAY_CA): inline PEM or a
+    # file path; every gateway connection (LLM, /services, web tools) is verified against it alone
+    gateway_ca: str | None = Field(default=None, repr=False)
+    # plain http:// to a host beyond loopback is refused unless this is set (OPENMONO_INSECURE_HTTP)
+    insecure_http: bool = False
     workspace: Path | None = None
     hooks: HookSettings = Field(default_factory=HookSettings)
     mcp_servers: dict[str, McpServerSettings] = Field(default_factory=dict)

@@ -24,6 +24,7 @@ from openmono.llm._errors import (
     StallTimeout,
     StreamError,
     TransportError,
+    TrustError,
 )
 from openmono.llm._events import (
     Done,
@@ -68,6 +69,7 @@ __all__ = [
     "ToolCallDelta",
     "ToolSpec",
     "TransportError",
+    "TrustError",
     "Usage",
     "normalize_endpoint",
     "recover_tool_calls",

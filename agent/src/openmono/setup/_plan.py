@@ -21,7 +21,14 @@ from openmono.setup import frpc
 from openmono.setup._bringup import PROFILES, BringUp, Say, docker_answers
 from openmono.setup._bringup import compose_command as _compose_command
 from openmono.setup._errors import SetupError
-from openmono.stack.envfile import read_env, set_env
+from openmono.stack.envfile import (
+    GENERATED_SECRETS,
+    ensure_compose_env,
+    is_placeholder,
+    read_env,
+    set_env,
+    write_private,
+)
 
 Target = Literal["gateway", "search", "scraper"]
 Via = Literal["auto", "compose", "native"]
@@ -79,10 +86,11 @@ def _env_plan(target: Target, current: dict[str, str], plan: Plan) -> None:
     wanted: dict[str, str] = {}
     # SEARXNG_SECRET for every target: compose interpolates the whole file, so a missing one
     # stops `--profile server` too, not only `--profile search`.
-    for key in ("LLAMA_API_KEY", "SEARXNG_SECRET"):
-        if not current.get(key):
+    for key in GENERATED_SECRETS:
+        if is_placeholder(current.get(key, "")):
             wanted[key] = secrets.token_urlsafe(32)
-            plan.env_notes.append(f"generate {key} (missing)")
+            why = "placeholder" if current.get(key, "").strip() else "missing"
+            plan.env_notes.append(f"generate {key} ({why})")
     switch = {"search": "WEB_SEARCH_ENABLED", "scraper": "WEB_SCRAPE_ENABLED"}.get(target)
     if switch and current.get(switch, "").strip().lower() != "true":
         wanted[switch] = "true"
@@ -161,10 +169,11 @@ def plan(
         result.bring_up = BringUp("compose", PROFILES[target], command)
     elif mode == "native":
         result.bring_up = BringUp("native", PROFILES[target], [])
-    # frpc's view of the gateway: compose's service name, or the host port of the native stack.
+    # frpc's view of the gateway's HTTPS port: compose's service name, or the native stack's.
     compose_side = mode == "compose" or (not start and via == "compose")
     if frpc_file is not None and frpc_file.is_file():
-        _frpc_plan(frpc_file, frpc.COMPOSE_TARGET if compose_side else ("127.0.0.1", port), result)
+        native = ("127.0.0.1", frpc.native_tls_port(current, dict(os.environ)))
+        _frpc_plan(frpc_file, frpc.COMPOSE_TARGET if compose_side else native, result)
     key = current.get("LLAMA_API_KEY") or result.env_set.get("LLAMA_API_KEY")
     _settings_plan(target, port, key, result)
     searxng = os.environ.get("SEARXNG_UPSTREAM") or current.get("SEARXNG_UPSTREAM")
@@ -181,12 +190,14 @@ def apply(plan: Plan, say: Say) -> None:
     """Perform `plan`: files first (each written atomically, secrets mode 0600), then start."""
     from openmono.setup._bringup import run_compose, run_native
 
-    if plan.env_set:
-        set_env(plan.env_file, plan.env_set)
-    elif not plan.env_file.exists():
-        set_env(plan.env_file, {})
-    if plan.env_file.exists():
-        plan.env_file.chmod(0o600)
+    # one complete .env for compose and the native stack: the example's keys and comments first
+    example = plan.root / "compose" / ".env.example" if plan.root is not None else None
+    if example is not None and example.is_file() and not plan.env_file.exists():
+        write_private(plan.env_file, example.read_text())
+    set_env(plan.env_file, plan.env_set)
+    if example is not None:
+        ensure_compose_env(plan.env_file, example)
+    plan.env_file.chmod(0o600)
     if plan.frpc_file is not None and plan.frpc_doc is not None:
         frpc.write(plan.frpc_file, plan.frpc_doc)
     for key, value in plan.settings_set.items():

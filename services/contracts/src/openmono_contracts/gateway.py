@@ -2,8 +2,10 @@
 
 The agent's LLM client, `openmono doctor`, `openmono up`, the native stack's probes and the worker's
 web tools all build their gateway requests here, so the gateway's auth (DESIGN.md §3) and its TLS
-trust are decided in one place: `tls_context` is the one verifying context every gateway client
-uses (a private trust anchor, such as Caddy's internal CA, goes in there and nowhere else).
+trust are decided in one place: `tls_context(anchor)` is the one verifying context every gateway
+client uses. With an anchor (Caddy's internal CA, `OPENMONO_GATEWAY_CA`, see `trust`) it trusts that
+CA alone; without one, the system's store. A failed certificate check becomes a reason that says
+what to do (`trust.explain_tls_failure`).
 
     ContractError
      └── ServicesUnreadable  -- `/services` gave no capability document (the reason says why)
@@ -18,6 +20,7 @@ from typing import Any
 import httpx
 from pydantic import ValidationError
 
+from openmono_contracts import trust
 from openmono_contracts.errors import ContractError
 from openmono_contracts.services import ServicesInfo
 
@@ -46,25 +49,36 @@ def bearer(api_key: str | None) -> dict[str, str]:
 
 
 @cache
-def tls_context() -> ssl.SSLContext:
-    """One verifying TLS context per process: loading the CA bundle costs ~70 ms each time."""
+def _system_context() -> ssl.SSLContext:
+    # one per process: loading the CA bundle costs ~70 ms each time
     return httpx.create_ssl_context()
 
 
-def _options(api_key: str | None, kw: dict[str, Any]) -> dict[str, Any]:
+def tls_context(anchor: str | None = None) -> ssl.SSLContext:
+    """The verifying context for the gateway: the anchor's CA alone (PEM, as `trust.load_anchor`
+    returns it), else the system's store. Both are built once per process."""
+    return trust.anchored_context(anchor) if anchor else _system_context()
+
+
+def _options(api_key: str | None, anchor: str | None, kw: dict[str, Any]) -> dict[str, Any]:
     headers = {**bearer(api_key), **dict(kw.pop("headers", None) or {})}
-    return {"verify": tls_context(), "headers": headers, **kw}
+    return {"verify": tls_context(anchor), "headers": headers, **kw}
 
 
-def async_client(api_key: str | None = None, **kw: Any) -> httpx.AsyncClient:
-    """An async client for the gateway (or an LLM endpoint): its TLS trust, and the bearer if
-    `api_key` is given. Other keyword arguments go to `httpx.AsyncClient`."""
-    return httpx.AsyncClient(**_options(api_key, kw))
+def async_client(
+    api_key: str | None = None, *, anchor: str | None = None, **kw: Any
+) -> httpx.AsyncClient:
+    """An async client for the gateway (or an LLM endpoint): its TLS trust (`anchor`: the
+    gateway's CA PEM), and the bearer if `api_key` is given. Other keyword arguments go to
+    `httpx.AsyncClient`."""
+    return httpx.AsyncClient(**_options(api_key, anchor, kw))
 
 
-def sync_client(api_key: str | None = None, **kw: Any) -> httpx.Client:
+def sync_client(
+    api_key: str | None = None, *, anchor: str | None = None, **kw: Any
+) -> httpx.Client:
     """The blocking twin of `async_client` (CLI commands, the native stack's health probes)."""
-    return httpx.Client(**_options(api_key, kw))
+    return httpx.Client(**_options(api_key, anchor, kw))
 
 
 def _services_url(gateway: str) -> str:
@@ -82,28 +96,41 @@ def _parse(resp: httpx.Response) -> ServicesInfo:
         ) from None
 
 
-def _failure(exc: httpx.HTTPError, timeout_s: float) -> ServicesUnreadable:
+def _failure(
+    exc: httpx.HTTPError, timeout_s: float, gateway: str, anchor: str | None
+) -> ServicesUnreadable:
+    untrusted = trust.explain_tls_failure(exc, gateway, anchor)
+    if untrusted is not None:
+        return ServicesUnreadable(untrusted)
     if isinstance(exc, httpx.TimeoutException):
         return ServicesUnreadable(f"/services did not answer within {timeout_s:g} s")
     return ServicesUnreadable(f"/services unreachable ({type(exc).__name__})")
 
 
 async def read_services(
-    client: httpx.AsyncClient, gateway: str, api_key: str | None, *, timeout_s: float
+    client: httpx.AsyncClient,
+    gateway: str,
+    api_key: str | None,
+    *,
+    timeout_s: float,
+    anchor: str | None = None,
 ) -> ServicesInfo:
-    """`GET {gateway}/services` with the bearer; raises `ServicesUnreadable`."""
+    """`GET {gateway}/services` with the bearer; raises `ServicesUnreadable`. `client` carries the
+    TLS trust; `anchor` (the same one) only words a failed certificate check."""
     try:
         resp = await client.get(_services_url(gateway), headers=bearer(api_key), timeout=timeout_s)
     except httpx.HTTPError as exc:
-        raise _failure(exc, timeout_s) from exc
+        raise _failure(exc, timeout_s, gateway, anchor) from exc
     return _parse(resp)
 
 
-def read_services_sync(gateway: str, api_key: str | None, *, timeout_s: float) -> ServicesInfo:
+def read_services_sync(
+    gateway: str, api_key: str | None, *, timeout_s: float, anchor: str | None = None
+) -> ServicesInfo:
     """`read_services` for code without an event loop (it opens and closes its own client)."""
     try:
-        with sync_client(api_key, timeout=timeout_s) as client:
+        with sync_client(api_key, anchor=anchor, timeout=timeout_s) as client:
             resp = client.get(_services_url(gateway))
     except httpx.HTTPError as exc:
-        raise _failure(exc, timeout_s) from exc
+        raise _failure(exc, timeout_s, gateway, anchor) from exc
     return _parse(resp)

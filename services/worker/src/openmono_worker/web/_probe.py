@@ -60,6 +60,7 @@ async def probe(
     timeout_s: float,
     ttl_s: float,
     failure_ttl_s: float,
+    anchor: str | None = None,
 ) -> Probe:
     """The gateway's capability document, from the cache or freshly asked."""
     hit = _cached(gateway)
@@ -68,7 +69,7 @@ async def probe(
     info: ServicesInfo | None = None
     failure: str | None = None
     try:
-        info = await read_services(client, gateway, api_key, timeout_s=timeout_s)
+        info = await read_services(client, gateway, api_key, timeout_s=timeout_s, anchor=anchor)
     except ServicesUnreadable as exc:
         failure = exc.reason
     now = _clock()

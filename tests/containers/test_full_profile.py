@@ -1,0 +1,144 @@
+"""`docker compose --profile full up -d`: scrape, agent and worker in containers.
+
+With a test-only override (tests/containers/compose.test.yml): a page served inside the compose
+network (SCRAPE_ALLOW_CIDRS allows that network's subnet, for this test only) and a scripted model
+the agent can be pointed at, so its tool call is deterministic. The stack runs as uid/gid 4321, not
+the images' 1000, so the volume ownership has to follow OPENMONO_UID/GID.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import time
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+
+import httpx
+import pytest
+
+from tests.containers.conftest import Project, ProjectFactory
+
+pytestmark = [pytest.mark.containers, pytest.mark.slow, pytest.mark.timeout(1200)]
+
+UID = 4321
+CANARY = "omc-7d1f3a"
+# what the scripted model asks the agent to run: where it ran, and a process left behind
+BASH = "hostname > /workspace/where.txt; (sleep 1 &); echo started"
+
+
+def _docker(*args: str) -> str:
+    done = subprocess.run(
+        ["docker", *args], capture_output=True, text=True, timeout=60, check=True
+    )  # fmt: skip
+    return done.stdout.strip()
+
+
+@pytest.fixture(scope="module")
+def stack(project: ProjectFactory) -> Iterator[Project]:
+    network = f"omtest-net-{uuid.uuid4().hex[:8]}"
+    _docker("network", "create", network)
+    try:
+        subnet = _docker(
+            "network", "inspect", network, "--format", "{{(index .IPAM.Config 0).Subnet}}"
+        )
+        p = project(
+            "compose.yaml",
+            "tests/containers/compose.test.yml",
+            TEST_NETWORK=network,
+            SCRAPE_ALLOW_CIDRS=subnet,
+            OPENMONO_UID=str(UID),
+            OPENMONO_GID=str(UID),
+            SCRIPTED_BASH=BASH,
+        )
+        start = time.monotonic()
+        p.up("full")
+        p.wait_healthy("caddy", "searxng", "scrapling", "worker", "agent", timeout=600)
+        print(f"\n--profile full healthy in {time.monotonic() - start:.1f} s")
+        yield p
+        p.down()
+        assert p.leftovers() == {"containers": [], "networks": [], "volumes": []}
+    finally:
+        subprocess.run(["docker", "network", "rm", network], capture_output=True, timeout=60)
+
+
+def test_scrape_through_the_gateway_of_a_page_inside_the_network(stack: Project) -> None:
+    assert httpx.get(f"{stack.gateway}/services", timeout=10).json()["scrape"] is True
+    r = httpx.post(
+        f"{stack.gateway}/scrape", json={"url": "http://web:8000/"}, headers=stack.auth, timeout=90
+    )
+    assert r.status_code == 200, r.text
+    assert CANARY in r.json()["content"]
+
+
+def test_doctor_passes_in_the_agent_container(stack: Project) -> None:
+    done = stack.exec("agent", "openmono", "doctor")
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "all checks passed" in done.stdout
+    assert "in the worker" in done.stdout  # the workspace was checked where the tools run
+
+
+def test_an_agent_tool_call_runs_in_the_worker_and_leaves_no_zombie(stack: Project) -> None:
+    workspace = Path(stack.env["WORKSPACE_DIR"])
+    done = stack.run(
+        "--profile", "*", "exec", "-T", "-e", "OPENMONO_LLM_ENDPOINT=http://scripted-llm:8000",
+        "agent", "openmono", "-p", "Run the script.", "--yolo", timeout=180, check=False,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stdout + done.stderr
+    where = workspace / "where.txt"
+    assert where.is_file(), done.stdout
+    worker = stack.inspect("worker")["Config"]["Hostname"]  # type: ignore[index]
+    assert where.read_text().strip() == worker  # the worker's hostname, not the agent's
+    assert where.stat().st_uid == UID
+    # the backgrounded sleep ended; PID 1 (init: true) must have reaped it
+    script = (
+        "import pathlib,json; print(json.dumps([p.read_text().split(')')[-1].split()[0] "
+        "for p in pathlib.Path('/proc').glob('[0-9]*/stat')]))"
+    )
+    deadline = time.monotonic() + 20
+    while True:
+        states = json.loads(stack.exec("worker", "python", "-c", script).stdout)
+        if "Z" not in states or time.monotonic() > deadline:
+            break
+        time.sleep(1)
+    assert "Z" not in states, states
+
+
+def test_the_agents_secrets_are_out_of_the_workers_reach(stack: Project) -> None:
+    token = stack.env["OPENMONO_ACP_TOKEN"]
+    key = stack.key
+    assert len(token) >= 40
+    hunt = f"grep -rlsF -e {token} -e {key} / --exclude-dir=proc --exclude-dir=sys || true"
+    found = stack.exec("worker", "sh", "-c", hunt, timeout=120)
+    assert found.stdout.strip() == "", found.stdout
+    env = stack.exec("worker", "env").stdout
+    assert token not in env and key not in env
+
+
+def test_volumes_belong_to_the_configured_ids(stack: Project) -> None:
+    for service in ("worker", "agent"):
+        done = stack.exec(service, "sh", "-c", "id -u; test -w /data && echo data-writable")
+        assert done.stdout.split() == [str(UID), "data-writable"], (service, done.stdout)
+
+
+def test_a_crashed_scrape_service_gives_json_502_then_comes_back(stack: Project) -> None:
+    body = {"url": "http://web:8000/"}
+    url = f"{stack.gateway}/scrape"
+    pid = stack.inspect("scrapling")["State"]["Pid"]  # type: ignore[index]
+    assert isinstance(pid, int) and pid > 0
+    os.kill(pid, signal.SIGKILL)  # a crash from the host: `docker kill` would be a deliberate stop
+    start = time.monotonic()
+    r = httpx.post(url, json=body, headers=stack.auth, timeout=30)
+    assert time.monotonic() - start < 5, "the gateway must answer at once, not hang"
+    assert r.status_code == 502, r.text
+    assert r.json() == {"error": "upstream_unavailable", "service": "scrape", "status": 502}
+    stack.wait_healthy("scrapling", timeout=240)
+    deadline = time.monotonic() + 60
+    while (r := httpx.post(url, json=body, headers=stack.auth, timeout=90)).status_code != 200:
+        assert time.monotonic() < deadline, r.text
+        time.sleep(1)
+    assert CANARY in r.json()["content"]
+    assert stack.health("caddy") == "healthy"

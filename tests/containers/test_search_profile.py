@@ -1,0 +1,116 @@
+"""`docker compose --profile search up -d` with the shipped defaults, then faults and `down -v`.
+
+The user's literal commands from the repository root (the root compose.yaml): the gateway comes up
+healthy, serves search and the model through the bearer, refuses without it, and recovers by
+itself when a service's process dies (killed from the host: Docker treats `docker kill` as a
+deliberate stop and would not restart it).
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import time
+from collections.abc import Iterator
+
+import httpx
+import pytest
+
+from tests.containers.conftest import Project, ProjectFactory
+
+pytestmark = [pytest.mark.containers, pytest.mark.slow, pytest.mark.timeout(900)]
+
+
+@pytest.fixture(scope="module")
+def stack(project: ProjectFactory) -> Iterator[Project]:
+    p = project()
+    start = time.monotonic()
+    p.up("search")
+    p.wait_healthy("llama-server", "searxng", "caddy")
+    print(f"\n--profile search healthy in {time.monotonic() - start:.1f} s")
+    yield p
+    p.down()
+    assert p.leftovers() == {"containers": [], "networks": [], "volumes": []}
+
+
+def test_services_say_search_is_on_with_the_shipped_defaults(stack: Project) -> None:
+    r = httpx.get(f"{stack.gateway}/services", timeout=10)
+    assert r.status_code == 200
+    assert r.json()["llm"] is True
+    assert r.json()["search"] is True
+
+
+def test_search_with_the_bearer_returns_results(stack: Project) -> None:
+    r = httpx.get(
+        f"{stack.gateway}/search", params={"q": "hello", "format": "json"}, headers=stack.auth,
+        timeout=15,
+    )  # fmt: skip
+    assert r.status_code == 200, r.text
+    assert r.json()["results"], r.text
+
+
+def test_no_bearer_is_refused(stack: Project) -> None:
+    for path in ("/search?q=x&format=json", "/v1/models"):
+        r = httpx.get(f"{stack.gateway}{path}", timeout=10)
+        assert r.status_code == 401, path
+        assert r.json() == {"error": "unauthorized"}
+
+
+def test_chat_streams_through_the_gateway(stack: Project) -> None:
+    body = {"messages": [{"role": "user", "content": "Say hi."}], "max_tokens": 8, "stream": True}
+    events = []
+    with httpx.stream(
+        "POST", f"{stack.gateway}/v1/chat/completions", json=body, headers=stack.auth, timeout=120
+    ) as r:
+        assert r.status_code == 200
+        assert r.headers["content-type"].startswith("text/event-stream")
+        for line in r.iter_lines():
+            if line.startswith("data: "):
+                events.append(line)
+    assert len(events) >= 3 and events[-1] == "data: [DONE]"
+
+
+def test_gateway_is_published_on_loopback_only(stack: Project) -> None:
+    ports = stack.inspect("caddy")["NetworkSettings"]["Ports"]  # type: ignore[index]
+    bound = {b["HostIp"] for binding in ports.values() if binding for b in binding}
+    assert bound == {"127.0.0.1"}
+
+
+def test_every_service_restarts_unless_stopped(stack: Project) -> None:
+    for service in ("llama-server", "searxng", "caddy"):
+        policy = stack.inspect(service)["HostConfig"]["RestartPolicy"]["Name"]  # type: ignore[index]
+        assert policy == "unless-stopped", service
+
+
+def _kill_pid1(stack: Project, service: str) -> None:
+    """SIGKILL the container's PID 1 from the host: a crash, not `docker kill`."""
+    pid = stack.inspect(service)["State"]["Pid"]  # type: ignore[index]
+    assert isinstance(pid, int) and pid > 0
+    os.kill(pid, signal.SIGKILL)
+
+
+@pytest.mark.parametrize(
+    ("service", "path", "name"),
+    [("searxng", "/search?q=hello&format=json", "search"), ("llama-server", "/v1/models", "llm")],
+)
+def test_a_crashed_service_gives_json_502_then_comes_back(
+    stack: Project, service: str, path: str, name: str
+) -> None:
+    url = f"{stack.gateway}{path}"
+    assert httpx.get(url, headers=stack.auth, timeout=15).status_code == 200
+    _kill_pid1(stack, service)
+    start = time.monotonic()
+    r = httpx.get(url, headers=stack.auth, timeout=15)
+    assert time.monotonic() - start < 5, "the gateway must answer at once, not hang"
+    assert r.status_code == 502, r.text
+    assert r.json()["error"] == "upstream_unavailable"
+    assert r.json()["service"] == name
+    # restarted by Docker, healthy again, and the gateway recovers without being touched
+    stack.wait_healthy(service, timeout=180)
+    deadline = time.monotonic() + 60
+    while (r := httpx.get(url, headers=stack.auth, timeout=15)).status_code != 200:
+        assert time.monotonic() < deadline, r.text
+        time.sleep(0.5)
+    assert stack.health("caddy") == "healthy"
+    restarts = stack.inspect(service)["RestartCount"]
+    assert isinstance(restarts, int) and restarts >= 1

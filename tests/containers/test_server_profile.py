@@ -1,0 +1,61 @@
+"""`--profile server` alone, and what `up` refuses at once (a placeholder key, no model)."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+import httpx
+import pytest
+
+from tests.containers.conftest import ProjectFactory
+
+pytestmark = [pytest.mark.containers, pytest.mark.slow, pytest.mark.timeout(600)]
+
+
+def test_server_alone_serves_the_model_and_no_search(project: ProjectFactory) -> None:
+    p = project()
+    p.up("server")
+    p.wait_healthy("llama-server", "caddy")
+    services = httpx.get(f"{p.gateway}/services", timeout=10).json()
+    assert services["llm"] is True
+    if services["search"] is not False:
+        # A Caddyfile whose /services is still static (the live-health one reports false here):
+        # then /search must be a fast JSON "unavailable", which the agent treats as off.
+        start = time.monotonic()
+        r = httpx.get(f"{p.gateway}/search", params={"q": "x", "format": "json"}, headers=p.auth)
+        assert time.monotonic() - start < 5
+        assert r.status_code in (502, 503), r.text
+        assert r.json()["error"] in ("upstream_unavailable", "service_disabled")
+    r = httpx.get(f"{p.gateway}/v1/models", headers=p.auth, timeout=30)
+    assert r.status_code == 200
+    p.down()
+    assert p.leftovers() == {"containers": [], "networks": [], "volumes": []}
+
+
+def _refused(project: ProjectFactory, **env: str) -> str:
+    p = project(**env)
+    start = time.monotonic()
+    done = p.run("--profile", "server", "up", "-d", check=False, timeout=180)
+    took = time.monotonic() - start
+    logs = p.run("--profile", "*", "logs", "preflight", check=False).stdout
+    p.down()
+    assert done.returncode != 0, done.stdout
+    assert took < 60, f"up took {took:.0f} s to fail"
+    assert "preflight" in done.stderr
+    return logs
+
+
+def test_a_placeholder_key_fails_up_at_once(project: ProjectFactory) -> None:
+    logs = _refused(project, LLAMA_API_KEY="change-me-to-a-long-random-string")
+    assert "LLAMA_API_KEY is the placeholder" in logs
+
+
+def test_no_model_fails_up_at_once_saying_how_to_provide_one(
+    project: ProjectFactory, tmp_path: Path
+) -> None:
+    empty = tmp_path / "no-models"
+    empty.mkdir()
+    logs = _refused(project, MODELS_DIR=str(empty))
+    assert "openmono setup model" in logs
+    assert "LLAMA_ARG_HF_REPO" in logs
