@@ -160,7 +160,7 @@ def test_dotnet_hooks_that_have_no_equivalent_are_refused_with_ours(tmp_path: Pa
 async def test_an_untrusted_projects_hooks_and_yolo_wait_for_trust(
     make_agent: MakeAgent, tmp_path: Path
 ) -> None:
-    from openmono.config import record_trust, trust_question
+    from openmono.config import project_trust_question, record_project_trust
 
     ws = tmp_path / "ws"
     marker = tmp_path / "stop-hook-ran"
@@ -174,7 +174,7 @@ async def test_an_untrusted_projects_hooks_and_yolo_wait_for_trust(
             }
         )
     )
-    question = trust_question(ws)
+    question = project_trust_question(ws)
     assert question is not None and question.parts == ["hooks", "permissions.yolo"]
     write = ("FileWrite", {"file_path": "x.txt", "content": "x"})
     agent, _ = await make_agent([reply(calls=[write]), reply("ok")], {})
@@ -185,13 +185,13 @@ async def test_an_untrusted_projects_hooks_and_yolo_wait_for_trust(
     notes = [e.message for e in events if isinstance(e, Notice)]
     assert any("Left out hooks, permissions.yolo" in n and "not trusted" in n for n in notes)
 
-    record_trust(ws, True, question.parts)  # what the interactive prompt records on "y"
-    assert trust_question(ws) is None
+    record_project_trust(ws, True, question.parts)  # what the interactive prompt records on "y"
+    assert project_trust_question(ws) is None
     trusted, _ = await make_agent([reply(calls=[write]), reply("ok")], {})
     await trusted.run_turn("write x")
     assert marker.exists() and (ws / "x.txt").read_text() == "x"
     stored = json.loads((tmp_path / "data" / "trusted-projects.json").read_text())
     assert stored[str(ws.resolve())]["trusted"] is True
 
-    record_trust(ws, False, question.parts)  # declined: never asked again, parts left out
-    assert trust_question(ws) is None
+    record_project_trust(ws, False, question.parts)  # declined: never asked again, parts left out
+    assert project_trust_question(ws) is None

@@ -21,7 +21,7 @@ from rich.markup import escape
 
 from openmono.agent import Agent, open_agent
 from openmono.cli._render import RichRenderer, call_label
-from openmono.config import RunOptions, Settings, record_trust, trust_question
+from openmono.config import RunOptions, Settings, project_trust_question, record_project_trust
 from openmono.permissions import Answer, PermissionRequest
 
 ANSWERS: dict[str, Answer] = {
@@ -144,7 +144,7 @@ class Repl:
 
     async def ask_trust(self) -> None:
         """Ask once per project whether its settings may run code (hooks, MCP, yolo)."""
-        question = trust_question(self.workspace)
+        question = project_trust_question(self.workspace)
         if question is None:
             return
         self.console.print(f"[bold yellow]?[/bold yellow] {escape(question.prompt())}")
@@ -153,7 +153,7 @@ class Repl:
         except (KeyboardInterrupt, EOFError):
             return  # no answer: asked again next time, left out until then
         trusted = raw.strip().lower() in ("y", "yes")
-        record_trust(question.project, trusted, question.parts)
+        record_project_trust(question.project, trusted, question.parts)
         if trusted:
             self.settings = self.opts.settings()
 

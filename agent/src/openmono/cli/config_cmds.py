@@ -12,10 +12,10 @@ from openmono.config import (
     RunOptions,
     find_project_file,
     get_value,
-    record_trust,
+    project_trust_question,
+    record_project_trust,
     set_value,
     settings_file,
-    trust_question,
     user_settings_file,
 )
 
@@ -53,10 +53,10 @@ def trust(ctx: click.Context, decline: bool) -> None:
     project_file = find_project_file(opts.workspace)
     if project_file is None:
         raise click.ClickException("no .openmono/settings.json in this folder or above")
-    question = trust_question(opts.workspace)
+    question = project_trust_question(opts.workspace)
     parts = question.parts if question else []
     root = project_file.parent.parent
-    record_trust(root, not decline, parts)
+    record_project_trust(root, not decline, parts)
     said = "not trusted" if decline else "trusted: its hooks, MCP servers and yolo apply"
     click.echo(f"{root}: {said}")
 

@@ -11,11 +11,13 @@ from openmono.config._errors import ConfigError
 from openmono.config._load import (
     find_project_file,
     load_settings,
+    project_trust_question,
     read_settings_file,
-    trust_question,
     user_settings_file,
 )
 from openmono.config._options import RunOptions
+from openmono.config._project_trust import ProjectTrustQuestion
+from openmono.config._project_trust import record as record_project_trust
 from openmono.config._settings import (
     AcpSettings,
     HookCommand,
@@ -29,8 +31,6 @@ from openmono.config._settings import (
     ToolRules,
     WebSettings,
 )
-from openmono.config._trust import TrustQuestion
-from openmono.config._trust import record as record_trust
 
 __all__ = [
     "AcpSettings",
@@ -41,19 +41,19 @@ __all__ = [
     "McpServerSettings",
     "Mode",
     "PermissionSettings",
+    "ProjectTrustQuestion",
     "RunOptions",
     "Settings",
     "SubagentSettings",
     "ToolRules",
-    "TrustQuestion",
     "WebSettings",
     "find_project_file",
     "get_value",
     "load_settings",
+    "project_trust_question",
     "read_settings_file",
-    "record_trust",
+    "record_project_trust",
     "set_value",
     "settings_file",
-    "trust_question",
     "user_settings_file",
 ]

@@ -10,7 +10,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from openmono.config import _trust
+from openmono.config import _project_trust
 from openmono.config._errors import ConfigError
 from openmono.config._layers import FILE_LAYERS
 from openmono.config._settings import Settings
@@ -85,7 +85,7 @@ def load_settings(
         data = read_settings_file(project)
         question = _untrusted(project, data)
         if question is not None:
-            data = _trust.without_risky(data)
+            data = _project_trust.without_risky(data)
             notes.append(question.left_out())
         layers = deep_merge(layers, data)
     if config_file is not None:
@@ -98,15 +98,17 @@ def load_settings(
     return settings
 
 
-def _untrusted(settings_file: Path, data: dict[str, Any]) -> _trust.TrustQuestion | None:
-    parts = _trust.risky_parts(data)
+def _untrusted(
+    settings_file: Path, data: dict[str, Any]
+) -> _project_trust.ProjectTrustQuestion | None:
+    parts = _project_trust.risky_parts(data)
     project = settings_file.parent.parent
-    if not parts or _trust.answer_for(project) is True:
+    if not parts or _project_trust.answer_for(project) is True:
         return None
-    return _trust.TrustQuestion(project, settings_file, parts)
+    return _project_trust.ProjectTrustQuestion(project, settings_file, parts)
 
 
-def trust_question(cwd: Path | None = None) -> _trust.TrustQuestion | None:
+def project_trust_question(cwd: Path | None = None) -> _project_trust.ProjectTrustQuestion | None:
     """The project file's risky parts when they wait for an answer (None: nothing to ask).
 
     A project the user declined is not asked again (its parts stay left out)."""
@@ -114,7 +116,7 @@ def trust_question(cwd: Path | None = None) -> _trust.TrustQuestion | None:
     if project is None:
         return None
     question = _untrusted(project, read_settings_file(project))
-    if question is None or _trust.answer_for(question.project) is False:
+    if question is None or _project_trust.answer_for(question.project) is False:
         return None
     return question
 

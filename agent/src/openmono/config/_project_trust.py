@@ -79,7 +79,7 @@ def record(project: Path, trusted: bool, parts: list[str]) -> None:
 
 
 @dataclass(frozen=True)
-class TrustQuestion:
+class ProjectTrustQuestion:
     """A project file whose risky parts wait for the user's answer."""
 
     project: Path  # the folder that holds `.openmono/`
