@@ -195,3 +195,30 @@ async def test_an_untrusted_projects_hooks_and_yolo_wait_for_trust(
 
     record_project_trust(ws, False, question.parts)  # declined: never asked again, parts left out
     assert project_trust_question(ws) is None
+
+
+def test_config_trust_answers_without_asking(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from click.testing import CliRunner
+    from openmono.cli import main
+    from openmono.config import project_trust_question
+
+    monkeypatch.setenv("OPENMONO_DATA_DIR", str(tmp_path / "data"))
+    ws = tmp_path / "proj"
+    (ws / ".openmono").mkdir(parents=True)
+    (ws / ".openmono" / "settings.json").write_text('{"mcp_servers": {"t": {"command": "x"}}}')
+    assert project_trust_question(ws) is not None
+    ok = CliRunner().invoke(main, ["--workspace", str(ws), "config", "trust"])
+    assert ok.exit_code == 0 and "trusted: its hooks, MCP servers and yolo apply" in ok.output
+    assert project_trust_question(ws) is None
+    stored = json.loads((tmp_path / "data" / "trusted-projects.json").read_text())
+    assert stored[str(ws.resolve())]["parts"] == ["mcp_servers"]
+    no = CliRunner().invoke(main, ["--workspace", str(ws), "config", "trust", "--no"])
+    assert no.exit_code == 0 and "not trusted" in no.output
+    assert (
+        json.loads((tmp_path / "data" / "trusted-projects.json").read_text())[str(ws.resolve())][
+            "trusted"
+        ]
+        is False
+    )
