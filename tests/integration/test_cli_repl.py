@@ -150,3 +150,23 @@ async def test_model_compact_resume_list_and_clear(
     first_id = next(s.session_id for s in sessions if s.title == "first")
     listed = [line for line in shown.splitlines() if first_id in line and "first" in line]
     assert listed  # /resume without an id lists sessions with their titles
+
+
+async def test_a_projects_risky_settings_are_asked_about_once(
+    scripted_llm: Callable[..., ScriptedLLM], ws: Path, pipe: PipeInput, tmp_path: Path
+) -> None:
+    marker = tmp_path / "session-start-ran"
+    (ws / ".openmono").mkdir()
+    (ws / ".openmono" / "settings.json").write_text(
+        '{"hooks": {"session_start": [{"command": "touch ' + str(marker) + '"}]}}'
+    )
+    llm = scripted_llm([Turn(text="hi"), Turn(text="hi again")], api_key=KEY, n_ctx=32768)
+    shown = await run_repl(llm, ws, pipe, ["y", "hello", "/exit"])
+    assert "turns on hooks, which can run commands" in shown and "Trust this project?" in shown
+    assert marker.exists()  # trusted: the project's hook ran when the session opened
+    store = (tmp_path / "data" / "trusted-projects.json").read_text()
+    assert str(ws.resolve()) in store and '"trusted": true' in store
+    marker.unlink()
+    with create_pipe_input() as again:
+        shown = await run_repl(llm, ws, again, ["hello", "/exit"])
+    assert "Trust this project?" not in shown and marker.exists()

@@ -210,9 +210,11 @@ async def test_doom_loop_is_stopped(
     agent = await open_with(llm)
     done = await agent.run_turn("find add")
     assert done.reason == "doom_loop"
-    assert len(llm.chat_requests) == 4
-    told = tool_messages(llm.chat_requests[3].json)[-1]["content"]
-    assert "same call 3 times" in told
+    assert len(llm.chat_requests) == 5  # warned (the call ran), blocked, then stopped
+    warned = tool_messages(llm.chat_requests[3].json)[-1]["content"]
+    assert "[loop guard] Warning" in warned and "same call 3 times" in warned
+    blocked = tool_messages(llm.chat_requests[4].json)[-1]["content"]
+    assert blocked.startswith("Error: Not run")
 
 
 async def test_context_overflow_compacts_and_succeeds(
@@ -334,3 +336,30 @@ async def test_tool_calls_written_as_text_are_recovered_and_run(
     assert assistant["tool_calls"][0]["function"]["name"] == "FileRead"
     assert "return a - b" in tool_messages(llm.chat_requests[1].json)[0]["content"]
     assert "calc.py" in tool_messages(llm.chat_requests[2].json)[-1]["content"]
+
+
+async def test_cut_off_over_http_is_continued_not_dropped(
+    scripted_llm: Callable[..., ScriptedLLM], open_with: OpenAgent, ws: Path
+) -> None:
+    # The real client flags the call cut by `finish_reason: length`; the loop asks for it again.
+    cut = Call("FileWrite", '{"file_path": "notes.txt", "content": "first li')
+    whole = Call("FileWrite", {"file_path": "notes.txt", "content": "first line\n"})
+    llm = scripted_llm(
+        [
+            Turn(text="Writing the notes", tool_calls=[cut], finish_reason="length"),
+            Turn(tool_calls=[whole]),
+            Turn(text="The notes are in notes", finish_reason="length"),
+            Turn(text=".txt."),
+        ],
+        api_key=KEY,
+        n_ctx=32768,
+    )
+    agent = await open_with(llm, allow=("FileWrite",))
+    done = await agent.run_turn("write notes")
+    assert done.reason == "stop" and done.text == "The notes are in notes.txt."
+    assert (ws / "notes.txt").read_text() == "first line\n"
+    asked = llm.chat_requests[1].json["messages"]
+    assert asked[-2]["role"] == "assistant" and asked[-2]["content"] == "Writing the notes"
+    assert "FileWrite call was cut off" in asked[-1]["content"]
+    results = tool_messages(llm.chat_requests[2].json)
+    assert len(results) == 1 and not results[0]["content"].startswith("Error")

@@ -18,6 +18,7 @@ from openmono.llm import (
     ContextOverflowError,
     Done,
     ModelInfo,
+    ReasoningDelta,
     StreamEvent,
     TextDelta,
     ToolCallComplete,
@@ -87,6 +88,32 @@ class ScriptedModel:
         finally:
             if not finished:
                 self.closed_early += 1
+
+
+def cut_off(
+    text: str = "", call: tuple[str, str] | None = None, reasoning: str = "", chunk: int = 16
+) -> list[StreamEvent]:
+    """A reply the output limit stopped (`finish_reason: length`): text, and a cut call if given.
+
+    `call` is (tool name, the arguments as far as they came), flagged truncated as the client
+    flags a cut call.
+    """
+    events: list[StreamEvent] = [ReasoningDelta(text=reasoning)] if reasoning else []
+    events += [TextDelta(text=text[i : i + chunk]) for i in range(0, len(text), chunk)]
+    if call is not None:
+        name, partial = call
+        events.append(
+            ToolCallComplete(
+                index=0,
+                id=f"c{next(_replies)}_cut",
+                name=name,
+                arguments=partial,
+                truncated=True,
+                error=f"the {name} call was cut off before its arguments were complete",
+            )
+        )
+    events.append(Done(finish_reason="length"))
+    return events
 
 
 def overflow() -> ContextOverflowError:

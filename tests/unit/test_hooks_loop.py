@@ -109,3 +109,116 @@ async def test_session_start_and_stop_hooks(make_agent: MakeAgent, tmp_path: Pat
     assert stop["event"] == "stop" and stop["reason"] == "stop" and stop["text"] == "hello"
     warnings = [e.message for e in events if isinstance(e, Notice) and e.level == "warning"]
     assert warnings == ["session_start hook 'echo x; exit 1' failed: exited with 1: x"]
+
+
+async def test_dotnet_format_hooks_run_with_their_placeholders(
+    make_agent: MakeAgent, tmp_path: Path
+) -> None:
+    log = tmp_path / "hook.log"
+    marker = tmp_path / "ws" / "ran.txt"
+    agent, _ = await make_agent(
+        [
+            reply(calls=[("Bash", {"command": f"touch {marker}"})]),
+            reply(calls=[("Bash", {"command": "true"})]),
+            reply(text="done"),
+        ],
+        {
+            "preToolUse": [
+                {
+                    "if": {"tool": "Bash", "inputContains": "touch"},
+                    "run": "echo {{tool_name}} {{tool_input}} >> " + str(log) + "; exit 2",
+                }
+            ],
+            "postToolUse": [{"if": {"tool": "*"}, "run": f"echo post {{{{tool_name}}}} >> {log}"}],
+        },
+        yolo=True,
+    )
+    done = await agent.run_turn("touch it")
+    assert done.reason == "stop" and not marker.exists()
+    lines = log.read_text().splitlines()
+    assert lines[0].startswith("Bash {") and json.loads(lines[0][5:]) == {
+        "command": f"touch {marker}"
+    }
+    assert lines[1:] == ["post Bash"]  # the blocked call ran no post hook; the second did
+
+
+def test_dotnet_hooks_that_have_no_equivalent_are_refused_with_ours(tmp_path: Path) -> None:
+    from openmono.config import ConfigError
+
+    bad = {"preToolUse": [{"if": {"tool": "FileWrite", "pathMatches": "*.env"}, "run": "x"}]}
+    with pytest.raises(ConfigError) as refused:
+        load_settings(tmp_path, overrides={"hooks": bad})
+    text = str(refused.value)
+    assert "if.pathMatches has no equivalent here" in text
+    assert '{"pre_tool_use": [{"command": "x", "matcher": "FileWrite"}]}' in text
+    with pytest.raises(ConfigError, match="no such event here"):
+        load_settings(tmp_path, overrides={"hooks": {"userPromptSubmit": []}})
+    with pytest.raises(ConfigError, match="has no value for stop hooks"):
+        load_settings(tmp_path, overrides={"hooks": {"stop": [{"run": "echo {{tool_name}}"}]}})
+
+
+async def test_an_untrusted_projects_hooks_and_yolo_wait_for_trust(
+    make_agent: MakeAgent, tmp_path: Path
+) -> None:
+    from openmono.config import project_trust_question, record_project_trust
+
+    ws = tmp_path / "ws"
+    marker = tmp_path / "stop-hook-ran"
+    (ws / ".openmono").mkdir()
+    (ws / ".openmono" / "settings.json").write_text(
+        json.dumps(
+            {
+                "hooks": {"stop": [{"command": f"touch {marker}"}]},
+                "permissions": {"yolo": True},
+                "max_iterations": 7,
+            }
+        )
+    )
+    question = project_trust_question(ws)
+    assert question is not None and question.parts == ["hooks", "permissions.yolo"]
+    write = ("FileWrite", {"file_path": "x.txt", "content": "x"})
+    agent, _ = await make_agent([reply(calls=[write]), reply("ok")], {})
+    events: list[LoopEvent] = []
+    await agent.run_turn("write x", events.append)
+    assert not marker.exists() and not (ws / "x.txt").exists()  # no hook, no yolo
+    assert agent.loop.options.max_iterations == 7  # the rest of the file applies
+    notes = [e.message for e in events if isinstance(e, Notice)]
+    assert any("Left out hooks, permissions.yolo" in n and "not trusted" in n for n in notes)
+
+    record_project_trust(ws, True, question.parts)  # what the interactive prompt records on "y"
+    assert project_trust_question(ws) is None
+    trusted, _ = await make_agent([reply(calls=[write]), reply("ok")], {})
+    await trusted.run_turn("write x")
+    assert marker.exists() and (ws / "x.txt").read_text() == "x"
+    stored = json.loads((tmp_path / "data" / "trusted-projects.json").read_text())
+    assert stored[str(ws.resolve())]["trusted"] is True
+
+    record_project_trust(ws, False, question.parts)  # declined: never asked again, parts left out
+    assert project_trust_question(ws) is None
+
+
+def test_config_trust_answers_without_asking(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from click.testing import CliRunner
+    from openmono.cli import main
+    from openmono.config import project_trust_question
+
+    monkeypatch.setenv("OPENMONO_DATA_DIR", str(tmp_path / "data"))
+    ws = tmp_path / "proj"
+    (ws / ".openmono").mkdir(parents=True)
+    (ws / ".openmono" / "settings.json").write_text('{"mcp_servers": {"t": {"command": "x"}}}')
+    assert project_trust_question(ws) is not None
+    ok = CliRunner().invoke(main, ["--workspace", str(ws), "config", "trust"])
+    assert ok.exit_code == 0 and "trusted: its hooks, MCP servers and yolo apply" in ok.output
+    assert project_trust_question(ws) is None
+    stored = json.loads((tmp_path / "data" / "trusted-projects.json").read_text())
+    assert stored[str(ws.resolve())]["parts"] == ["mcp_servers"]
+    no = CliRunner().invoke(main, ["--workspace", str(ws), "config", "trust", "--no"])
+    assert no.exit_code == 0 and "not trusted" in no.output
+    assert (
+        json.loads((tmp_path / "data" / "trusted-projects.json").read_text())[str(ws.resolve())][
+            "trusted"
+        ]
+        is False
+    )

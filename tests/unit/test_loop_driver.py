@@ -14,7 +14,7 @@ from openmono.llm import ChatMessage, StreamError, TextDelta
 from openmono.loop import LoopEvent, Notice, ToolFinished, TurnDone
 from openmono.sessions import load_session
 
-from tests.support.scripted_model import ScriptedModel, overflow, reply
+from tests.support.scripted_model import ScriptedModel, cut_off, overflow, reply
 
 MakeAgent = Callable[..., Awaitable[tuple[Agent, ScriptedModel]]]
 
@@ -80,17 +80,24 @@ async def test_enter_plan_mode_switches_the_mode_for_later_calls(make_agent: Mak
     assert "Current mode: plan" in (model.requests[1][0][0].content or "")
 
 
-async def test_doom_loop_is_stopped_and_the_model_told(make_agent: MakeAgent) -> None:
+async def test_doom_loop_is_warned_then_blocked_then_stopped(make_agent: MakeAgent) -> None:
     same = ("FileRead", {"file_path": "a.txt"})
     agent, model = await make_agent([reply(calls=[same]) for _ in range(6)])
     events, sink = collect()
     done = await agent.run_turn("read a", sink)
     assert done.reason == "doom_loop"
-    assert len(model.requests) == 4
+    assert len(model.requests) == 5
+    # tier 1: the third call still runs, and its result carries the warning
     ran = [e for e in events if isinstance(e, ToolFinished) and e.ok]
-    assert len(ran) == 2
-    told = model.requests[3][0][-1]
-    assert told.role == "tool" and "same call 3 times" in (told.content or "")
+    assert len(ran) == 3
+    warned = model.requests[3][0][-1]
+    assert warned.role == "tool" and "[loop guard] Warning" in (warned.content or "")
+    assert "same call 3 times" in (warned.content or "")
+    # tier 2: the fourth is not run; tier 3: the fifth ends the turn
+    blocked = model.requests[4][0][-1]
+    assert blocked.role == "tool" and (blocked.content or "").startswith("Error: Not run")
+    notices = [e.message for e in events if isinstance(e, Notice) and e.level == "warning"]
+    assert sum("same call 3 times" in n for n in notices) == 3
 
 
 async def test_degenerate_text_stops_the_stream(make_agent: MakeAgent) -> None:
@@ -248,3 +255,141 @@ async def test_every_turn_ends_with_exactly_one_done_event(make_agent: MakeAgent
     await agent.run_turn("go", sink)
     dones = [e for e in events if isinstance(e, TurnDone)]
     assert len(dones) == 1 and events[-1] is dones[0]
+
+
+# -- keeping small models on track (issue 12 B) -------------------------------------------------
+def _last_user(model: ScriptedModel, request: int) -> str:
+    return next(m.content or "" for m in reversed(model.requests[request][0]) if m.role == "user")
+
+
+async def test_a_cut_off_answer_is_continued_and_joined(make_agent: MakeAgent) -> None:
+    agent, model = await make_agent([cut_off("The answer is forty"), reply("-two, of course.")])
+    events, sink = collect()
+    done = await agent.run_turn("what is it?", sink)
+    assert done.reason == "stop" and done.text == "The answer is forty-two, of course."
+    # the rest was asked for with the partial reply in place, and nothing of that is recorded
+    partial = model.requests[1][0][-2]
+    assert partial.role == "assistant" and partial.content == "The answer is forty"
+    assert "cut off by the output limit" in _last_user(model, 1)
+    saved = [m for m in load_session(agent.writer.path).messages if m.role == "assistant"]
+    assert [m.content for m in saved] == ["The answer is forty-two, of course."]
+    assert any(isinstance(e, Notice) and "output limit" in e.message for e in events)
+
+
+async def test_a_cut_off_tool_call_is_asked_again_not_dropped(make_agent: MakeAgent) -> None:
+    write = ("FileWrite", {"file_path": "b.txt", "content": "bravo\n"})
+    agent, model = await make_agent(
+        [
+            cut_off("Writing it.", call=("FileWrite", '{"file_path": "b.txt", "content": "bra')),
+            reply(calls=[write]),
+            reply("done"),
+        ],
+        yolo=True,
+    )
+    done = await agent.run_turn("write b", collect()[1])
+    assert done.reason == "stop" and done.text == "done"
+    assert (agent.workspace / "b.txt").read_text() == "bravo\n"
+    assert "FileWrite call was cut off" in _last_user(model, 1)
+    # one assistant message holds the text and the whole call; no error result for the cut one
+    saved = load_session(agent.writer.path).messages
+    first = next(m for m in saved if m.role == "assistant")
+    assert first.content == "Writing it." and [c.name for c in first.tool_calls] == ["FileWrite"]
+    results = [m for m in saved if m.role == "tool"]
+    assert len(results) == 1 and not results[0].is_error
+
+
+async def test_a_call_still_cut_after_the_retries_gets_its_error(make_agent: MakeAgent) -> None:
+    cut = cut_off(call=("FileWrite", '{"file_path": "b.txt", "content": "x'))
+    agent, _ = await make_agent([cut, cut, cut, reply("gave up")], yolo=True)
+    done = await agent.run_turn("write b")
+    assert done.text == "gave up" and not (agent.workspace / "b.txt").exists()
+    results = [m for m in load_session(agent.writer.path).messages if m.role == "tool"]
+    assert len(results) == 1 and results[0].is_error and "cut off" in (results[0].content or "")
+
+
+async def test_an_empty_reply_gets_one_nudge(make_agent: MakeAgent) -> None:
+    agent, model = await make_agent([reply(""), reply("Here you go.")])
+    done = await agent.run_turn("hello")
+    assert done.reason == "stop" and done.text == "Here you go."
+    assert "reply was empty" in _last_user(model, 1)
+    users = [m for m in load_session(agent.writer.path).messages if m.role == "user"]
+    assert [m.content for m in users] == ["hello"]  # the nudge is not recorded
+
+
+async def test_two_empty_replies_stop_clearly(make_agent: MakeAgent) -> None:
+    agent, model = await make_agent([reply(""), reply("   ")])
+    done = await agent.run_turn("hello")
+    assert done.reason == "empty" and "empty reply twice" in (done.error or "")
+    assert len(model.requests) == 2
+
+
+async def test_repetition_in_the_thinking_stops_the_stream(make_agent: MakeAgent) -> None:
+    from openmono.llm import ReasoningDelta
+
+    loop = [ReasoningDelta(text="hmm, let me check again. ") for _ in range(60)]
+    agent, model = await make_agent([[*loop, *reply("never")]])
+    events, sink = collect()
+    done = await agent.run_turn("go", sink)
+    assert done.reason == "repetition" and model.closed_early == 1
+    assert any(isinstance(e, Notice) and "thinking degenerated" in e.message for e in events)
+
+
+async def test_a_repeated_paragraph_is_repetition(make_agent: MakeAgent) -> None:
+    paragraph = (
+        "I will now read the configuration file to find where the port is set, then change "
+        "it and run the tests again to confirm.\n\n"
+    )
+    agent, model = await make_agent([reply("Plan:\n\n" + paragraph * 5, chunk=20)])
+    done = await agent.run_turn("go")
+    assert done.reason == "repetition" and model.closed_early == 1
+
+
+async def test_a_broken_session_is_repaired_on_resume_and_says_so(
+    make_agent: MakeAgent, tmp_path: Path
+) -> None:
+    from openmono.sessions import RecordedCall, SessionHeader, SessionMessage, SessionStore
+
+    store = SessionStore(tmp_path / "data")
+    header = SessionHeader(working_directory=str(tmp_path / "ws"), model="scripted")
+    writer = store.create(header)
+    for record in (
+        SessionMessage(role="user", content="read a"),
+        SessionMessage(role="user", content="and then b"),  # two users in a row
+        SessionMessage(
+            role="assistant",
+            content="Reading.",
+            tool_calls=[
+                RecordedCall(id="r1", name="FileRead", arguments='{"file_path": "a.txt"}'),
+                RecordedCall(id="r2", name="FileRead", arguments='{"file_path": "b.txt"}'),
+            ],
+        ),
+        SessionMessage(role="tool", content="1\talpha", tool_call_id="r1", tool_name="FileRead"),
+        # r2 never answered (the process died); a stray result and an empty message follow
+        SessionMessage(role="tool", content="stray", tool_call_id="zz", tool_name="FileRead"),
+        SessionMessage(role="assistant", content=""),
+        SessionMessage(role="assistant", content="Half an answer"),
+    ):
+        writer.append(record)
+    writer.close()
+    agent, model = await make_agent([reply("fine now")], resume=header.session_id)
+    events, sink = collect()
+    done = await agent.run_turn("go on", sink)
+    assert done.reason == "stop"
+    sent = model.requests[0][0][1:]  # after the system prompt
+    assert [m.role for m in sent] == ["user", "assistant", "tool", "tool", "assistant", "user"]
+    assert sent[0].content == "read a\n\nand then b"
+    assert [m.tool_call_id for m in sent[2:4]] == ["r1", "r2"]
+    assert "no result was recorded" in (sent[3].content or "")
+    notes = [e.message for e in events if isinstance(e, Notice)]
+    repaired = next(n for n in notes if n.startswith("Repaired the resumed session"))
+    assert "1 call without a result" in repaired and "1 result without its call" in repaired
+    assert "1 empty message" in repaired and "1 message merged" in repaired
+
+
+async def test_a_sound_session_resumes_without_repairs(make_agent: MakeAgent) -> None:
+    agent, _ = await make_agent([reply(calls=[("FileRead", {"file_path": "a.txt"})]), reply("a")])
+    await agent.run_turn("read a")
+    again, _ = await make_agent([reply("still a")], resume=agent.session_id)
+    events, sink = collect()
+    await again.run_turn("and now?", sink)
+    assert not any(isinstance(e, Notice) and "Repaired" in e.message for e in events)

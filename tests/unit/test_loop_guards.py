@@ -17,8 +17,8 @@ def test_same_call_three_times_trips() -> None:
     g = DoomLoopGuard()
     assert g.check(sig("FileRead", file_path="a")) is None
     assert g.check(call_signature("FileRead", '{ "file_path" :  "a" }')) is None
-    message = g.check(sig("FileRead", file_path="a"))
-    assert message and "same call 3 times" in message
+    verdict = g.check(sig("FileRead", file_path="a"))
+    assert verdict and verdict.tier == "warn" and "same call 3 times" in verdict.message
 
 
 def test_different_arguments_do_not_trip() -> None:
@@ -32,7 +32,8 @@ def test_cycles_of_period_two_to_four_trip() -> None:
         unit = [sig("Grep", pattern=f"p{i}") for i in range(period)]
         results = [g.check(s) for s in unit * 3]
         assert all(r is None for r in results[:-1]), period
-        assert results[-1] and f"cycle of {period} calls" in results[-1]
+        last = results[-1]
+        assert last and f"cycle of {period} calls" in last.message
 
 
 def test_a_repeated_call_right_after_a_trip_trips_again() -> None:
@@ -42,6 +43,15 @@ def test_a_repeated_call_right_after_a_trip_trips_again() -> None:
     assert g.trips == 1
     assert g.check(sig("Bash", command="ls")) is not None
     assert g.trips == 2
+
+
+def test_the_guard_warns_then_blocks_then_stops() -> None:
+    g = DoomLoopGuard()
+    verdicts = [g.check(sig("Bash", command="ls")) for _ in range(5)]
+    assert verdicts[:2] == [None, None]
+    assert [v.tier for v in verdicts[2:] if v] == ["warn", "block", "stop"]
+    assert "next repeat will not be run" in verdicts[2].message  # type: ignore[union-attr]
+    assert g.stopped
 
 
 def feed(detector: RepetitionDetector, text: str, chunk: int = 7) -> bool:

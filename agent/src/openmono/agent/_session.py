@@ -36,6 +36,7 @@ from openmono.loop import (
     TurnDone,
     build_system_prompt,
     discard,
+    repair,
     replay,
 )
 from openmono.permissions import Approver, Mode, PermissionEngine
@@ -245,8 +246,9 @@ def _assemble(
         loaded = store.load(resume)
         writer = store.reopen(loaded)
         header = loaded.header
-        messages = replay(loaded.messages)
+        messages, repairs = repair(replay(loaded.messages))
         titled = first_user_text(loaded.messages) is not None
+        note = repairs.note()
     else:
         header = SessionHeader(
             working_directory=str(workspace),
@@ -254,7 +256,7 @@ def _assemble(
             mode=run_mode,
         )
         writer = store.create(header)
-        messages, titled = [], False
+        messages, titled, note = [], False, None
     conv = Conversation(system=system_prompt(run_mode), messages=messages, writer=writer)
     permissions = PermissionEngine(
         workspace,
@@ -289,7 +291,7 @@ def _assemble(
     loop = AgentLoop(
         model, dispatcher, conv, options=options, mode=run_mode, system_prompt=system_prompt
     )
-    return Agent(
+    agent = Agent(
         loop=loop,
         model=model,
         executor=executor,
@@ -302,3 +304,7 @@ def _assemble(
         permissions=permissions,
         _titled=titled,
     )
+    agent.pending_notices.extend(settings.notes)
+    if note:
+        agent.pending_notices.append(note)
+    return agent

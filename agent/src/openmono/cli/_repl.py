@@ -21,7 +21,7 @@ from rich.markup import escape
 
 from openmono.agent import Agent, open_agent
 from openmono.cli._render import RichRenderer, call_label
-from openmono.config import RunOptions, Settings
+from openmono.config import RunOptions, Settings, project_trust_question, record_project_trust
 from openmono.permissions import Answer, PermissionRequest
 
 ANSWERS: dict[str, Answer] = {
@@ -142,9 +142,25 @@ class Repl:
         finally:
             loop.remove_signal_handler(signal.SIGINT)
 
+    async def ask_trust(self) -> None:
+        """Ask once per project whether its settings may run code (hooks, MCP, yolo)."""
+        question = project_trust_question(self.workspace)
+        if question is None:
+            return
+        self.console.print(f"[bold yellow]?[/bold yellow] {escape(question.prompt())}")
+        try:
+            raw = await self.prompt.prompt_async("  [y] trust it  [n] not now and not again > ")
+        except (KeyboardInterrupt, EOFError):
+            return  # no answer: asked again next time, left out until then
+        trusted = raw.strip().lower() in ("y", "yes")
+        record_project_trust(question.project, trusted, question.parts)
+        if trusted:
+            self.settings = self.opts.settings()
+
     async def run(self) -> int:
         from openmono.cli._slash import run_command
 
+        await self.ask_trust()
         await self.open(self.opts.resume)
         self.banner()
         try:

@@ -12,6 +12,8 @@ from openmono.config import (
     RunOptions,
     find_project_file,
     get_value,
+    project_trust_question,
+    record_project_trust,
     set_value,
     settings_file,
     user_settings_file,
@@ -40,6 +42,23 @@ def get(ctx: click.Context, key: str | None, reveal: bool) -> None:
     except ConfigError as exc:
         raise click.ClickException(str(exc)) from exc
     click.echo(value if isinstance(value, str) else json.dumps(value, indent=2))
+
+
+@config.command()
+@click.option("--no", "decline", is_flag=True, help="Record that the project is not trusted.")
+@click.pass_context
+def trust(ctx: click.Context, decline: bool) -> None:
+    """Trust this project's .openmono/settings.json to turn on hooks, MCP servers or yolo."""
+    opts: RunOptions = ctx.obj
+    project_file = find_project_file(opts.workspace)
+    if project_file is None:
+        raise click.ClickException("no .openmono/settings.json in this folder or above")
+    question = project_trust_question(opts.workspace)
+    parts = question.parts if question else []
+    root = project_file.parent.parent
+    record_project_trust(root, not decline, parts)
+    said = "not trusted" if decline else "trusted: its hooks, MCP servers and yolo apply"
+    click.echo(f"{root}: {said}")
 
 
 @config.command("set")

@@ -11,10 +11,13 @@ from openmono.config._errors import ConfigError
 from openmono.config._load import (
     find_project_file,
     load_settings,
+    project_trust_question,
     read_settings_file,
     user_settings_file,
 )
 from openmono.config._options import RunOptions
+from openmono.config._project_trust import ProjectTrustQuestion
+from openmono.config._project_trust import record as record_project_trust
 from openmono.config._settings import (
     AcpSettings,
     HookCommand,
@@ -38,6 +41,7 @@ __all__ = [
     "McpServerSettings",
     "Mode",
     "PermissionSettings",
+    "ProjectTrustQuestion",
     "RunOptions",
     "Settings",
     "SubagentSettings",
@@ -46,7 +50,9 @@ __all__ = [
     "find_project_file",
     "get_value",
     "load_settings",
+    "project_trust_question",
     "read_settings_file",
+    "record_project_trust",
     "set_value",
     "settings_file",
     "user_settings_file",

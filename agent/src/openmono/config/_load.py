@@ -10,6 +10,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from openmono.config import _project_trust
 from openmono.config._errors import ConfigError
 from openmono.config._layers import FILE_LAYERS
 from openmono.config._settings import Settings
@@ -79,14 +80,45 @@ def load_settings(
     """Settings for a run in `cwd`: files, env, then `overrides` (the flags; dotted keys ok)."""
     layers: dict[str, Any] = read_settings_file(user_settings_file())
     project = find_project_file(cwd)
+    notes: list[str] = []
     if project is not None:
-        layers = deep_merge(layers, read_settings_file(project))
+        data = read_settings_file(project)
+        question = _untrusted(project, data)
+        if question is not None:
+            data = _project_trust.without_risky(data)
+            notes.append(question.left_out())
+        layers = deep_merge(layers, data)
     if config_file is not None:
         if not config_file.is_file():
             raise ConfigError(f"--config {config_file}: no such file")
         layers = deep_merge(layers, read_settings_file(config_file))
     flags = expand_dotted({k: v for k, v in (overrides or {}).items() if v is not None})
-    return build_settings(layers, flags)
+    settings = build_settings(layers, flags)
+    settings.notes.extend(notes)
+    return settings
+
+
+def _untrusted(
+    settings_file: Path, data: dict[str, Any]
+) -> _project_trust.ProjectTrustQuestion | None:
+    parts = _project_trust.risky_parts(data)
+    project = settings_file.parent.parent
+    if not parts or _project_trust.answer_for(project) is True:
+        return None
+    return _project_trust.ProjectTrustQuestion(project, settings_file, parts)
+
+
+def project_trust_question(cwd: Path | None = None) -> _project_trust.ProjectTrustQuestion | None:
+    """The project file's risky parts when they wait for an answer (None: nothing to ask).
+
+    A project the user declined is not asked again (its parts stay left out)."""
+    project = find_project_file(cwd)
+    if project is None:
+        return None
+    question = _untrusted(project, read_settings_file(project))
+    if question is None or _project_trust.answer_for(question.project) is False:
+        return None
+    return question
 
 
 def build_settings(files: Mapping[str, Any], flags: Mapping[str, Any]) -> Settings:

@@ -8,16 +8,24 @@ Booleans accept JSON booleans and the strings 1/true/yes/on and 0/false/no/off (
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, SecretStr, field_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    PrivateAttr,
+    SecretStr,
+    field_validator,
+    model_validator,
+)
 from pydantic_settings import (
     BaseSettings,
     PydanticBaseSettingsSource,
     SettingsConfigDict,
 )
 
-from openmono.config import _layers
+from openmono.config import _dotnet_hooks, _layers
 
 Mode = Literal["agent", "plan", "ask"]
 
@@ -105,9 +113,18 @@ class HookCommand(BaseModel):
 
 
 class HookSettings(BaseModel):
-    """Hooks per event; each runs in its own process group and is killed on its timeout."""
+    """Hooks per event; each runs in its own process group and is killed on its timeout.
+
+    The .NET OpenMono's format (`preToolUse: [{"if": {...}, "run": ...}]`) is read too, or refused
+    with the equivalent in this one (`_dotnet_hooks`).
+    """
 
     model_config = ConfigDict(extra="forbid")
+
+    @model_validator(mode="before")
+    @classmethod
+    def _dotnet(cls, data: Any) -> Any:
+        return _dotnet_hooks.from_dotnet(data)
 
     session_start: list[HookCommand] = Field(default_factory=list)
     pre_tool_use: list[HookCommand] = Field(default_factory=list)
@@ -180,6 +197,12 @@ class Settings(BaseSettings):
     mcp_servers: dict[str, McpServerSettings] = Field(default_factory=dict)
     acp: AcpSettings = Field(default_factory=AcpSettings)
     subagents: SubagentSettings = Field(default_factory=SubagentSettings)
+    # What loading left out and why (an untrusted project's hooks, ...): shown by the surfaces.
+    _notes: list[str] = PrivateAttr(default_factory=list)
+
+    @property
+    def notes(self) -> list[str]:
+        return self._notes
 
     @field_validator("data_dir", mode="after")
     @classmethod

@@ -1,6 +1,7 @@
 """The hook runner: picks the hooks an event matches and turns what they did into decisions.
 
-Events and their payload (JSON on stdin; `event`, `session_id` and `workspace` always present):
+Events and their payload (JSON on stdin; `event`, `session_id` and `workspace` always present;
+tool events also set `OPENMONO_TOOL_NAME` and `OPENMONO_TOOL_INPUT` in the environment):
     session_start  -- once, when a session is opened or resumed
     pre_tool_use   -- `tool`, `input`, `call_id`; after the permission engine allowed the call
     post_tool_use  -- the same plus `result` {ok, output, error}
@@ -118,6 +119,10 @@ class HookRunner:
             "OPENMONO_SESSION_ID": self.session_id,
             "OPENMONO_WORKSPACE": str(self.workspace),
         }
+        if "tool" in extra:
+            # What the .NET format's {{tool_name}} / {{tool_input}} become (config._dotnet_hooks).
+            env["OPENMONO_TOOL_NAME"] = str(extra["tool"])
+            env["OPENMONO_TOOL_INPUT"] = json.dumps(extra.get("input", {}), ensure_ascii=False)
         return list(
             await asyncio.gather(
                 *(

@@ -22,11 +22,15 @@ from openmono.loop._events import (
     discard,
 )
 from openmono.loop._guards import DoomLoopGuard, RepetitionDetector, call_signature, is_repetitive
+from openmono.loop._prepare import PREPARE_STEPS, READY, Pending, Refusal, Step
 from openmono.loop._prompt import build_system_prompt
+from openmono.loop._repair import Repairs, repair
 from openmono.loop._run import AgentLoop, LoopOptions
 from openmono.loop._state import Conversation, estimate_tokens, replay
 
 __all__ = [
+    "PREPARE_STEPS",
+    "READY",
     "AgentLoop",
     "Asker",
     "CallOutcome",
@@ -38,9 +42,13 @@ __all__ = [
     "LoopEvent",
     "LoopOptions",
     "Notice",
+    "Pending",
     "PermissionAsked",
     "ReasoningChunk",
+    "Refusal",
+    "Repairs",
     "RepetitionDetector",
+    "Step",
     "StopReason",
     "TextChunk",
     "ToolCatalog",
@@ -53,5 +61,6 @@ __all__ = [
     "discard",
     "estimate_tokens",
     "is_repetitive",
+    "repair",
     "replay",
 ]

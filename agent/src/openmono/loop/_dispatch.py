@@ -1,8 +1,7 @@
 """Step 5: run the model's tool calls through the pipeline, reads in parallel, writes in order.
 
-Pipeline per call: 1. parse the JSON arguments  2. validate them with the tool's own pydantic model
-3. workspace sanity (the worker's path guard: no escape, symlinks resolved)  4. mode guard (plan/ask
-are read-only)  5. permission engine (may ask the user)  6. pre-tool hooks (may block)
+Pipeline per call: 1-6 the prepare steps, each one named step of `_prepare` (parse, validate,
+workspace, mode, permissions, pre_hooks; a refusal at any of them ends the call)
 7. snapshot files about to be written (for /undo)  8. execute through the Executor, or the
 agent-side `Toolset` that owns the name (MCP tools, `Agent`)  9. post-tool hooks  10. turn the
 result into a message (artifact reference, effects). A call refused at any step becomes an error
@@ -14,7 +13,6 @@ Consecutive read-only, concurrency-safe calls are prepared in order, then execut
 from __future__ import annotations
 
 import asyncio
-import json
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -22,14 +20,13 @@ from typing import Any
 
 from openmono_contracts import ToolRequest, ToolResult, WebAccess
 from openmono_contracts.effects import AskUserEffect, ToolEffect
-from openmono_worker import PathRefused, format_validation_error, get_tool, resolve_path
-from pydantic import ValidationError
 
 from openmono.executor import Executor
 from openmono.llm import ToolCallComplete
 from openmono.loop._catalog import ToolCatalog
 from openmono.loop._events import EventSink, PermissionAsked, ToolFinished, ToolStarted
 from openmono.loop._extensions import ToolHooks, Toolset
+from openmono.loop._prepare import PREPARE_STEPS, Pending, Step, run_steps
 from openmono.permissions import (
     Answer,
     Approver,
@@ -37,7 +34,6 @@ from openmono.permissions import (
     PermissionEngine,
     PermissionRequest,
     call_paths,
-    mode_denial,
 )
 from openmono.sessions import Snapshots
 
@@ -87,6 +83,7 @@ class Dispatcher:
         snapshots: Snapshots | None = None,
         toolsets: Sequence[Toolset] = (),
         hooks: ToolHooks | None = None,
+        steps: tuple[Step, ...] = PREPARE_STEPS,
     ) -> None:
         self.executor = executor
         self.catalog = catalog
@@ -97,6 +94,7 @@ class Dispatcher:
         self.snapshots = snapshots
         self.toolsets: list[Toolset] = list(toolsets)
         self.hooks = hooks
+        self.steps = steps
 
     def toolset_for(self, name: str) -> Toolset | None:
         return next((t for t in self.toolsets if t.owns(name)), None)
@@ -163,64 +161,14 @@ class Dispatcher:
     async def _prepare(
         self, call: ToolCallComplete, mode: Mode, emit: EventSink
     ) -> _Prepared | CallOutcome:
-        # 1. parse (the client already flagged truncated or unparsable calls)
-        if call.error is not None:
-            return self._refuse(call, call.error, emit, denied=False)
-        try:
-            args = json.loads(call.arguments or "{}")
-        except ValueError as exc:
-            return self._refuse(call, f"arguments are not valid JSON: {exc}", emit, denied=False)
-        if not isinstance(args, dict):
-            return self._refuse(call, "arguments must be a JSON object", emit, denied=False)
-        # 2. schema validation with the tool's own Params model
-        toolset = self.toolset_for(call.name)
-        tool = None if toolset else get_tool(call.name)
-        if (tool is None and toolset is None) or call.name not in self.catalog.specs:
-            known = ", ".join(self.catalog.specs)
-            return self._refuse(
-                call, f"unknown tool {call.name!r}; known tools: {known}", emit, False
-            )
-        if toolset is not None:
-            invalid = toolset.check(call.name, args)
-            if invalid:
-                return self._refuse(call, invalid, emit, denied=False)
-        try:
-            if tool is not None:
-                tool.parse(args)
-        except ValidationError as exc:
-            return self._refuse(call, format_validation_error(call.name, exc), emit, denied=False)
-        facts = self.catalog.facts_of(call.name)
-        # 3. workspace sanity
-        for key in facts.path_params:
-            value = args.get(key)
-            if isinstance(value, str) and value:
-                try:
-                    extra = self.ctx.read_roots if facts.read_only else ()
-                    resolve_path(self.ctx.workspace, value, extra_roots=extra)
-                except PathRefused as exc:
-                    return self._refuse(call, str(exc), emit, denied=True)
-        # 4. mode guard, at execution time
-        why = mode_denial(mode, call.name, args, facts)
-        if why:
-            return self._refuse(call, why, emit, denied=True)
-        if facts.plan_switch == "exit":
-            return await self._exit_plan(call, args, mode, emit)
-        # 5. permissions
-        decision = await self.permissions.authorize(
-            call.id, call.name, args, facts, self._approver(emit)
-        )
-        if decision.action != "allow":
-            return self._refuse(call, f"permission denied: {decision.reason}", emit, denied=True)
-        # 6. pre-tool hooks
-        if self.hooks is not None:
-            blocked = await self.hooks.pre_tool_use(self._request(call, args))
-            if blocked is not None:
-                return self._refuse(
-                    call, f"blocked by a pre_tool_use hook: {blocked}", emit, denied=True
-                )
-        return _Prepared(call, args)
+        """Steps 1-6 (`_prepare.PREPARE_STEPS`): the call is ready, or refused with a reason."""
+        pending = Pending(call, mode, emit)
+        refusal = await run_steps(self, self.steps, pending)
+        if refusal is not None:
+            return self._refuse(call, refusal.message, emit, refusal.denied)
+        return _Prepared(call, pending.args)
 
-    def _request(self, call: ToolCallComplete, args: dict[str, Any]) -> ToolRequest:
+    def request(self, call: ToolCallComplete, args: dict[str, Any]) -> ToolRequest:
         return ToolRequest(
             tool=call.name,
             params=args,
@@ -231,29 +179,8 @@ class Dispatcher:
             web=self.ctx.web,
         )
 
-    async def _exit_plan(
-        self, call: ToolCallComplete, args: dict[str, Any], mode: Mode, emit: EventSink
-    ) -> _Prepared | CallOutcome:
-        if mode != "plan":
-            return self._refuse(call, "not in plan mode", emit, denied=False)
-        if self.approver is None:
-            return self._refuse(
-                call,
-                "this run is non-interactive, so nobody can approve the plan: give the plan as "
-                "your final answer and stop.",
-                emit,
-                denied=True,
-            )
-        request = PermissionRequest(call.id, call.name, args, "approve the plan and start", "*")
-        emit(
-            PermissionAsked(call_id=call.id, name=call.name, arguments=args, reason=request.reason)
-        )
-        answer = await self.approver(request)
-        if answer in ("once", "session"):
-            return _Prepared(call, args)
-        return self._refuse(call, "the user wants to keep planning; revise the plan", emit, True)
-
-    def _approver(self, emit: EventSink) -> Approver | None:
+    def approver_for(self, emit: EventSink) -> Approver | None:
+        """The approver, announcing each question on `emit` first (None: nobody to ask)."""
         if self.approver is None:
             return None
         approver = self.approver
@@ -280,7 +207,7 @@ class Dispatcher:
                 self.snapshots.save(turn, path)
         emit(ToolStarted(call_id=call.id, name=call.name, arguments=args))
         # 8. execute (an agent-side toolset, else the executor)
-        request = self._request(call, args)
+        request = self.request(call, args)
         toolset = self.toolset_for(call.name)
         if toolset is not None:
             result = await toolset.call(request, emit)

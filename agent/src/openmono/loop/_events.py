@@ -71,7 +71,7 @@ class Notice(_Event):
 
 
 StopReason = Literal[
-    "stop", "max_iterations", "doom_loop", "repetition", "cancelled", "error", "context"
+    "stop", "max_iterations", "doom_loop", "repetition", "empty", "cancelled", "error", "context"
 ]
 
 

@@ -2,18 +2,29 @@
 
 `DoomLoopGuard` watches the sequence of call signatures (name + canonical arguments) of a turn: the
 same signature 3 times in a row, or the last 2..4 signatures repeated as a cycle 3 times, trips it.
-`RepetitionDetector` watches streamed text: the tail made of one short unit repeated over and over
-(`the the the ...`, a line printed forty times) trips it; it looks only every few dozen characters.
+It answers in tiers: the first trip warns (the call runs, the model reads the warning with its
+result), the second blocks the call (an error result), the third stops the turn.
+`RepetitionDetector` watches streamed text (the visible answer and the thinking, one detector each):
+the tail made of one short unit repeated over and over (`the the the ...`, a line printed forty
+times) trips it, and so does a longer period: the same paragraph (80+ characters, blank-line
+separated, whitespace folded) written 3 times in the reply. It looks only every few dozen
+characters, and for paragraphs only when a new one has ended.
 """
 
 from __future__ import annotations
 
 import json
-from typing import Any
+import re
+from collections import Counter
+from dataclasses import dataclass
+from typing import Any, Literal
 
 SAME_CALL_LIMIT = 3
 CYCLE_REPEATS = 3
 CYCLE_PERIODS = (2, 3, 4)
+PARAGRAPH_MIN_CHARS = 80
+PARAGRAPH_REPEATS = 3
+_PARAGRAPH_BREAK = re.compile(r"\n[ \t]*\n")
 
 
 def call_signature(name: str, arguments: str) -> str:
@@ -26,6 +37,18 @@ def call_signature(name: str, arguments: str) -> str:
     return f"{name}:{canon}"
 
 
+Tier = Literal["warn", "block", "stop"]
+TIERS: tuple[Tier, ...] = ("warn", "block", "stop")
+
+
+@dataclass(frozen=True)
+class GuardVerdict:
+    """What the guard does about one repeated call, and what the model is told."""
+
+    tier: Tier
+    message: str
+
+
 class DoomLoopGuard:
     """Trips when the model keeps issuing the same call, or the same short cycle of calls."""
 
@@ -33,8 +56,12 @@ class DoomLoopGuard:
         self.history: list[str] = []
         self.trips = 0
 
-    def check(self, signature: str) -> str | None:
-        """Record one call; a message for the model when it repeats itself, else None."""
+    @property
+    def stopped(self) -> bool:
+        return self.trips >= len(TIERS)
+
+    def check(self, signature: str) -> GuardVerdict | None:
+        """Record one call; a verdict when it repeats what came before, else None."""
         self.history.append(signature)
         h = self.history
         if len(h) >= SAME_CALL_LIMIT and len(set(h[-SAME_CALL_LIMIT:])) == 1:
@@ -53,14 +80,19 @@ class DoomLoopGuard:
                     )
         return None
 
-    def _trip(self, what: str) -> str:
-        # History is kept: the same call right after a trip trips again (and ends the turn).
+    def _trip(self, what: str) -> GuardVerdict:
+        # History is kept: the same call right after a trip trips again, one tier higher.
         self.trips += 1
-        return (
-            f"Stopped: {what}. Repeating it will not give a different result. Do not call it "
-            "again; use what you already have, try a different approach, or answer the user "
-            "and explain what is blocking you."
+        tier = TIERS[min(self.trips, len(TIERS)) - 1]
+        advice = (
+            "Repeating it will not give a different result. Use what you already have, try a "
+            "different approach, or answer the user and explain what is blocking you."
         )
+        if tier == "warn":
+            return GuardVerdict(tier, f"Warning: {what}. {advice} The next repeat will not be run.")
+        if tier == "block":
+            return GuardVerdict(tier, f"Not run: {what}. Do not call it again. {advice}")
+        return GuardVerdict(tier, f"Stopped: {what}; the turn ends here.")
 
 
 class RepetitionDetector:
@@ -73,6 +105,7 @@ class RepetitionDetector:
         self._text: list[str] = []
         self._size = 0
         self._since = 0
+        self._breaks = 0
 
     def feed(self, chunk: str) -> bool:
         """Add streamed text; True once the text has degenerated into repetition."""
@@ -82,8 +115,22 @@ class RepetitionDetector:
         if self._since < self.check_every or self._size < self.min_span:
             return False
         self._since = 0
-        tail = "".join(self._text)[-(self.min_span + self.max_unit) :]
-        return is_repetitive(tail, self.min_span, self.max_unit)
+        text = "".join(self._text)
+        self._text = [text]
+        if is_repetitive(text[-(self.min_span + self.max_unit) :], self.min_span, self.max_unit):
+            return True
+        breaks = len(_PARAGRAPH_BREAK.findall(text))
+        if breaks == self._breaks:
+            return False
+        self._breaks = breaks
+        return repeated_paragraph(text)
+
+
+def repeated_paragraph(text: str) -> bool:
+    """True when one finished paragraph of 80+ characters stands 3 times in `text`."""
+    finished = _PARAGRAPH_BREAK.split(text)[:-1]
+    counts = Counter(" ".join(p.split()) for p in finished)
+    return any(n >= PARAGRAPH_REPEATS and len(p) >= PARAGRAPH_MIN_CHARS for p, n in counts.items())
 
 
 def is_repetitive(text: str, min_span: int, max_unit: int) -> bool:

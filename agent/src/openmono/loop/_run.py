@@ -7,7 +7,7 @@ One user turn:
     3. stream    -- one model reply, text and thinking forwarded live; a context overflow
                     compacts and retries once; degenerate text stops the reply (`_stream`)
     4. record    -- the assistant message is persisted (also when cancelled mid-stream)
-    5. guard     -- repeated calls are not run; the model is told, a second trip ends the turn
+    5. guard     -- repeated calls: warned first, then not run, then the turn ends (`_guards`)
     6. dispatch  -- calls go through the tool pipeline, reads in parallel, writes in order
                     (`_dispatch`); results are recorded and effects applied (mode, todos, memory)
     7. repeat    -- until a reply has no tool calls, or the iteration cap
@@ -18,13 +18,13 @@ from __future__ import annotations
 
 import asyncio
 import secrets
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from openmono_contracts.effects import MemorySavedEffect, PlanModeEffect, TodoItem, TodosEffect
 
 from openmono.llm import ChatMessage, ContextOverflowError, LLMError, Model, ToolCall, ToolSpec
-from openmono.loop import _context
+from openmono.loop import _context, _cutoff
 from openmono.loop._catalog import ToolCatalog
 from openmono.loop._dispatch import CallOutcome, Dispatcher
 from openmono.loop._events import EventSink, Notice, TurnDone, UsageReport, discard
@@ -36,6 +36,11 @@ from openmono.permissions import Mode
 # Tool definitions may use at most this share of the context, else the model gets none.
 TOOLS_MAX_SHARE = 0.5
 CANCELLED_RESULT = "Error: cancelled by the user before this call finished."
+# Sent once (never recorded) after a reply with neither text nor a tool call.
+EMPTY_NUDGE = (
+    "[Your last reply was empty. Answer the user's request now, or call a tool to make progress.]"
+)
+EMPTY_STOP = "the model gave an empty reply twice (no text, no tool call)"
 
 
 @dataclass
@@ -136,13 +141,33 @@ class AgentLoop:
             )
             emit(Notice(level="warning", message=message))
 
-    async def _stream(self, reply: Reply, emit: EventSink) -> Reply:
+    async def _stream(
+        self, reply: Reply, emit: EventSink, extra: Sequence[ChatMessage] = ()
+    ) -> Reply:
+        """Step 3 (and 3b: a reply cut off by the output limit is completed, see `_cutoff`)."""
+        await self._stream_once(reply, emit, extra)
+        for _ in range(_cutoff.CONTINUE_LIMIT):
+            if not _cutoff.is_cut_off(reply):
+                break
+            emit(
+                Notice(
+                    level="warning", message="The reply hit the output limit: asking for the rest."
+                )
+            )
+            more = Reply()
+            await self._stream_once(more, emit, [*extra, *_cutoff.continuation(reply)])
+            _cutoff.join(reply, more)
+        return reply
+
+    async def _stream_once(
+        self, reply: Reply, emit: EventSink, extra: Sequence[ChatMessage]
+    ) -> Reply:
         tools = self.offered_tools(emit)
         for attempt in (1, 2):
             try:
                 return await stream_reply(
                     self.model,
-                    self.conv.wire(),
+                    [*self.conv.wire(), *extra],
                     tools,
                     emit,
                     reply,
@@ -212,34 +237,43 @@ class AgentLoop:
     async def _dispatch(
         self, reply: Reply, guard: DoomLoopGuard, turn: str, emit: EventSink
     ) -> bool:
-        """Run the reply's calls; False when the doom-loop guard ended the turn."""
+        """Run the reply's calls; False when the doom-loop guard ended the turn.
+
+        The guard's tiers: a warned call runs and its result carries the warning; a blocked call
+        gets the guard's message as its error; once the guard stops, nothing more runs.
+        """
+        warned: dict[str, str] = {}
         blocked: dict[str, str] = {}
         for call in reply.calls:
-            message = guard.check(call_signature(call.name, call.arguments))
-            if message:
-                blocked[call.id] = message
+            verdict = guard.check(call_signature(call.name, call.arguments))
+            if verdict is not None:
+                (warned if verdict.tier == "warn" else blocked)[call.id] = verdict.message
+                emit(Notice(level="warning", message=verdict.message))
         outcomes: dict[str, CallOutcome] = {
             c.id: CallOutcome(c, f"Error: {blocked[c.id]}", ok=False, denied=True)
             for c in reply.calls
             if c.id in blocked
         }
-        if blocked:
-            emit(Notice(level="warning", message=next(iter(blocked.values()))))
+
+        def done(outcome: CallOutcome) -> None:
+            note = warned.get(outcome.call.id)
+            if note:
+                outcome.content += f"\n[loop guard] {note}"
+            outcomes[outcome.call.id] = outcome
+
         runnable = [c for c in reply.calls if c.id not in blocked]
         try:
-            if runnable and guard.trips < 2:
-                await self.dispatcher.run(
-                    runnable, self.mode, turn, emit, lambda o: outcomes.__setitem__(o.call.id, o)
-                )
+            if runnable and not guard.stopped:
+                await self.dispatcher.run(runnable, self.mode, turn, emit, done)
         finally:
             # Every call gets an answer, also when cancelled: an orphaned call breaks the next turn.
             for call in reply.calls:
                 outcome = outcomes.get(call.id) or CallOutcome(call, CANCELLED_RESULT, ok=False)
-                if call.id not in outcomes and guard.trips >= 2:
+                if call.id not in outcomes and guard.stopped:
                     outcome = CallOutcome(call, "Error: not run, the turn was stopped", ok=False)
                 self._answer(outcome)
                 self._apply(outcome, emit)
-        return guard.trips < 2
+        return not guard.stopped
 
     def take_back_last_turn(self) -> str | None:
         """Remove the last user turn (for /retry); its prompt, or None when there is none."""
@@ -262,12 +296,14 @@ class AgentLoop:
     async def continue_turn(self, turn: str, emit: EventSink = discard) -> TurnDone:
         guard = DoomLoopGuard()
         text = ""
+        nudge: list[ChatMessage] = []
+        nudged = False
         for iteration in range(1, self.options.max_iterations + 1):
             reply = Reply()
             self.last_reply = reply
             try:
                 await self.fit_context(emit)
-                await self._stream(reply, emit)
+                await self._stream(reply, emit, nudge)
             except asyncio.CancelledError:
                 self._record(reply, interrupted=True)
                 emit(TurnDone(reason="cancelled", text=reply.text, iterations=iteration))
@@ -283,12 +319,19 @@ class AgentLoop:
             self._report_usage(reply, emit)
             text = reply.text
             if reply.degenerate:
-                emit(
-                    Notice(
-                        level="warning", message="The reply degenerated into repetition: stopped."
-                    )
-                )
+                where = "thinking" if reply.degenerate_in == "reasoning" else "reply"
+                message = f"The {where} degenerated into repetition: stopped."
+                emit(Notice(level="warning", message=message))
                 return self._done(emit, "repetition", text, iteration, "repetitive output")
+            nudge = []
+            if not reply.calls and not reply.text.strip():
+                # An empty reply (no text, no call; maybe thinking only): one nudge, then a stop.
+                if nudged:
+                    return self._done(emit, "empty", text, iteration, EMPTY_STOP)
+                nudged = True
+                emit(Notice(level="warning", message="The model's reply was empty: asking again."))
+                nudge = [ChatMessage(role="user", content=EMPTY_NUDGE)]
+                continue
             if not reply.calls:
                 return self._done(emit, "stop", text, iteration)
             try:

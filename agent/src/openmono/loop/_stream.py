@@ -1,5 +1,7 @@
 """Step 3: stream one model reply, forwarding text and thinking as it arrives.
 
+Text and thinking each have a repetition detector; either one tripping closes the stream.
+
 Tool calls come whole (`ToolCallComplete`, native or recovered from the text by the client); when
 calls were recovered, `RecoveredText` replaces the visible text with the markup removed. The
 accumulator is owned by the caller, so a cancelled stream still leaves what was said.
@@ -38,6 +40,8 @@ class Reply:
     usage: Usage | None = None
     finish_reason: str | None = None
     degenerate: bool = False
+    # Where the repetition was seen: "text" or "reasoning".
+    degenerate_in: str | None = None
     first_token_at: float | None = None
     finished_at: float | None = None
 
@@ -74,23 +78,26 @@ async def stream_reply(
     temperature: float | None = None,
 ) -> Reply:
     """Stream into `reply`; stops early (closing the HTTP stream) when the text degenerates."""
-    detector = RepetitionDetector()
+    # Visible text and thinking: where each goes, how it is shown, and its own detector.
+    channels: dict[
+        type, tuple[str, list[str], type[TextChunk | ReasoningChunk], RepetitionDetector]
+    ]
+    channels = {
+        TextDelta: ("text", reply.text_parts, TextChunk, RepetitionDetector()),
+        ReasoningDelta: ("reasoning", reply.reasoning_parts, ReasoningChunk, RepetitionDetector()),
+    }
     stream = model.stream(messages, tools or None, max_tokens=max_tokens, temperature=temperature)
     async with closing_stream(stream) as events:
         async for event in events:
-            if isinstance(event, TextDelta):
+            if isinstance(event, TextDelta | ReasoningDelta):
+                where, parts, shown, detector = channels[type(event)]
                 if reply.first_token_at is None:
                     reply.first_token_at = time.monotonic()
-                reply.text_parts.append(event.text)
-                emit(TextChunk(text=event.text))
+                parts.append(event.text)
+                emit(shown(text=event.text))
                 if detector.feed(event.text):
-                    reply.degenerate = True
+                    reply.degenerate, reply.degenerate_in = True, where
                     break
-            elif isinstance(event, ReasoningDelta):
-                if reply.first_token_at is None:
-                    reply.first_token_at = time.monotonic()
-                reply.reasoning_parts.append(event.text)
-                emit(ReasoningChunk(text=event.text))
             elif isinstance(event, ToolCallComplete):
                 reply.calls.append(event)
             elif isinstance(event, RecoveredText):
