@@ -28,7 +28,7 @@ from openmono.executor import LocalExecutor
 from openmono.executor.celery import CeleryExecutor
 from openmono_contracts import ToolRequest
 from openmono_worker import WorkerSettings
-from openmono_worker.celery_app import CelerySettings, create_app
+from openmono_worker.celery_app import create_app
 
 
 def free_port() -> int:
@@ -97,7 +97,7 @@ async def timed(executor: object, ws: Path, calls: int, warmup: int) -> list[flo
 
 def bare_celery(url: str, calls: int, warmup: int) -> list[float]:
     """Celery's own round trip on the same worker: no claim, no heartbeat, no tool."""
-    app = create_app(CelerySettings(broker_url=url))
+    app = create_app(WorkerSettings(broker_url=url))
     out: list[float] = []
     try:
         for i in range(warmup + calls):
@@ -154,7 +154,7 @@ def main() -> None:
     )  # fmt: skip
     worker = None
     try:
-        probe = create_app(CelerySettings(broker_url=url))
+        probe = create_app(WorkerSettings(broker_url=url))
         wait(lambda: probe.connection_for_write().ensure_connection(max_retries=1), "redis")
         node = f"bench-{port}@127.0.0.1"
         worker = start(

@@ -27,8 +27,8 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from acp import text_block  # noqa: E402
+from openmono.agent import open_agent  # noqa: E402
 from openmono.config import load_settings  # noqa: E402
-from openmono.loop import open_agent  # noqa: E402
 
 from tests.support.acp_client import acp_agent  # noqa: E402
 from tests.support.procs import free_port, running  # noqa: E402

@@ -21,6 +21,7 @@ import time
 from collections.abc import AsyncIterator, Sequence
 from pathlib import Path
 
+from openmono.agent import open_agent
 from openmono.config import load_settings
 from openmono.llm import (
     ChatMessage,
@@ -32,7 +33,6 @@ from openmono.llm import (
     ToolSpec,
     Usage,
 )
-from openmono.loop import open_agent
 from openmono_contracts import ToolRequest
 from openmono_worker import WorkerSettings, run_tool
 

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import json
 import os
+import stat
 import sys
+import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -238,3 +240,64 @@ def test_a_client_that_disconnects_cancels_the_turn(
     messages = srv.call("GET", f"{API}/sessions/{sid}/messages").json()["messages"]
     interrupted = [m for m in messages if m["role"] == "assistant" and m["interrupted"]]
     assert len(interrupted) == 1 and 0 < len(interrupted[0]["content"]) < 3000
+
+
+def test_serve_with_tls_pins_one_persisted_certificate(
+    scripted_llm: Callable[..., ScriptedLLM], tmp_path: Path
+) -> None:
+    """`acp.tls=on` (what binding beyond loopback does by itself): HTTPS with a self-signed
+    certificate made once under the data dir, logged with its pin, reused on the next start."""
+    import ssl
+
+    llm = scripted_llm([], api_key=KEY)
+    (tmp_path / "ws").mkdir()
+    env = {k: "" for k in os.environ if k.startswith("OPENMONO_")}
+    env.update(
+        OPENMONO_DATA_DIR=str(tmp_path / "data"),
+        OPENMONO_LLM_ENDPOINT=llm.url,
+        OPENMONO_LLM_API_KEY=KEY,
+        OPENMONO_ACP_TLS="on",
+        HOME=str(tmp_path / "home"),
+    )
+    cert = tmp_path / "data" / "acp-tls" / "cert.pem"
+    pins = []
+    for attempt in range(2):
+        port = free_port()
+        cmd = [sys.executable, "-m", "openmono.cli", "-C", str(tmp_path / "ws"), "serve",
+               "--acp-port", str(port), "--token", TOKEN]  # fmt: skip
+        base = f"https://127.0.0.1:{port}"
+        log = tmp_path / f"serve-{attempt}.log"
+        # the readiness probe is plain http: it must fail, so wait on the log instead
+        with running(cmd, log, env):
+            verify = ssl.create_default_context(cafile=str(cert)) if _wait_file(cert) else None
+            assert verify is not None  # host name checked too: the certificate names 127.0.0.1
+            resp = _retry_get(f"{base}{API}/sessions", verify)
+            assert resp.status_code == 200
+            assert httpx.get(f"{base}{API}/sessions", verify=verify, timeout=5).status_code == 401
+            with pytest.raises(httpx.HTTPError):  # no plain http on that port
+                httpx.get(f"http://127.0.0.1:{port}{API}/discovery", timeout=5)
+            assert stat.S_IMODE((cert.parent / "key.pem").stat().st_mode) == 0o600
+        text = log.read_text()
+        assert f"https://127.0.0.1:{port}" in text and str(cert) in text
+        pins.append(text.split("SHA-256 ", 1)[1].split(")", 1)[0])
+    assert pins[0] == pins[1]  # the same certificate: clients pin it once
+
+
+def _wait_file(path: Path, timeout_s: float = 30.0) -> bool:
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        if path.is_file() and path.stat().st_size > 0:
+            return True
+        time.sleep(0.05)
+    return False
+
+
+def _retry_get(url: str, verify: Any, timeout_s: float = 30.0) -> httpx.Response:
+    deadline = time.monotonic() + timeout_s
+    while True:
+        try:
+            return httpx.get(url, headers={"Authorization": f"Bearer {TOKEN}"}, verify=verify)
+        except httpx.ConnectError:
+            if time.monotonic() > deadline:
+                raise
+            time.sleep(0.1)

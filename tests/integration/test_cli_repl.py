@@ -8,8 +8,8 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
-from openmono.cli._options import RunOptions
 from openmono.cli._repl import Repl
+from openmono.config import RunOptions
 from openmono.sessions import SessionStore
 from prompt_toolkit.input import PipeInput, create_pipe_input
 from prompt_toolkit.output import DummyOutput

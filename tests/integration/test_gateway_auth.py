@@ -259,7 +259,12 @@ def test_public_paths_need_no_key_and_never_proxy(
     assert resp.status == 200
     assert resp.header("Content-Type") == "application/json"
     json.loads(resp.body)
-    assert stack.seen() == {"llm": [], "search": [], "scrape": []}
+    # /services asks each upstream's health path (without any key), never anything else
+    health = {"/health", "/healthz"}
+    for up in stack.upstreams.values():
+        assert all(r.path in health and not r.header_values("Authorization") for r in up.requests())
+    if path == "/health":
+        assert stack.seen() == {"llm": [], "search": [], "scrape": []}
 
 
 def test_any_host_header_is_served(stack: Stack) -> None:

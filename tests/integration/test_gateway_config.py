@@ -6,9 +6,13 @@ from __future__ import annotations
 
 import json
 import socket
+import ssl
 import subprocess
 import threading
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
@@ -75,13 +79,19 @@ def _pairs() -> list[tuple[tuple[str | None, bool], tuple[str | None, bool]]]:
 def test_services_is_valid_json_with_literal_booleans(
     tmp_path: Path, search: tuple[str | None, bool], scrape: tuple[str | None, bool]
 ) -> None:
-    with gateway(
-        tmp_path,
-        api_key=KEY,
-        llama_upstream=closed_upstream(),
-        search_enabled=search[0],
-        scrape_enabled=scrape[0],
-    ) as gw:
+    # every upstream answers its health path, so the switch alone decides
+    with (
+        recording_upstream("up") as up,
+        gateway(
+            tmp_path,
+            api_key=KEY,
+            llama_upstream=up.address,
+            searxng_upstream=up.address,
+            scrape_upstream=up.address,
+            search_enabled=search[0],
+            scrape_enabled=scrape[0],
+        ) as gw,
+    ):
         for headers in ({}, BEARER):  # the agent may send its bearer anyway
             resp = httpx.get(f"{gw.url}/services", headers=headers, timeout=10)
             assert resp.status_code == 200
@@ -89,6 +99,77 @@ def test_services_is_valid_json_with_literal_booleans(
             body = json.loads(resp.text)  # must parse, whatever the env held
             assert body == {"llm": True, "search": search[1], "scrape": scrape[1]}
             assert all(type(v) is bool for v in body.values())
+        # a switched-off service is not even asked; probes carry no key
+        paths = sorted({r.path for r in up.requests()})
+        expected = {"/health"} | ({"/healthz"} if search[1] else set())
+        assert set(paths) == expected
+        assert all(not r.header_values("Authorization") for r in up.requests())
+
+
+def test_services_reports_what_answers_now(tmp_path: Path) -> None:
+    """Refused and silent (accepts, never answers) upstreams are false, fast; a live one true."""
+    silent = socket.socket()
+    silent.bind(("127.0.0.1", 0))
+    silent.listen(16)  # the kernel completes handshakes; nobody ever reads or answers
+    silent_addr = f"127.0.0.1:{silent.getsockname()[1]}"
+    try:
+        with (
+            recording_upstream("search") as search,
+            gateway(
+                tmp_path,
+                api_key=KEY,
+                llama_upstream=closed_upstream(),
+                searxng_upstream=search.address,
+                scrape_upstream=silent_addr,
+            ) as gw,
+        ):
+            started = time.monotonic()
+            body = httpx.get(f"{gw.url}/services", timeout=10).json()
+            elapsed = time.monotonic() - started
+            assert body == {"llm": False, "search": True, "scrape": False}
+            assert elapsed < 1.0, elapsed
+            # the same on the HTTPS listener (one route definition for both)
+            tls = httpx.get(f"{gw.tls_url}/services", timeout=10, verify=_ca(gw.ca_pem))
+            assert tls.json() == body
+    finally:
+        silent.close()
+
+
+def _ca(pem: str) -> ssl.SSLContext:
+    ctx = ssl.create_default_context(cadata=pem)
+    ctx.check_hostname = False  # the IP has no SNI; the private CA is the identity here
+    return ctx
+
+
+@contextmanager
+def _loading_llama() -> Iterator[str]:
+    """Answers 503 to everything, as llama-server's /health does while the model loads."""
+
+    class Handler(BaseHTTPRequestHandler):
+        def do_GET(self) -> None:
+            self.send_response(503)
+            self.send_header("Content-Length", "0")
+            self.end_headers()
+
+        def log_message(self, format: str, *args: object) -> None:
+            pass
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"127.0.0.1:{server.server_address[1]}"
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+def test_services_llm_false_while_llama_answers_503(tmp_path: Path) -> None:
+    with (
+        _loading_llama() as llama,
+        gateway(tmp_path, api_key=KEY, llama_upstream=llama) as gw,
+    ):
+        assert httpx.get(f"{gw.url}/services", timeout=10).json()["llm"] is False
 
 
 def test_health_is_public_json(tmp_path: Path) -> None:
@@ -247,19 +328,38 @@ def test_defaults_are_the_compose_service_names(tmp_path: Path) -> None:
         env.pop(name)
     env.pop("SEARXNG_UPSTREAM")
     env.pop("SCRAPE_UPSTREAM")
+    env.pop("GATEWAY_TLS_LISTEN")
     config = _adapt(env)
-    server = config["apps"]["http"]["servers"]["srv0"]
-    assert server["listen"] == [":8080"]
-    assert sorted(_dials(server)) == ["llama-server:8080", "scrapling:5000", "searxng:8080"]
+    servers = config["apps"]["http"]["servers"]
+    assert sorted(s["listen"][0] for s in servers.values()) == [":8080", ":8443"]
+    server = _server(config, ":8080")
+    assert sorted(set(_dials(server))) == ["llama-server:8080", "scrapling:5000", "searxng:8080"]
     assert config["admin"]["disabled"] is True
 
 
+def _server(config: dict[str, Any], listen: str) -> dict[str, Any]:
+    found = [s for s in config["apps"]["http"]["servers"].values() if s["listen"] == [listen]]
+    assert len(found) == 1, config["apps"]["http"]["servers"]
+    server: dict[str, Any] = found[0]
+    return server
+
+
 def test_bind_and_listen(tmp_path: Path) -> None:
-    env = gateway_env(tmp_path, api_key=KEY, listen=":47480", llama_upstream="127.0.0.1:7474")
-    server = _adapt(env)["apps"]["http"]["servers"]["srv0"]
-    assert server["listen"] == ["127.0.0.1:47480"]
-    # No host in the site address, so no host matcher: a relay's Host header is served too.
-    assert not any("host" in m for r in server["routes"] for m in r.get("match", []))
+    env = gateway_env(
+        tmp_path,
+        api_key=KEY,
+        listen=":47480",
+        tls_listen=":47443",
+        llama_upstream="127.0.0.1:7474",
+    )
+    config = _adapt(env)
+    assert len(config["apps"]["http"]["servers"]) == 2
+    for listen in ("127.0.0.1:47480", "127.0.0.1:47443"):
+        server = _server(config, listen)
+        # No host in the site address, so no host matcher: a relay's Host header is served too.
+        assert not any("host" in m for r in server["routes"] for m in r.get("match", []))
+    assert _server(config, "127.0.0.1:47443")["tls_connection_policies"]
+    assert "tls_connection_policies" not in _server(config, "127.0.0.1:47480")
 
 
 def test_caddyfile_is_formatted() -> None:
@@ -287,7 +387,7 @@ def test_upstream_connections_are_never_reused(tmp_path: Path) -> None:
     reusing one turned a request into a 502 in bench/gateway.py: one connection per request."""
     env = gateway_env(tmp_path, api_key=KEY, listen=":8080", llama_upstream="127.0.0.1:7474")
     transports = _transports(_adapt(env))
-    assert len(transports) == 3
+    assert len(transports) == 12  # (3 routes + 3 probes) x 2 listeners
     for transport in transports:
         assert transport["keep_alive"] == {"enabled": False}
         assert transport["dial_timeout"] <= 5 * 10**9

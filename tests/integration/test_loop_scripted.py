@@ -11,9 +11,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from openmono.agent import Agent, open_agent
 from openmono.config import load_settings
 from openmono.executor import LocalExecutor
-from openmono.loop import Agent, LoopEvent, TextChunk, ToolStarted, open_agent
+from openmono.loop import LoopEvent, TextChunk, ToolStarted
 from openmono.sessions import load_session
 from openmono_contracts import ToolRequest, ToolResult
 

@@ -13,8 +13,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from openmono.agent import Agent, open_agent
 from openmono.config import load_settings
-from openmono.loop import Agent, LoopEvent, Notice, ToolFinished, ToolStarted, open_agent
+from openmono.loop import LoopEvent, Notice, ToolFinished, ToolStarted
 from openmono.mcp import McpManager
 
 from tests.support.procs import ROOT, free_port, running

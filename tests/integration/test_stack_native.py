@@ -55,6 +55,7 @@ def stack_env(tmp_path: Path) -> Iterator[dict[str, str]]:
         OPENMONO_ENV_FILE=str(tmp_path / "stack.env"),
         OPENMONO_DATA_DIR=str(tmp_path / "data"),
         GATEWAY_PORT=str(free_port()),
+        GATEWAY_TLS_PORT=str(free_port()),
         LLAMA_PORT=str(free_port()),
         LLAMA_CTX_SIZE="1024",
         WEB_SEARCH_ENABLED="false",

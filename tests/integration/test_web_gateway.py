@@ -124,7 +124,8 @@ def test_searxng_down_behind_the_gateway_falls_back(
             "WebSearch", {"query": "hello"}, WebAccess(gateway=gw.url, api_key=KEY), tmp_path
         )
     assert res.ok
-    assert "gateway search answered HTTP 502 (application/json)" in res.output
+    # /services already says SearXNG does not answer: no 502 round trip first
+    assert "the gateway offers no search service (/services: search=false)" in res.output
     assert ddg.queries() == ["hello"]
 
 
@@ -155,7 +156,8 @@ def test_scrape_service_down_behind_the_gateway_means_a_direct_fetch(
             "WebFetch", {"url": f"{page.url}/n"}, WebAccess(gateway=gw.url, api_key=KEY), tmp_path
         )
     assert res.ok, res.error
-    assert "gateway not used: gateway scrape answered HTTP 502 (application/json)" in res.output
+    # /services already says the scrape service does not answer: no 502 round trip first
+    assert "the gateway offers no scrape service (/services: scrape=false)" in res.output
     assert "Local page text." in res.output
 
 
@@ -185,3 +187,38 @@ def llama_stub() -> Iterator[str]:
 
     with serve(handle) as server:
         yield server.url
+
+
+def test_web_tools_verify_the_gateway_against_its_ca(
+    tmp_path: Path, sx: FakeSearxng, ddg: FakeDuckDuckGo, llama_stub: str
+) -> None:
+    """The worker's gateway calls over HTTPS trust the CA handed over in WebAccess, and only it."""
+    with (
+        gateway(
+            tmp_path / "gw", api_key=KEY, llama_upstream=llama_stub, searxng_upstream=sx.url,
+            search_enabled="true",
+        ) as gw,
+        gateway(tmp_path / "other", api_key=KEY, llama_upstream=llama_stub) as other,
+    ):  # fmt: skip
+        good = WebAccess(gateway=gw.tls_url, api_key=KEY, ca=gw.ca_pem)
+        res = call("WebSearch", {"query": "hello"}, good, tmp_path)
+        assert res.ok and "via fallback" not in res.output, res.output
+        assert len(sx.searches()) == 1
+        clear_probe_cache()
+        # the right gateway, but the anchor of another one: a man in the middle, as far as we know
+        wrong = WebAccess(gateway=gw.tls_url, api_key=KEY, ca=other.ca_pem)
+        res = call("WebSearch", {"query": "hello"}, wrong, tmp_path)
+        assert res.ok and "via fallback" in res.output
+        assert "OPENMONO_GATEWAY_CA does not vouch for" in res.output
+        assert len(sx.searches()) == 1  # nothing reached SearXNG
+        assert ddg.queries() == ["hello"]
+
+
+def test_web_tools_never_send_the_key_over_plain_http_beyond_loopback(
+    tmp_path: Path, ddg: FakeDuckDuckGo
+) -> None:
+    # refused before any connection: the name is never even resolved
+    web = WebAccess(gateway="http://relay.example.invalid:7000", api_key=KEY)
+    res = call("WebSearch", {"query": "hello"}, web, tmp_path)
+    assert res.ok and "refusing plain http://" in res.output and "--insecure-http" in res.output
+    assert ddg.queries() == ["hello"]

@@ -29,7 +29,7 @@ from openmono.executor.celery import UNREACHABLE, CeleryExecutor
 from openmono_contracts import ToolResult
 from openmono_worker import WorkerSettings
 from openmono_worker.callstate import ABANDONED, alive_key, claim_key
-from openmono_worker.celery_app import TASK_NAME, CelerySettings, create_app
+from openmono_worker.celery_app import TASK_NAME, create_app
 
 from tests.support.celery_worker import (
     LOOPBACK_FETCH,
@@ -229,7 +229,7 @@ async def test_worker_redelivered_side_effect_is_refused(
     stack: WorkerStack, tmp_path: Path
 ) -> None:
     """A second delivery of a side-effecting message whose process died never runs the tool."""
-    app = create_app(CelerySettings(broker_url=stack.redis.url))
+    app = create_app(WorkerSettings(broker_url=stack.redis.url))
     ws = tmp_path / "ws"
     payload = tool_request("Bash", {"command": "echo ran >> effects.log"}, ws).model_dump()
 

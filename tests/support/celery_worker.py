@@ -16,8 +16,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from openmono_contracts import ToolRequest
+from openmono_worker import WorkerSettings
 from openmono_worker.callstate import ABANDONED, claim_key
-from openmono_worker.celery_app import CelerySettings, create_app
+from openmono_worker.celery_app import create_app
 
 from tests.support.procs import Proc, start, wait_until
 from tests.support.redis import RedisServer, redis_server
@@ -37,7 +38,7 @@ class WorkerProc:
 
 
 def ping(redis_url: str, node: str, timeout_s: float = 1.0) -> bool:
-    app = create_app(CelerySettings(broker_url=redis_url))
+    app = create_app(WorkerSettings(broker_url=redis_url))
     try:
         return bool(app.control.ping(destination=[node], timeout=timeout_s))
     finally:

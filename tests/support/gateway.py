@@ -34,6 +34,14 @@ class Gateway:
     url: str
     api_key: str
     proc: Proc
+    tls_url: str = ""
+    data_home: Path | None = None
+
+    @property
+    def ca_pem(self) -> str:
+        """The root certificate of this gateway's internal CA (its agents' trust anchor)."""
+        assert self.data_home is not None
+        return (self.data_home / "caddy" / "pki" / "authorities" / "local" / "root.crt").read_text()
 
     @property
     def auth(self) -> dict[str, str]:
@@ -52,6 +60,7 @@ def gateway_env(
     api_key: str | None,
     listen: str,
     llama_upstream: str,
+    tls_listen: str | None = None,
     searxng_upstream: str | None = None,
     scrape_upstream: str | None = None,
     search_enabled: str | None = "true",
@@ -64,10 +73,12 @@ def gateway_env(
     env: dict[str, str | None] = {
         "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
         "HOME": str(home),
-        # Caddy keeps its (unused here) storage under XDG dirs: keep them inside the test's tmp.
+        # Caddy keeps its storage (the internal CA) under XDG dirs: inside the test's tmp.
         "XDG_DATA_HOME": str(home / "data"),
         "XDG_CONFIG_HOME": str(home / "config"),
         "GATEWAY_LISTEN": listen,
+        # never Caddy's default :8443, which parallel gateways would fight over
+        "GATEWAY_TLS_LISTEN": tls_listen or f":{free_port()}",
         "GATEWAY_BIND": "127.0.0.1",
         "LLAMA_API_KEY": api_key,
         "LLAMA_UPSTREAM": llama_upstream,
@@ -103,10 +114,12 @@ def gateway(
     Upstreams are `host:port` or `http://host:port`.
     """
     port = free_port()
+    tls_port = free_port()
     env = gateway_env(
         tmp,
         api_key=api_key,
         listen=f":{port}",
+        tls_listen=f":{tls_port}",
         llama_upstream=llama_upstream,
         searxng_upstream=searxng_upstream,
         scrape_upstream=scrape_upstream,
@@ -129,7 +142,13 @@ def gateway(
     try:
         url = f"http://127.0.0.1:{port}"
         wait_http_ok(f"{url}/health", timeout_s, proc)
-        yield Gateway(url, api_key, proc)
+        yield Gateway(
+            url,
+            api_key,
+            proc,
+            tls_url=f"https://127.0.0.1:{tls_port}",
+            data_home=Path(env["XDG_DATA_HOME"]),
+        )
     finally:
         proc.stop()
 

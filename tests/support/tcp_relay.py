@@ -1,7 +1,8 @@
 """A plain TCP forwarder: stands in for frps + frpc (the relay) between an agent and the gateway.
 
 Every connection to `127.0.0.1:<port>` is piped byte for byte to the target; nothing is parsed or
-rewritten, exactly like frp's tcp proxy. `connections` counts what went through it.
+rewritten, exactly like frp's tcp proxy. `connections` counts what went through it, and
+`recorded()` returns every byte it carried, both directions (what a relay operator could read).
 """
 
 from __future__ import annotations
@@ -10,25 +11,40 @@ import socket
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager, suppress
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 
 @dataclass
 class Relay:
     port: int
     connections: int = 0
+    _seen: bytearray = field(default_factory=bytearray)
+    _lock: threading.Lock = field(default_factory=threading.Lock)
 
     @property
     def url(self) -> str:
         return f"http://127.0.0.1:{self.port}"
 
+    @property
+    def tls_url(self) -> str:
+        return f"https://127.0.0.1:{self.port}"
 
-def _pipe(src: socket.socket, dst: socket.socket) -> None:
+    def record(self, data: bytes) -> None:
+        with self._lock:
+            self._seen += data
+
+    def recorded(self) -> bytes:
+        with self._lock:
+            return bytes(self._seen)
+
+
+def _pipe(src: socket.socket, dst: socket.socket, relay: Relay) -> None:
     try:
         while True:
             data = src.recv(65536)
             if not data:
                 break
+            relay.record(data)
             dst.sendall(data)
     except OSError:
         pass
@@ -37,16 +53,19 @@ def _pipe(src: socket.socket, dst: socket.socket) -> None:
             dst.shutdown(socket.SHUT_WR)
 
 
-def _serve_one(client: socket.socket, target: tuple[str, int]) -> None:
+def _serve_one(client: socket.socket, target: tuple[str, int], relay: Relay) -> None:
     try:
         upstream = socket.create_connection(target, timeout=10)
     except OSError:
         client.close()
         return
     upstream.settimeout(None)
-    back = threading.Thread(target=_pipe, args=(upstream, client), daemon=True)
+    # as frp (Go sets TCP_NODELAY on every TCP connection): no Nagle + delayed-ACK 40 ms stalls
+    for sock in (client, upstream):
+        sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+    back = threading.Thread(target=_pipe, args=(upstream, client, relay), daemon=True)
     back.start()
-    _pipe(client, upstream)
+    _pipe(client, upstream, relay)
     back.join(120)
     client.close()
     upstream.close()
@@ -74,7 +93,7 @@ def tcp_relay(target_port: int, target_host: str = "127.0.0.1") -> Iterator[Rela
             client.settimeout(None)
             relay.connections += 1
             threading.Thread(
-                target=_serve_one, args=(client, (target_host, target_port)), daemon=True
+                target=_serve_one, args=(client, (target_host, target_port), relay), daemon=True
             ).start()
 
     thread = threading.Thread(target=accept_loop, daemon=True)

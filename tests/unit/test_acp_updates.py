@@ -127,10 +127,19 @@ def test_token_flag_settings_or_generated(tmp_path: Path) -> None:
     assert Settings().acp.host == "127.0.0.1" and Settings().acp.port == 7475
 
 
-def test_numbered_lines_like_file_read() -> None:
-    from openmono.acp._clientfs import numbered
+def test_read_page_is_the_one_file_read_format() -> None:
+    # The worker's FileRead and the ACP client-fs path both answer through this formatter.
+    from openmono_worker.formatting import read_page, write_summary
 
-    assert numbered("a\nb\n", 3, "x.py") == "     3\ta\n     4\tb"
-    assert numbered("", 1, "x.py") == "(x.py is empty)"
-    paged = numbered("a\n", 1, "x.py", total=5)
+    assert read_page(["a", "b"], 3, "x.py") == ("     3\ta\n     4\tb", 4)
+    assert read_page([], 1, "x.py")[0] == "(x.py is empty)"
+    paged, _ = read_page(["a"], 1, "x.py", total=5)
     assert paged.endswith("[x.py: showing lines 1-1 of 5; continue with offset=2]")
+    more, _ = read_page(["a", "b"], 7, "x.py", more=True)
+    assert more.endswith("[x.py: showing lines 7-8; continue with offset=9]")
+    cut, last = read_page(["x" * 50, "y" * 50], 1, "x.py", total=2, budget=60)
+    assert last == 1 and cut.endswith("continue with offset=2]")
+    assert write_summary("x.py", "a\nb", existed=True, via="via the editor") == (
+        "Overwrote x.py via the editor (2 lines, 3 bytes)"
+    )
+    assert write_summary("x.py", "", existed=False) == "Created x.py (0 lines, 0 bytes)"

@@ -31,10 +31,11 @@ ARGS = [
 @pytest.fixture
 def box(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     monkeypatch.delenv("GATEWAY_PORT", raising=False)
+    monkeypatch.delenv("GATEWAY_TLS_PORT", raising=False)
     monkeypatch.setenv("OPENMONO_ROOT", str(ROOT))
     monkeypatch.setenv("OPENMONO_ENV_FILE", str(tmp_path / "compose.env"))
     monkeypatch.setenv("OPENMONO_FRPC_CONFIG", str(tmp_path / "frpc.toml"))
-    (tmp_path / "compose.env").write_text("GATEWAY_PORT=52111\n")
+    (tmp_path / "compose.env").write_text("GATEWAY_PORT=52111\nGATEWAY_TLS_PORT=52443\n")
     return tmp_path
 
 
@@ -60,7 +61,7 @@ def test_host_config_forwards_exactly_the_gateway_port(box: Path) -> None:
             "name": "openmono-gateway",
             "type": "tcp",
             "localIP": "127.0.0.1",
-            "localPort": 52111,
+            "localPort": 52443,  # the HTTPS listener: the relay only carries TLS
             "remotePort": 6001,
         }
     ]

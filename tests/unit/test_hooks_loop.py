@@ -10,8 +10,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from openmono.agent import Agent, open_agent
 from openmono.config import load_settings
-from openmono.loop import Agent, LoopEvent, Notice, ToolFinished, open_agent
+from openmono.loop import LoopEvent, Notice, ToolFinished
 
 from tests.support.scripted_model import ScriptedModel, reply
 

@@ -8,9 +8,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from openmono.agent import Agent, open_agent
 from openmono.config import load_settings
 from openmono.llm import ChatMessage, StreamError, TextDelta
-from openmono.loop import Agent, LoopEvent, Notice, ToolFinished, TurnDone, open_agent
+from openmono.loop import LoopEvent, Notice, ToolFinished, TurnDone
 from openmono.sessions import load_session
 
 from tests.support.scripted_model import ScriptedModel, overflow, reply

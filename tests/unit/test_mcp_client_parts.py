@@ -68,7 +68,7 @@ def test_toolset_registers_tools_and_checks_required_arguments() -> None:
     toolset = McpToolset(manager, catalog)
     assert set(catalog.specs) == {"mcp__t__now", "ListMcpResources", "ReadMcpResource"}
     assert isinstance(catalog.specs["mcp__t__now"], ToolSpec)
-    assert catalog.flags_of("mcp__t__now").read_only
+    assert catalog.facts_of("mcp__t__now").read_only
     assert toolset.owns("mcp__t__now") and toolset.owns("ReadMcpResource")
     assert not toolset.owns("mcp__t__later")
     assert toolset.check("mcp__t__now", {}) == "invalid arguments for mcp__t__now: missing tz"

@@ -14,12 +14,21 @@ from openmono.permissions import (
     mode_denial,
     parse_allow_spec,
 )
+from openmono_contracts.toolfacts import ToolFacts
+from openmono_worker import get_tool
 
 
 @pytest.fixture
 def ws(tmp_path: Path) -> Path:
     (tmp_path / "src").mkdir()
     return tmp_path
+
+
+def facts(tool: str) -> ToolFacts:
+    """What the worker's tool of that name declares."""
+    found = get_tool(tool)
+    assert found is not None, tool
+    return found.facts()
 
 
 def engine(ws: Path, **kw: object) -> PermissionEngine:
@@ -29,9 +38,9 @@ def engine(ws: Path, **kw: object) -> PermissionEngine:
 def test_deny_beats_ask_beats_allow(ws: Path) -> None:
     rules = {"FileWrite": ToolRules(allow=["*"], ask=["src/*"], deny=["src/secret*"])}
     e = engine(ws, rules=rules)
-    assert e.decide("FileWrite", {"file_path": "README.md"}, False).action == "allow"
-    assert e.decide("FileWrite", {"file_path": "src/a.py"}, False).action == "ask"
-    d = e.decide("FileWrite", {"file_path": "src/secret.txt"}, False)
+    assert e.decide("FileWrite", {"file_path": "README.md"}, facts("FileWrite")).action == "allow"
+    assert e.decide("FileWrite", {"file_path": "src/a.py"}, facts("FileWrite")).action == "ask"
+    d = e.decide("FileWrite", {"file_path": "src/secret.txt"}, facts("FileWrite"))
     assert d.action == "deny" and "deny rule" in d.reason
 
 
@@ -41,16 +50,16 @@ def test_rules_match_resolved_paths_and_named_arguments(ws: Path) -> None:
         "Bash": ToolRules(allow=["pytest*"], deny=["command=*--force*"]),
     }
     e = engine(ws, rules=rules)
-    assert e.decide("FileEdit", {"file_path": "src/x.py"}, False).action == "deny"
-    assert e.decide("FileEdit", {"file_path": "other.py"}, False).action == "ask"
-    assert e.decide("Bash", {"command": "pytest -q"}, False).action == "allow"
-    assert e.decide("Bash", {"command": "pytest --force"}, False).action == "deny"
+    assert e.decide("FileEdit", {"file_path": "src/x.py"}, facts("FileEdit")).action == "deny"
+    assert e.decide("FileEdit", {"file_path": "other.py"}, facts("FileEdit")).action == "ask"
+    assert e.decide("Bash", {"command": "pytest -q"}, facts("Bash")).action == "allow"
+    assert e.decide("Bash", {"command": "pytest --force"}, facts("Bash")).action == "deny"
 
 
 def test_wildcard_tool_rules_apply_to_every_tool(ws: Path) -> None:
     e = engine(ws, rules={"*": ToolRules(deny=["*.env"])})
-    assert e.decide("FileRead", {"file_path": "prod.env"}, True).action == "deny"
-    assert e.decide("FileRead", {"file_path": "a.py"}, True).action == "allow"
+    assert e.decide("FileRead", {"file_path": "prod.env"}, facts("FileRead")).action == "deny"
+    assert e.decide("FileRead", {"file_path": "a.py"}, facts("FileRead")).action == "allow"
 
 
 @pytest.mark.parametrize(
@@ -82,7 +91,7 @@ def test_builtin_denials_survive_yolo_and_allow_rules(
     ws: Path, tool: str, args: dict[str, str]
 ) -> None:
     e = engine(ws, yolo=True, allow=["*"], rules={tool: ToolRules(allow=["*"])})
-    decision = e.decide(tool, args, False)
+    decision = e.decide(tool, args, facts(tool))
     assert decision.action == "deny" and decision.source == "builtin"
 
 
@@ -95,7 +104,7 @@ def test_ordinary_commands_are_not_builtin_denials(ws: Path) -> None:
         "dd if=a of=b",
         "curl -o x https://e",
     ):
-        assert e.decide("Bash", {"command": command}, False).action == "allow", command
+        assert e.decide("Bash", {"command": command}, facts("Bash")).action == "allow", command
 
 
 @pytest.mark.parametrize(
@@ -145,22 +154,27 @@ def test_unsafe_or_unknown_commands_are_not_auto_allowed(command: str) -> None:
 
 def test_defaults(ws: Path) -> None:
     e = engine(ws)
-    assert e.decide("FileRead", {"file_path": "src/a.py"}, True).action == "allow"
-    assert e.decide("FileRead", {"file_path": "/etc/hostname"}, True).action == "ask"
-    assert e.decide("Grep", {"pattern": "x"}, True).action == "allow"
-    assert e.decide("Bash", {"command": "git status"}, False).action == "allow"
-    assert e.decide("Bash", {"command": "make test"}, False).action == "ask"
-    assert e.decide("FileWrite", {"file_path": "a", "content": ""}, False).action == "ask"
-    assert e.decide("TodoWrite", {"todos": []}, False).action == "allow"
-    assert e.decide("WebSearch", {"query": "httpx"}, True).action == "allow"
-    assert e.decide("WebFetch", {"url": "https://example.org"}, True).action == "ask"
+    assert e.decide("FileRead", {"file_path": "src/a.py"}, facts("FileRead")).action == "allow"
+    assert e.decide("FileRead", {"file_path": "/etc/hostname"}, facts("FileRead")).action == "ask"
+    assert e.decide("Grep", {"pattern": "x"}, facts("Grep")).action == "allow"
+    assert e.decide("Bash", {"command": "git status"}, facts("Bash")).action == "allow"
+    assert e.decide("Bash", {"command": "make test"}, facts("Bash")).action == "ask"
+    assert (
+        e.decide("FileWrite", {"file_path": "a", "content": ""}, facts("FileWrite")).action == "ask"
+    )
+    assert e.decide("TodoWrite", {"todos": []}, facts("TodoWrite")).action == "allow"
+    assert e.decide("WebSearch", {"query": "httpx"}, facts("WebSearch")).action == "allow"
+    assert e.decide("WebFetch", {"url": "https://example.org"}, facts("WebFetch")).action == "ask"
 
 
 def test_cli_allow_specs(ws: Path) -> None:
     e = engine(ws, allow=["FileWrite", "Bash:pytest*"])
-    assert e.decide("FileWrite", {"file_path": "x", "content": ""}, False).action == "allow"
-    assert e.decide("Bash", {"command": "pytest -x"}, False).action == "allow"
-    assert e.decide("Bash", {"command": "make"}, False).action == "ask"
+    assert (
+        e.decide("FileWrite", {"file_path": "x", "content": ""}, facts("FileWrite")).action
+        == "allow"
+    )
+    assert e.decide("Bash", {"command": "pytest -x"}, facts("Bash")).action == "allow"
+    assert e.decide("Bash", {"command": "make"}, facts("Bash")).action == "ask"
     assert parse_allow_spec("Bash:npm test*") == ("Bash", "npm test*")
     with pytest.raises(PermissionsError):
         parse_allow_spec(":x")
@@ -170,19 +184,23 @@ def test_ask_rule_beats_cli_allow_but_not_yolo(ws: Path) -> None:
     rules = {"Bash": ToolRules(ask=["git push*"])}
     assert (
         engine(ws, rules=rules, allow=["Bash"])
-        .decide("Bash", {"command": "git push"}, False)
+        .decide("Bash", {"command": "git push"}, facts("Bash"))
         .action
         == "ask"
     )
     assert (
-        engine(ws, rules=rules, yolo=True).decide("Bash", {"command": "git push"}, False).action
+        engine(ws, rules=rules, yolo=True)
+        .decide("Bash", {"command": "git push"}, facts("Bash"))
+        .action
         == "allow"
     )
 
 
 async def test_non_interactive_ask_is_denied_with_actionable_message(ws: Path) -> None:
     e = engine(ws)
-    d = await e.authorize("c1", "FileWrite", {"file_path": "a.txt", "content": "x"}, False, None)
+    d = await e.authorize(
+        "c1", "FileWrite", {"file_path": "a.txt", "content": "x"}, facts("FileWrite"), None
+    )
     assert d.action == "deny"
     assert "non-interactive" in d.reason and "--allow FileWrite" in d.reason
 
@@ -197,33 +215,38 @@ async def test_interactive_answers_once_session_deny(ws: Path) -> None:
         return next(answers)
 
     args = {"command": "make build"}
-    assert (await e.authorize("1", "Bash", args, False, approver)).action == "allow"  # type: ignore[arg-type]
-    assert (await e.authorize("2", "Bash", args, False, approver)).action == "allow"  # type: ignore[arg-type]
+    assert (await e.authorize("1", "Bash", args, facts("Bash"), approver)).action == "allow"  # type: ignore[arg-type]
+    assert (await e.authorize("2", "Bash", args, facts("Bash"), approver)).action == "allow"  # type: ignore[arg-type]
     assert asked[1].session_pattern == "make *"
     # "session" remembered `make *`: no third question for another make target
     assert (
-        await e.authorize("3", "Bash", {"command": "make test"}, False, approver)
+        await e.authorize("3", "Bash", {"command": "make test"}, facts("Bash"), approver)
     ).action == "allow"  # type: ignore[arg-type]
     assert len(asked) == 2
-    d = await e.authorize("4", "Bash", {"command": "npm i"}, False, approver)  # type: ignore[arg-type]
+    d = await e.authorize("4", "Bash", {"command": "npm i"}, facts("Bash"), approver)  # type: ignore[arg-type]
     assert d.action == "deny"
     # denied for the session: no more questions, even for a command the session allowed
-    assert (await e.authorize("5", "Bash", {"command": "make x"}, False, approver)).action == "deny"  # type: ignore[arg-type]
+    assert (
+        await e.authorize("5", "Bash", {"command": "make x"}, facts("Bash"), approver)
+    ).action == "deny"  # type: ignore[arg-type]
     assert len(asked) == 3
 
 
 def test_session_allow_all_and_deny_all(ws: Path) -> None:
     e = engine(ws)
     e.allow_all = True
-    assert e.decide("FileWrite", {"file_path": "a", "content": ""}, False).action == "allow"
+    assert (
+        e.decide("FileWrite", {"file_path": "a", "content": ""}, facts("FileWrite")).action
+        == "allow"
+    )
     e.deny_all = True
-    assert e.decide("FileRead", {"file_path": "a"}, True).action == "deny"
+    assert e.decide("FileRead", {"file_path": "a"}, facts("FileRead")).action == "deny"
 
 
 @pytest.mark.parametrize("mode", ["plan", "ask"])
 def test_read_only_modes(mode: str) -> None:
-    assert mode_denial(mode, "FileWrite", {"file_path": "a"}, False)  # type: ignore[arg-type]
-    assert mode_denial(mode, "Bash", {"command": "make"}, False)  # type: ignore[arg-type]
-    assert mode_denial(mode, "Bash", {"command": "git diff"}, False) is None  # type: ignore[arg-type]
-    assert mode_denial(mode, "FileRead", {"file_path": "a"}, True) is None  # type: ignore[arg-type]
-    assert mode_denial("agent", "FileWrite", {"file_path": "a"}, False) is None
+    assert mode_denial(mode, "FileWrite", {"file_path": "a"}, facts("FileWrite"))  # type: ignore[arg-type]
+    assert mode_denial(mode, "Bash", {"command": "make"}, facts("Bash"))  # type: ignore[arg-type]
+    assert mode_denial(mode, "Bash", {"command": "git diff"}, facts("Bash")) is None  # type: ignore[arg-type]
+    assert mode_denial(mode, "FileRead", {"file_path": "a"}, facts("FileRead")) is None  # type: ignore[arg-type]
+    assert mode_denial("agent", "FileWrite", {"file_path": "a"}, facts("FileWrite")) is None

@@ -21,7 +21,13 @@ from tests.support.procs import ROOT
 @pytest.fixture
 def box(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     """A checkout root with temp .env, data dir and frpc config (nothing of the real one)."""
-    for name in ("GATEWAY_PORT", "LLAMA_API_KEY", "SEARXNG_UPSTREAM", "OPENMONO_WEB_SEARCH"):
+    for name in (
+        "GATEWAY_PORT",
+        "GATEWAY_TLS_PORT",
+        "LLAMA_API_KEY",
+        "SEARXNG_UPSTREAM",
+        "OPENMONO_WEB_SEARCH",
+    ):
         monkeypatch.delenv(name, raising=False)
     monkeypatch.setenv("OPENMONO_ROOT", str(ROOT))
     monkeypatch.setenv("OPENMONO_ENV_FILE", str(tmp_path / "compose.env"))
@@ -163,17 +169,17 @@ def test_a_stale_explicit_off_is_handed_back_to_services(box: Path) -> None:
 
 def test_an_existing_frpc_config_is_pointed_at_the_gateway(box: Path) -> None:
     shutil.copy(ROOT / "frpc" / "frpc.toml", box / "frpc.toml")
-    (box / "compose.env").write_text("GATEWAY_PORT=51999\n")
+    (box / "compose.env").write_text("GATEWAY_PORT=51999\nGATEWAY_TLS_PORT=51443\n")
     res = run("gateway", "--no-start")
     assert res.exit_code == 0, res.output
-    assert "point proxy 'openmono-gateway' at the gateway, 127.0.0.1:51999" in res.output
+    assert "point proxy 'openmono-gateway' at the gateway, 127.0.0.1:51443" in res.output
     doc = tomllib.loads((box / "frpc.toml").read_text())
     proxy = frpc.gateway_proxy(doc)
-    assert (proxy["localIP"], proxy["localPort"]) == ("127.0.0.1", 51999)
+    assert (proxy["localIP"], proxy["localPort"]) == ("127.0.0.1", 51443)
     assert proxy["remotePort"] == 47480  # the relay side is not ours to change
     assert frpc.check(doc) == []
     again = run("gateway", "--no-start")
-    assert "already points at the gateway, 127.0.0.1:51999" in again.output
+    assert "already points at the gateway, 127.0.0.1:51443" in again.output
 
     back = run("gateway", "--no-start", "--via", "compose")
     assert back.exit_code == 0

@@ -10,11 +10,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from openmono.agent import Agent, open_agent
 from openmono.config import load_settings
-from openmono.loop import Agent, LoopEvent, ToolCatalog, ToolFinished, open_agent
+from openmono.loop import LoopEvent, ToolCatalog, ToolFinished
 from openmono.permissions import Answer, PermissionRequest
 from openmono.sessions import load_session
-from openmono.subagents import AGENT_TYPES, NEVER_HANDED_DOWN, get_type
+from openmono.subagents import AGENT_TYPES, AgentTool, get_type
+from openmono_contracts.toolfacts import ToolFacts
 
 from tests.support.scripted_model import ScriptedModel, reply
 
@@ -66,15 +68,20 @@ def agent_call(prompt: str, agent_type: str, description: str = "a task") -> tup
 
 # -- allow-lists -------------------------------------------------------------------------------
 def test_allow_lists_and_wildcards() -> None:
-    parent = [
+    names = [
         "FileRead", "FileWrite", "FileEdit", "ApplyPatch", "Bash", "Glob", "Grep",
         "ListDirectory", "TodoWrite", "AskUser", "EnterPlanMode", "ExitPlanMode", "Agent",
         "WebFetch", "mcp__time__get_current_time", "ListMcpResources",
     ]  # fmt: skip
+    worker = ToolCatalog.from_worker()
+    known = {**worker.facts, "Agent": AgentTool.facts()}
+    parent = {n: known.get(n, ToolFacts(read_only=True)) for n in names}
     explore = get_type("Explore").select(parent)
     assert not WRITES & set(explore) and "Agent" not in explore
     assert "mcp__time__get_current_time" in explore  # mcp__*
-    assert set(get_type("general-purpose").select(parent)) == set(parent) - NEVER_HANDED_DOWN
+    # tools declaring subagents=False (Agent, the plan switches) are never handed down
+    never = {"Agent", "EnterPlanMode", "ExitPlanMode"}
+    assert set(get_type("general-purpose").select(parent)) == set(parent) - never
     assert get_type("Verify").select(parent) == [
         "FileRead",
         "Bash",
@@ -85,7 +92,7 @@ def test_allow_lists_and_wildcards() -> None:
     assert "FileWrite" in get_type("Coder").select(parent)
     assert "mcp__time__get_current_time" not in get_type("Coder").select(parent)
     # a child never gets a tool its parent lacks
-    assert get_type("Explore").select(["FileRead"]) == ["FileRead"]
+    assert get_type("Explore").select({"FileRead": parent["FileRead"]}) == ["FileRead"]
     assert {t.name for t in AGENT_TYPES.values()} == {
         "general-purpose", "Explore", "Plan", "Coder", "Verify"
     }  # fmt: skip
@@ -271,10 +278,9 @@ async def test_plan_mode_parent_runs_read_only_children(make_agent: MakeAgent, w
 
 def test_catalog_add_remove() -> None:
     catalog = ToolCatalog([])
-    from openmono.loop import ToolFlags
     from openmono.subagents import agent_spec
 
-    catalog.add(agent_spec(), ToolFlags(read_only=True, concurrency_safe=False))
+    catalog.add(agent_spec(), AgentTool.facts())
     assert [s.name for s in catalog.for_mode("ask")] == ["Agent"]
     catalog.remove("Agent")
     assert catalog.specs == {}

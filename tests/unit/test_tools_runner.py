@@ -55,7 +55,7 @@ def test_specs_have_design_names_and_params() -> None:
         assert list(spec["parameters"].get("properties", {})) == params, name
         required = sorted(spec["parameters"].get("required", []))
         assert required == REQUIRED.get(name, []), name
-        assert spec["description"] and isinstance(spec["read_only"], bool)
+        assert spec["description"] and isinstance(spec["facts"]["read_only"], bool)
     assert json.loads(json.dumps(tool_specs())) == tool_specs()  # plain JSON, stable
 
 
@@ -69,9 +69,11 @@ def test_todo_items_schema_uses_design_fields() -> None:
 def test_flags() -> None:
     specs = {s["name"]: s for s in tool_specs()}
     for name in ("FileRead", "Glob", "Grep", "ListDirectory"):
-        assert specs[name]["read_only"] and specs[name]["concurrency_safe"], name
+        assert specs[name]["facts"]["read_only"] and specs[name]["facts"]["concurrency_safe"], name
     for name in ("FileWrite", "FileEdit", "ApplyPatch", "Bash", "MemorySave"):
-        assert not specs[name]["read_only"] and not specs[name]["concurrency_safe"], name
+        assert (
+            not specs[name]["facts"]["read_only"] and not specs[name]["facts"]["concurrency_safe"]
+        ), name
 
 
 def test_registry_is_sorted_and_read_only() -> None:

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import pytest
-from openmono_worker.web import WebToolSettings, gateway_base, parse_switch, resolve_web_access
+from openmono_worker import WorkerSettings
+from openmono_worker.web import gateway_base, parse_switch, resolve_web_access
 
 
 @pytest.mark.parametrize("raw", ["1", "true", "TRUE", " yes ", "on", True, 1])
@@ -30,7 +31,7 @@ def test_garbage_is_an_error_not_a_guess(raw: object) -> None:
 def test_env_switches(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("OPENMONO_WEB_SEARCH", "off")
     monkeypatch.setenv("OPENMONO_WEB_SCRAPE", "yes")
-    settings = WebToolSettings()
+    settings = WorkerSettings().web
     assert settings.search is False
     assert settings.scrape is True
 
@@ -39,7 +40,7 @@ def test_env_switches_unset(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("OPENMONO_WEB_SEARCH", raising=False)
     monkeypatch.delenv("OPENMONO_WEB_SCRAPE", raising=False)
     monkeypatch.setenv("SEARCH", "true")  # must not be read as the switch
-    settings = WebToolSettings()
+    settings = WorkerSettings().web
     assert settings.search is None
     assert settings.scrape is None
 
@@ -77,3 +78,20 @@ def test_explicit_gateway_wins() -> None:
     assert access.gateway == "http://gw:1"
     assert access.scrape is False
     assert access.api_key is None
+
+
+def test_one_worker_settings_class_keeps_every_env_name(monkeypatch: pytest.MonkeyPatch) -> None:
+    # Tools, Celery and the web section read one class; the variable names did not change.
+    monkeypatch.setenv("WORKER_WEB_SEARCH", "on")
+    monkeypatch.setenv("OPENMONO_WEB_SEARCH", "off")  # the agent's name wins
+    monkeypatch.setenv("WORKER_WEB_SCRAPE", "yes")
+    monkeypatch.delenv("OPENMONO_WEB_SCRAPE", raising=False)
+    monkeypatch.setenv("WORKER_WEB_DDG_URL", "http://127.0.0.1:9/html/")
+    monkeypatch.setenv("WORKER_CONCURRENCY", "3")
+    monkeypatch.setenv("OPENMONO_BROKER_URL", "redis://127.0.0.1:1/0")
+    monkeypatch.setenv("WORKER_GREP_ENGINE", "python")
+    settings = WorkerSettings()
+    assert settings.web.search is False and settings.web.scrape is True
+    assert settings.web.ddg_url == "http://127.0.0.1:9/html/"
+    assert settings.concurrency == 3 and settings.broker_url == "redis://127.0.0.1:1/0"
+    assert settings.grep_engine == "python"

@@ -491,8 +491,8 @@ def test_tools_are_registered_read_only() -> None:
         tool = get_tool(name)
         assert tool is not None
         spec = tool.spec()
-        assert spec["read_only"] is True
-        assert spec["concurrency_safe"] is True
+        assert spec["facts"]["read_only"] is True
+        assert spec["facts"]["concurrency_safe"] is True
     fetch = get_tool("WebFetch")
     assert fetch is not None
     assert fetch.spec()["parameters"]["required"] == ["url"]

@@ -1,7 +1,7 @@
 """ACP surfaces for editors: over stdio (`openmono acp`) and over HTTP/SSE (`openmono serve`).
 
 `OpenMonoAcpAgent` speaks the Agent Client Protocol (version 1) with the `agent-client-protocol`
-SDK; `create_app` is the HTTP/SSE server. Both open sessions with `openmono.loop.open_agent`, so
+SDK; `create_app` is the HTTP/SSE server. Both open sessions with `openmono.agent.open_agent`, so
 editors drive the very loop the CLI runs; `Translator` maps its events to ACP updates.
 """
 

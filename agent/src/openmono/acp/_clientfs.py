@@ -13,12 +13,15 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from openmono_contracts import ToolRequest, ToolResult
-from openmono_worker.workspace import display_path, resolve_path
+from openmono_worker import (
+    READ_DEFAULT_LIMIT,
+    display_path,
+    read_page,
+    resolve_path,
+    write_summary,
+)
 
 from openmono.executor import Executor
-
-DEFAULT_LIMIT = 2000
-MAX_LINE_CHARS = 2000
 
 
 class FsClient(Protocol):
@@ -27,23 +30,6 @@ class FsClient(Protocol):
     ) -> Any: ...
 
     async def write_text_file(self, session_id: str, path: str, content: str) -> Any: ...
-
-
-def numbered(text: str, start: int, shown: str, total: int | None = None) -> str:
-    """Lines prefixed with their numbers, like the worker's FileRead."""
-    lines = text.splitlines()
-    rows = []
-    for i, line in enumerate(lines):
-        cut = line[:MAX_LINE_CHARS] + " … [line cut]" if len(line) > MAX_LINE_CHARS else line
-        rows.append(f"{start + i:6d}\t{cut}")
-    body = "\n".join(rows) or f"({shown} is empty)"
-    last = start + len(lines) - 1
-    if total is not None and last < total:
-        body += (
-            f"\n\n[{shown}: showing lines {start}-{last} of {total}; "
-            f"continue with offset={last + 1}]"
-        )
-    return body
 
 
 class ClientFsExecutor:
@@ -88,19 +74,16 @@ class ClientFsExecutor:
         path, shown = found
         started = time.monotonic()
         start = int(req.params.get("offset") or 1)
-        limit = int(req.params.get("limit") or DEFAULT_LIMIT)
+        limit = int(req.params.get("limit") or READ_DEFAULT_LIMIT)
         try:
             answer = await self.client.read_text_file(
                 session_id=self.session_id, path=str(path), line=start, limit=limit
             )
         except Exception:
             return None  # not open, not readable by the editor: read it from disk
-        text = str(getattr(answer, "content", ""))
-        body = numbered(text, start, shown)
-        count = len(text.splitlines())
-        if count >= limit:  # the editor gave as many lines as asked: there may be more
-            last = start + count - 1
-            body += f"\n\n[{shown}: showing lines {start}-{last}; continue with offset={last + 1}]"
+        lines = str(getattr(answer, "content", "")).splitlines()
+        # The editor gave as many lines as were asked: there may be more.
+        body, _ = read_page(lines, start, shown, more=len(lines) >= limit)
         elapsed = (time.monotonic() - started) * 1000
         return ToolResult(call_id=req.call_id, ok=True, output=body, elapsed_ms=elapsed)
 
@@ -118,13 +101,6 @@ class ClientFsExecutor:
             )
         except Exception:
             return None
-        verb = "Updated" if existed else "Created"
-        lines = content.count("\n") + (0 if content.endswith("\n") or not content else 1)
-        size = len(content.encode())
+        output = write_summary(shown, content, existed=existed, via="via the editor")
         elapsed = (time.monotonic() - started) * 1000
-        return ToolResult(
-            call_id=req.call_id,
-            ok=True,
-            output=f"{verb} {shown} via the editor ({lines} lines, {size} bytes)",
-            elapsed_ms=elapsed,
-        )
+        return ToolResult(call_id=req.call_id, ok=True, output=output, elapsed_ms=elapsed)

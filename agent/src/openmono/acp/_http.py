@@ -39,11 +39,12 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 
 from openmono import __version__
 from openmono.acp._errors import AcpError
-from openmono.cli._options import RunOptions
-from openmono.config import ConfigError, Settings, load_settings
+from openmono.acp._tls import ServerCert, beyond_loopback, ensure_cert
+from openmono.agent import Agent, open_agent
+from openmono.config import ConfigError, RunOptions, Settings, load_settings
 from openmono.executor import ExecutorError
 from openmono.llm import LLMError
-from openmono.loop import Agent, LoopEvent, TurnDone, open_agent
+from openmono.loop import LoopEvent, TurnDone
 from openmono.permissions import MODES, Mode, PermissionsError
 from openmono.sessions import SessionError, SessionStore
 
@@ -391,15 +392,35 @@ def run_server(
         mcp = McpManager(settings.mcp_servers, log_dir=settings.data_dir / "logs" / "mcp")
     app = create_app(opts, settings, bearer, mcp)
     where = f"in {saved}" if saved else "as configured"
-    log.info("ACP over HTTP on http://%s:%s%s (bearer token %s)", bind, port, API, where)
-    if bind not in ("127.0.0.1", "localhost", "::1"):
+    port = settings.acp.port if port is None else port
+    cert: ServerCert | None = None
+    if settings.acp.tls == "on":
+        cert = ensure_cert(settings.data_dir, bind)
+    elif beyond_loopback(bind):
+        if settings.insecure_http:
+            log.warning(
+                "no TLS on %s (--insecure-http): the token and prompts cross in clear", bind
+            )
+        else:
+            # the token and every prompt would otherwise cross the network in clear
+            cert = ensure_cert(settings.data_dir, bind)
         log.warning("listening on %s: reachable from other machines (bearer required)", bind)
+    if cert is not None:
+        log.info(
+            "TLS: self-signed certificate %s (SHA-256 %s); clients trust that file as their CA",
+            cert.cert,
+            cert.sha256,
+        )
+    scheme = "https" if cert else "http"
+    log.info("ACP over HTTP on %s://%s:%s%s (bearer token %s)", scheme, bind, port, API, where)
     config = uvicorn.Config(
         app,
         host=bind,
-        port=settings.acp.port if port is None else port,
+        port=port,
         log_level="warning",
         lifespan="on",
         timeout_graceful_shutdown=5,
+        ssl_certfile=str(cert.cert) if cert else None,
+        ssl_keyfile=str(cert.key) if cert else None,
     )
     uvicorn.Server(config).run()

@@ -14,9 +14,10 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from openmono.acp._updates import Translator, Update, mode_update
+from openmono.acp._updates import Translator, Update, kinds_of, mode_update
+from openmono.agent import Agent
 from openmono.executor import Executor
-from openmono.loop import Agent, LoopEvent
+from openmono.loop import LoopEvent
 from openmono.mcp import McpManager
 
 Send = Callable[[Update], Awaitable[None]]
@@ -39,6 +40,7 @@ class LiveSession:
 
     def __post_init__(self) -> None:
         self.mode = self.agent.loop.mode
+        self.translator.kind_of = kinds_of(self.agent.loop.catalog)
         self._sender = asyncio.create_task(self._drain(), name=f"acp-send:{self.session_id}")
 
     @property

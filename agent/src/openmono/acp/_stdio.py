@@ -54,12 +54,11 @@ from openmono.acp._clientfs import ClientFsExecutor
 from openmono.acp._clientmcp import session_manager
 from openmono.acp._live import LiveSession
 from openmono.acp._questions import ask_user
-from openmono.acp._updates import KINDS, Update, replay, title_of
-from openmono.cli._options import RunOptions
-from openmono.config import ConfigError, Settings
+from openmono.acp._updates import Update, replay, title_of
+from openmono.agent import open_agent
+from openmono.config import ConfigError, RunOptions, Settings
 from openmono.executor import Executor, ExecutorError, select_executor
 from openmono.llm import LLMError
-from openmono.loop import open_agent
 from openmono.mcp import McpManager
 from openmono.permissions import MODES, Answer, PermissionRequest, PermissionsError
 from openmono.sessions import SessionError, SessionStore
@@ -233,7 +232,7 @@ class OpenMonoAcpAgent:
             await old.aclose()
         live = await self._open(cwd, resume=session_id, mcp_servers=mcp_servers)
         loaded = live.agent.store.load(live.session_id)
-        for update in replay(loaded.messages):
+        for update in replay(loaded.messages, live.translator.kind_of):
             live.push(update)
         await live.flush()
         return LoadSessionResponse(modes=modes(live.mode))
@@ -301,7 +300,7 @@ class OpenMonoAcpAgent:
         call = ToolCallUpdate(
             tool_call_id=request.call_id,
             title=f"{title_of(request.tool, args)} ({request.reason})",
-            kind=KINDS.get(request.tool, "other"),
+            kind=live.translator.kind_of(request.tool),
             status="pending",
             raw_input=args,
         )

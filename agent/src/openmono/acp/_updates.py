@@ -10,7 +10,7 @@ conversation into the updates a client needs to show it again (`session/load`).
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
 from acp import (
@@ -37,6 +37,7 @@ from acp.schema import (
     ToolKind,
     UserMessageChunk,
 )
+from openmono_worker import get_tool
 
 from openmono.loop import (
     LoopEvent,
@@ -44,6 +45,7 @@ from openmono.loop import (
     PermissionAsked,
     ReasoningChunk,
     TextChunk,
+    ToolCatalog,
     ToolFinished,
     ToolStarted,
     TurnDone,
@@ -60,13 +62,22 @@ Update = (
     | CurrentModeUpdate
 )
 OUTPUT_CAP = 20_000
-KINDS: dict[str, ToolKind] = {
-    "FileRead": "read", "ListDirectory": "read", "ReadMcpResource": "read",
-    "FileWrite": "edit", "FileEdit": "edit", "ApplyPatch": "edit",
-    "Glob": "search", "Grep": "search", "WebSearch": "search", "ListMcpResources": "search",
-    "Bash": "execute", "WebFetch": "fetch", "TodoWrite": "think", "Agent": "think",
-    "EnterPlanMode": "switch_mode", "ExitPlanMode": "switch_mode",
-}  # fmt: skip
+# A tool's ACP kind is one of its declared facts; a session asks its own catalog (MCP tools and
+# `Agent` included), and without one the worker's tools answer.
+KindOf = Callable[[str], ToolKind]
+
+
+def builtin_kind(name: str) -> ToolKind:
+    """The kind a worker tool declares ("other" for any other name)."""
+    tool = get_tool(name)
+    return tool.kind if tool is not None else "other"
+
+
+def kinds_of(catalog: ToolCatalog) -> KindOf:
+    """The kinds a session's tools declare."""
+    return lambda name: catalog.facts_of(name).kind
+
+
 STATUSES = {"pending", "in_progress", "completed"}
 
 
@@ -103,7 +114,8 @@ def plan_from_todos(todos: Any) -> AgentPlanUpdate | None:
 class Translator:
     """Turns one session's loop events into updates; remembers which calls were announced."""
 
-    def __init__(self) -> None:
+    def __init__(self, kind_of: KindOf = builtin_kind) -> None:
+        self.kind_of = kind_of
         self._announced: set[str] = set()
         self._args: dict[str, dict[str, Any]] = {}
 
@@ -115,7 +127,7 @@ class Translator:
         return start_tool_call(
             call_id,
             title_of(name, args),
-            kind=KINDS.get(name, "other"),
+            kind=self.kind_of(name),
             status=status,  # type: ignore[arg-type]
             locations=_locations(args),
             raw_input=args,
@@ -146,7 +158,7 @@ class Translator:
         if event.call_id not in self._announced:
             self._announced.add(event.call_id)
             yield start_tool_call(
-                event.call_id, event.name, kind=KINDS.get(event.name, "other"),
+                event.call_id, event.name, kind=self.kind_of(event.name),
                 status=status, content=content,
             )  # fmt: skip
         else:
@@ -166,7 +178,7 @@ def mode_update(mode: str) -> CurrentModeUpdate:
     return update_current_mode(mode)
 
 
-def replay(messages: list[SessionMessage]) -> Iterator[Update]:
+def replay(messages: list[SessionMessage], kind_of: KindOf = builtin_kind) -> Iterator[Update]:
     """The updates that show a saved conversation again (summaries and markers skipped)."""
     names: dict[str, tuple[str, dict[str, Any]]] = {}
     for m in messages:
@@ -187,7 +199,7 @@ def replay(messages: list[SessionMessage]) -> Iterator[Update]:
                 args = args if isinstance(args, dict) else {}
                 names[call.id] = (call.name, args)
                 yield start_tool_call(
-                    call.id, title_of(call.name, args), kind=KINDS.get(call.name, "other"),
+                    call.id, title_of(call.name, args), kind=kind_of(call.name),
                     status="pending", raw_input=args, locations=_locations(args),
                 )  # fmt: skip
         elif m.role == "tool" and m.tool_call_id:

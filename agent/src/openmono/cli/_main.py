@@ -14,7 +14,7 @@ from pathlib import Path
 import click
 
 from openmono import __version__
-from openmono.cli._options import RunOptions
+from openmono.config import RunOptions
 
 EXIT_CONFIG = 2
 # Kept here (not imported from openmono.permissions) so `--help` and the stack commands start fast.
@@ -54,6 +54,10 @@ MODES = ("agent", "plan", "ask")
 @click.option("--model", metavar="NAME", help="Model name to request (llm.model).")
 @click.option("--max-iterations", type=click.IntRange(min=1), help="Tool rounds per task.")
 @click.option(
+    "--insecure-http", is_flag=True,
+    help="Allow plain http:// to a non-loopback endpoint (key and prompts cross in clear).",
+)  # fmt: skip
+@click.option(
     "-C", "--workspace", type=click.Path(path_type=Path, file_okay=False, exists=True),
     help="The project directory (default: the current directory).",
 )  # fmt: skip
@@ -71,6 +75,7 @@ def main(
     api_key: str | None,
     model: str | None,
     max_iterations: int | None,
+    insecure_http: bool,
     workspace: Path | None,
 ) -> None:
     """OpenMono: a coding agent for a local llama.cpp model, and the stack that serves it."""
@@ -86,6 +91,7 @@ def main(
         api_key=api_key,
         model=model,
         max_iterations=max_iterations,
+        insecure_http=insecure_http,
         workspace=workspace.resolve() if workspace else None,
     )
     ctx.obj = opts

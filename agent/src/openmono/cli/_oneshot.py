@@ -13,9 +13,10 @@ import signal
 import sys
 from typing import Any
 
-from openmono.cli._options import RunOptions
+from openmono.agent import open_agent
 from openmono.cli._render import Collector, JsonLinesRenderer, PlainRenderer
-from openmono.loop import EventSink, LoopEvent, TurnDone, open_agent
+from openmono.config import RunOptions
+from openmono.loop import EventSink, LoopEvent, TurnDone
 
 EXIT_OK, EXIT_FAILED, EXIT_CONFIG, EXIT_INTERRUPTED = 0, 1, 2, 130
 

@@ -19,10 +19,9 @@ from prompt_toolkit.output import Output
 from rich.console import Console
 from rich.markup import escape
 
-from openmono.cli._options import RunOptions
+from openmono.agent import Agent, open_agent
 from openmono.cli._render import RichRenderer, call_label
-from openmono.config import Settings
-from openmono.loop import Agent, open_agent
+from openmono.config import RunOptions, Settings
 from openmono.permissions import Answer, PermissionRequest
 
 ANSWERS: dict[str, Answer] = {

@@ -9,8 +9,7 @@ from typing import TYPE_CHECKING
 from rich.markup import escape
 from rich.table import Table
 
-from openmono.llm import OpenAICompatModel
-from openmono.loop import llm_settings, probe_model
+from openmono.agent import open_model, probe_model
 from openmono.permissions import MODES
 from openmono.sessions import SessionError, SessionStore
 
@@ -52,7 +51,7 @@ async def _model(repl: Repl, arg: str) -> None:
         repl.settings = repl.settings.model_copy(
             update={"llm": repl.settings.llm.model_copy(update={"model": arg})}
         )
-        await agent.switch_model(OpenAICompatModel(llm_settings(repl.settings)))
+        await agent.switch_model(open_model(repl.settings))
     info = await probe_model(agent.loop.model)
     if info is None:
         repl.console.print("[red]the model did not answer /props or /v1/models[/red]")

@@ -3,7 +3,9 @@
 Both take the root options (`--allow`, `--yolo`, `--mode`, `--config`, `--endpoint`, ...). `serve`
 binds 127.0.0.1 unless `--host` / `acp.host` says otherwise, and always wants a bearer token:
 `--token`, `acp.token` / `OPENMONO_ACP_TOKEN`, or else one is generated and written (mode 0600) to
-`<data dir>/acp-token`.
+`<data dir>/acp-token`. Bound beyond loopback it serves HTTPS with a self-signed certificate made
+once under `<data dir>/acp-tls/` (its path and SHA-256 pin are logged for the client); `acp.tls=on`
+does the same on loopback, `--insecure-http` keeps plain HTTP.
 """
 
 from __future__ import annotations
@@ -14,7 +16,7 @@ import logging
 
 import click
 
-from openmono.cli._options import RunOptions
+from openmono.config import RunOptions
 
 EXIT_CONFIG = 2
 

@@ -7,9 +7,9 @@ from pathlib import Path
 
 import click
 
-from openmono.cli._options import RunOptions
 from openmono.config import (
     ConfigError,
+    RunOptions,
     find_project_file,
     get_value,
     set_value,

@@ -18,8 +18,7 @@ from urllib.parse import urlsplit
 
 import click
 
-from openmono.cli._options import RunOptions
-from openmono.config import ConfigError, Settings
+from openmono.config import ConfigError, RunOptions, Settings
 
 TIMEOUT_S = 5.0
 
@@ -35,25 +34,27 @@ class Check:
         return f"{mark} {self.name}: {self.detail}"
 
 
-def _headers(settings: Settings) -> dict[str, str]:
-    key = settings.llm.api_key.get_secret_value() if settings.llm.api_key else ""
-    return {"Authorization": f"Bearer {key}"} if key else {}
+def _api_key(settings: Settings) -> str | None:
+    return settings.llm.api_key.get_secret_value() if settings.llm.api_key else None
 
 
 async def _endpoint_checks(settings: Settings) -> list[Check]:
     # Imported here: the LLM client and the loop are heavy, and `openmono --help` should be quick.
     import httpx
+    from openmono_contracts import gateway as gw
+    from openmono_contracts import trust
 
-    from openmono.llm import AuthError, LLMError, OpenAICompatModel
-    from openmono.loop import llm_settings
+    from openmono.agent import open_model
+    from openmono.llm import AuthError, LLMError
 
     checks: list[Check] = []
     try:
-        model = OpenAICompatModel(llm_settings(settings))
+        model = open_model(settings)
     except LLMError as exc:
         return [Check("endpoint", "fail", str(exc))]
     root = model.root
-    async with httpx.AsyncClient(timeout=TIMEOUT_S) as client:
+    anchor = trust.load_anchor(settings.gateway_ca)  # valid: the model above checked it
+    async with gw.async_client(anchor=anchor, timeout=TIMEOUT_S) as client:
         try:
             r = await client.get(f"{root}/health")
             ok = r.status_code == 200
@@ -62,7 +63,8 @@ async def _endpoint_checks(settings: Settings) -> list[Check]:
                 Check("endpoint", "pass" if ok else "fail", f"{root}/health → {r.status_code}{why}")
             )
         except httpx.HTTPError as exc:
-            checks.append(Check("endpoint", "fail", f"{root} does not answer: {exc!r}"))
+            why = trust.explain_tls_failure(exc, root, anchor) or f"{root} does not answer: {exc!r}"
+            checks.append(Check("endpoint", "fail", why))
             await model.aclose()
             return checks
         if settings.llm.api_key:
@@ -89,21 +91,16 @@ async def _endpoint_checks(settings: Settings) -> list[Check]:
         gateway = (settings.web.gateway or settings.llm.endpoint).rstrip("/")
         gw_root = gateway.removesuffix("/v1")
         try:
-            r = await client.get(f"{gw_root}/services", headers=_headers(settings))
-            if r.status_code == 200:
-                data = r.json()
-                flags = " ".join(f"{k}={str(v).lower()}" for k, v in data.items())
-                checks.append(Check("services", "pass", f"{gw_root}/services: {flags}"))
-            else:
-                checks.append(
-                    Check(
-                        "services", "info",
-                        f"{gw_root}/services → {r.status_code} (not the gateway: web tools use "
-                        "their direct fallback)",
-                    )
-                )  # fmt: skip
-        except (httpx.HTTPError, ValueError) as exc:
-            checks.append(Check("services", "info", f"no /services ({exc!r})"))
+            key = _api_key(settings)
+            offered = await gw.read_services(
+                client, gw_root, key, timeout_s=TIMEOUT_S, anchor=anchor
+            )
+        except gw.ServicesUnreadable as exc:
+            why = f"{gw_root}: {exc.reason} (not the gateway? web tools use their direct fallback)"
+            checks.append(Check("services", "info", why))
+        else:
+            flags = " ".join(f"{k}={str(v).lower()}" for k, v in offered.model_dump().items())
+            checks.append(Check("services", "pass", f"{gw_root}/services: {flags}"))
     return checks
 
 
@@ -147,8 +144,7 @@ _WORKER_TIMEOUT_S = 30.0
 async def _worker_workspace_check(settings: Settings, workspace: Path) -> Check:
     from openmono_contracts.tools import ToolRequest
 
-    from openmono.executor import select_executor
-    from openmono.executor._errors import ExecutorError
+    from openmono.executor import ExecutorError, select_executor
 
     try:
         executor = select_executor(settings)

@@ -9,7 +9,7 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Column, Table
 
-from openmono.cli._options import RunOptions
+from openmono.config import RunOptions
 from openmono.sessions import SessionError, SessionStore
 
 

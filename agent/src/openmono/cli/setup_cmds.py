@@ -78,9 +78,65 @@ def setup() -> None:
 @_dry
 @_no_start
 @_via
-def gateway(dry_run: bool, no_start: bool, via: Via) -> None:
+@click.option(
+    "--rotate-key",
+    is_flag=True,
+    help="Replace LLAMA_API_KEY, restart the gateway (the old key stops working), print the "
+    "new join lines.",
+)
+@click.option("--relay-url", help="With --rotate-key: the relay URL for the join lines.")
+def gateway(
+    dry_run: bool, no_start: bool, via: Via, rotate_key: bool, relay_url: str | None
+) -> None:
     """The gateway and the LLM behind it (generates LLAMA_API_KEY when missing)."""
+    if rotate_key:
+        _rotate(via, relay_url)
+        return
     _run("gateway", dry_run, no_start, via)
+
+
+def _rotate(via: Via, relay_url: str | None) -> None:
+    from openmono.setup import join as joining
+    from openmono.stack.envfile import read_env
+
+    try:
+        root = _root()
+        env_file = _env_file(root)
+        joining.rotate_key(root, env_file, via, click.echo)
+        url = relay_url or read_env(env_file).get(joining.RELAY_URL_ENV)
+        if not url:
+            click.echo("new join lines: `openmono setup join --relay-url https://RELAY:PORT`")
+            return
+        click.echo("")
+        for line in joining.join(root, env_file, url):
+            click.echo(line)
+    except SetupError as exc:
+        click.echo(f"error: {exc}", err=True)
+        sys.exit(1)
+
+
+@setup.command()
+@click.option(
+    "--relay-url",
+    required=True,
+    help="How agent boxes reach this gateway: https://RELAY:PORT (the relay's remotePort).",
+)
+@click.option(
+    "--ca-file",
+    type=click.Path(path_type=Path, dir_okay=False),
+    help="The gateway's CA certificate (default: the native stack's, else compose's caddy).",
+)
+def join(relay_url: str, ca_file: Path | None) -> None:
+    """Print the `export` lines that join an agent box to this gateway (endpoint, key, CA)."""
+    from openmono.setup import join as joining
+
+    try:
+        root = _root()
+        for line in joining.join(root, _env_file(root), relay_url, ca_file):
+            click.echo(line)
+    except SetupError as exc:
+        click.echo(f"error: {exc}", err=True)
+        sys.exit(1)
 
 
 @setup.command()

@@ -6,7 +6,7 @@ import json
 import sys
 
 import click
-import httpx
+from openmono_contracts.gateway import ServicesUnreadable, read_services_sync
 from rich.console import Console
 from rich.table import Table
 
@@ -15,6 +15,7 @@ from openmono.stack.envfile import ensure_compose_env
 from openmono.stack.errors import StackError
 from openmono.stack.services import HOST, Context
 from openmono.stack.settings import env_file_path, find_project_root, load_settings
+from openmono.stack.tls import ca_cert_path
 
 
 def _context() -> Context:
@@ -44,12 +45,18 @@ def up() -> None:
     gateway = f"http://{HOST}:{s.gateway_port}"
     click.echo(f"\ngateway   {gateway}   (bearer: LLAMA_API_KEY in {env_file})")
     click.echo(f"llm       {gateway}/v1   (OpenAI-compatible; llama.cpp /props, /metrics)")
+    click.echo(
+        f"https     https://{HOST}:{s.gateway_tls_port}   (what frpc tunnels; CA: "
+        f"{ca_cert_path(s)}; agent boxes: `openmono setup join --relay-url URL`)"
+    )
     click.echo(f"logs      {s.stack_dir / 'logs'}")
     try:
-        services = httpx.get(f"{gateway}/services", timeout=3.0).json()
-        click.echo(f"/services {json.dumps(services)}")
-    except (httpx.HTTPError, ValueError) as exc:
-        click.echo(f"/services could not be read: {exc}", err=True)
+        key = s.llama_api_key.get_secret_value() or None
+        services = read_services_sync(gateway, key, timeout_s=3.0)
+    except ServicesUnreadable as exc:
+        click.echo(f"/services could not be read: {exc.reason}", err=True)
+    else:
+        click.echo(f"/services {json.dumps(services.model_dump())}")
 
 
 @click.command()

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import sys
 from pathlib import Path
 
@@ -73,7 +74,7 @@ def config(
         if compose:
             ip, port = frpc.COMPOSE_TARGET
         else:
-            ip, port = "127.0.0.1", int(env.get("GATEWAY_PORT") or 47480)
+            ip, port = "127.0.0.1", frpc.native_tls_port(env, dict(os.environ))
         spec = frpc.TunnelSpec(
             server_addr=server_addr,
             server_port=server_port,

@@ -8,7 +8,13 @@ when set) → the project's `.openmono/settings.json` → `--config FILE` → en
 
 from openmono.config._edit import get_value, set_value, settings_file
 from openmono.config._errors import ConfigError
-from openmono.config._load import find_project_file, load_settings, user_settings_file
+from openmono.config._load import (
+    find_project_file,
+    load_settings,
+    read_settings_file,
+    user_settings_file,
+)
+from openmono.config._options import RunOptions
 from openmono.config._settings import (
     AcpSettings,
     HookCommand,
@@ -32,6 +38,7 @@ __all__ = [
     "McpServerSettings",
     "Mode",
     "PermissionSettings",
+    "RunOptions",
     "Settings",
     "SubagentSettings",
     "ToolRules",
@@ -39,6 +46,7 @@ __all__ = [
     "find_project_file",
     "get_value",
     "load_settings",
+    "read_settings_file",
     "set_value",
     "settings_file",
     "user_settings_file",

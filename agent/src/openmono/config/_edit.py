@@ -3,11 +3,10 @@
 from __future__ import annotations
 
 import json
-import os
-import tempfile
 from pathlib import Path
 from typing import Any, Literal
 
+from openmono_contracts.atomicfile import atomic_write
 from pydantic import BaseModel, SecretStr
 
 from openmono.config._errors import ConfigError
@@ -87,17 +86,5 @@ def set_value(path: Path, key: str, raw: str) -> Any:
 
 
 def _write_atomic(path: Path, data: dict[str, Any]) -> None:
-    """Write to a temp file in the same folder, fsync, then rename over the old file."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=".settings-", suffix=".json", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            json.dump(data, fh, indent=2, sort_keys=True)
-            fh.write("\n")
-            fh.flush()
-            os.fsync(fh.fileno())
-        Path(tmp).chmod(0o600)  # the file may hold the API key
-        Path(tmp).replace(path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    """Replace the settings file whole; mode 0600 because it may hold the API key."""
+    atomic_write(path, json.dumps(data, indent=2, sort_keys=True) + "\n", mode=0o600)

@@ -23,7 +23,12 @@ Mode = Literal["agent", "plan", "ask"]
 
 
 class LLMSettings(BaseModel):
-    """Where the model lives and how long we wait for it."""
+    """Where the model lives and how long we wait for it: the `llm` section, and what the
+    OpenAI-compatible client (`openmono.llm.OpenAICompatModel`) takes as it is.
+
+    `endpoint` may be `http://host:port`, `http://host:port/v1` or a relay URL with a path prefix;
+    `/v1/chat/completions` and `/props` are resolved against it (see `normalize_endpoint`).
+    """
 
     model_config = ConfigDict(extra="forbid")
 
@@ -31,10 +36,18 @@ class LLMSettings(BaseModel):
     api_key: SecretStr | None = None
     model: str | None = None
     connect_timeout_s: float = Field(default=10.0, gt=0)
+    # Connect + prompt processing, which on a CPU takes minutes for a long prompt; raise it for a
+    # big model on a CPU (the stall guard below only starts once tokens flow).
     first_token_timeout_s: float = Field(default=180.0, gt=0)
+    # No byte at all (not even a keep-alive comment) for this long once the stream has started.
     stall_timeout_s: float = Field(default=90.0, gt=0)
     probe_timeout_s: float = Field(default=5.0, gt=0)
     max_retries: int = Field(default=3, ge=0, le=10)
+    backoff_initial_s: float = Field(default=0.5, ge=0)
+    backoff_max_s: float = Field(default=8.0, ge=0)
+    retry_after_max_s: float = Field(default=60.0, ge=0)
+    # Tool calls written as text (Qwen3 XML, Hermes JSON) are recovered into real calls.
+    recover_text_calls: bool = True
     max_tokens: int | None = Field(default=None, ge=1)
     temperature: float | None = Field(default=None, ge=0)
     # Used until `/props` answers; the probe's real n_ctx replaces it.
@@ -126,6 +139,9 @@ class AcpSettings(BaseModel):
     host: str = "127.0.0.1"
     port: int = Field(default=7475, ge=0, le=65535)
     token: SecretStr | None = None
+    # auto: HTTPS (a self-signed certificate, acp/_tls.py) whenever `host` is beyond loopback;
+    # on: HTTPS on loopback too (e.g. when a local tunnel carries the port elsewhere)
+    tls: Literal["auto", "on"] = "auto"
 
 
 class SubagentSettings(BaseModel):
@@ -154,6 +170,11 @@ class Settings(BaseSettings):
     tool_timeout_s: float = Field(default=120.0, gt=0, le=3600)
     data_dir: Path = Path("~/.openmono")
     broker_url: str | None = None
+    # the gateway's CA, as `openmono setup join` prints it (OPENMONO_GATEWAY_CA): inline PEM or a
+    # file path; every gateway connection (LLM, /services, web tools) is verified against it alone
+    gateway_ca: str | None = Field(default=None, repr=False)
+    # plain http:// to a host beyond loopback is refused unless this is set (OPENMONO_INSECURE_HTTP)
+    insecure_http: bool = False
     workspace: Path | None = None
     hooks: HookSettings = Field(default_factory=HookSettings)
     mcp_servers: dict[str, McpServerSettings] = Field(default_factory=dict)

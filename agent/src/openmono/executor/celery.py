@@ -8,7 +8,7 @@ call gives the same `ToolResult` (except `elapsed_ms`). What crossing a process 
    never run locally as a silent fallback.
 2. Wait without blocking the loop: one pattern subscription per executor receives every result the
    backend publishes for our task ids; a poll every half second reads the call's claim and
-   heartbeat keys (`openmono_worker.callstate`) and the stored result, in case a message was missed.
+   heartbeat keys (`openmono_contracts.calls`) and the stored result, in case a message was missed.
 3. Worker lost (heartbeat expired, no result): a side-effecting call returns an error saying so and
    is never sent again; a read-only call is sent again (its old message can no longer run: its
    claim says "abandoned"). Nobody picked the call up and no worker answers a ping -> unreachable.
@@ -29,9 +29,15 @@ from typing import Any
 
 import redis.asyncio as aioredis
 from openmono_contracts import ToolRequest, ToolResult
-from openmono_worker.callstate import ABANDONED, alive_key, claim_key, lost_worker_error
-from openmono_worker.celery_app import HARD_LIMIT_EXTRA_S, TASK_NAME, CelerySettings, create_app
-from openmono_worker.tools import get_tool
+from openmono_contracts.calls import (
+    ABANDONED,
+    HARD_LIMIT_EXTRA_S,
+    TASK_NAME,
+    alive_key,
+    claim_key,
+    lost_worker_error,
+)
+from openmono_worker import WorkerSettings, create_app, get_tool
 from redis.asyncio.retry import Retry
 from redis.backoff import NoBackoff
 
@@ -137,7 +143,7 @@ class CeleryExecutor:
         pickup_timeout_s: float = 5.0,
         queue_timeout_s: float = 600.0,
     ) -> None:
-        self._cfg = CelerySettings(broker_url=broker_url)
+        self._cfg = WorkerSettings(broker_url=broker_url)
         self._app = create_app(self._cfg)
         self._pickup_timeout_s = pickup_timeout_s
         self._queue_timeout_s = queue_timeout_s

@@ -12,6 +12,7 @@ SSE parsing, tool-call fragment assembly and text tool-call recovery (`openmono.
 live here and nowhere else; the loop sees only `StreamEvent`s and `LLMError`s.
 """
 
+from openmono.config import LLMSettings
 from openmono.llm._client import OpenAICompatModel
 from openmono.llm._errors import (
     AuthError,
@@ -23,6 +24,7 @@ from openmono.llm._errors import (
     StallTimeout,
     StreamError,
     TransportError,
+    TrustError,
 )
 from openmono.llm._events import (
     Done,
@@ -36,7 +38,6 @@ from openmono.llm._events import (
 )
 from openmono.llm._messages import ChatMessage, ModelInfo, ToolCall, ToolSpec
 from openmono.llm._model import Model
-from openmono.llm._settings import LLMSettings
 from openmono.llm._wire import EndpointError, normalize_endpoint
 from openmono.llm.textcalls import CallProblem, Recovery, TextCall, recover_tool_calls
 
@@ -68,6 +69,7 @@ __all__ = [
     "ToolCallDelta",
     "ToolSpec",
     "TransportError",
+    "TrustError",
     "Usage",
     "normalize_endpoint",
     "recover_tool_calls",

@@ -24,7 +24,9 @@ from types import TracebackType
 from typing import Any
 
 import httpx
+from openmono_contracts import gateway, trust
 
+from openmono.config import LLMSettings
 from openmono.llm._assemble import TurnAssembler
 from openmono.llm._errors import (
     AuthError,
@@ -34,10 +36,10 @@ from openmono.llm._errors import (
     StallTimeout,
     StreamError,
     TransportError,
+    TrustError,
 )
 from openmono.llm._events import StreamEvent
 from openmono.llm._messages import ChatMessage, ModelInfo, ToolSpec
-from openmono.llm._settings import LLMSettings
 from openmono.llm._sse import SSEParser
 from openmono.llm._wire import (
     error_message,
@@ -61,9 +63,23 @@ class _Retry(Exception):
 class OpenAICompatModel:
     """The `Model` for an OpenAI-compatible endpoint; use it as an async context manager."""
 
-    def __init__(self, settings: LLMSettings, *, client: httpx.AsyncClient | None = None) -> None:
+    def __init__(
+        self,
+        settings: LLMSettings,
+        *,
+        ca: str | None = None,
+        insecure_http: bool = False,
+        client: httpx.AsyncClient | None = None,
+    ) -> None:
+        """`ca`: the gateway's trust anchor (inline PEM or a file, `openmono_contracts.trust`),
+        trusted alone; `insecure_http` allows plain http:// beyond loopback."""
         self.settings = settings
         self.root = normalize_endpoint(settings.endpoint)
+        try:
+            trust.check_plain_http(self.root, insecure_http=insecure_http, what="the LLM")
+            self._anchor = trust.load_anchor(ca)
+        except trust.TrustError as exc:
+            raise TrustError(str(exc)) from None
         self.info: ModelInfo | None = None
         self._client = client
         self._owns_client = client is None
@@ -155,6 +171,7 @@ class OpenAICompatModel:
         except TimeoutError:
             raise self._first_token_timeout() from None
         except httpx.RequestError as exc:
+            self._raise_if_untrusted(exc, self.root)
             raise _Retry(TransportError(f"cannot reach the LLM at {self.root}: {exc!r}")) from exc
         try:
             if response.status_code != 200:
@@ -240,12 +257,18 @@ class OpenAICompatModel:
             s = self.settings
             # read=None: the stream guards are ours (first-token deadline, stall limit).
             timeout = httpx.Timeout(connect=s.connect_timeout_s, read=None, write=30.0, pool=30.0)
-            self._client = httpx.AsyncClient(timeout=timeout)
+            self._client = gateway.async_client(anchor=self._anchor, timeout=timeout)
         return self._client
+
+    def _raise_if_untrusted(self, exc: httpx.RequestError, url: str) -> None:
+        """A failed certificate check is no outage: say so at once, never retry it."""
+        why = trust.explain_tls_failure(exc, url, self._anchor)
+        if why is not None:
+            raise TrustError(why) from exc
 
     def _auth(self) -> dict[str, str]:
         key = self.settings.api_key
-        return {"Authorization": f"Bearer {key}"} if key else {}
+        return gateway.bearer(key.get_secret_value() if key else None)
 
     def _body(
         self,
@@ -288,6 +311,7 @@ class OpenAICompatModel:
                 url, headers=self._auth(), timeout=self.settings.probe_timeout_s
             )
         except httpx.RequestError as exc:
+            self._raise_if_untrusted(exc, url)
             raise TransportError(f"cannot reach the LLM at {url}: {exc!r}") from exc
         if r.status_code in (401, 403):
             raise AuthError(

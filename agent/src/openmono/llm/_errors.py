@@ -6,6 +6,8 @@ LLMError
 ├── HTTPStatusError        any other non-200 (429/5xx only once the retries ran out)
 ├── TransportError         connect/read failure (before the first token: once retries ran out)
 ├── StreamError            an error frame inside the stream, or the stream broke off
+├── TrustError             the endpoint is not trusted: a certificate the anchor does not vouch
+│                          for, a bad anchor, or plain http:// beyond loopback; never retried
 └── LLMTimeoutError        the two stream guards (LLMErrors, not asyncio timeouts)
     ├── FirstTokenTimeout  no token within `first_token_timeout_s` of sending the request
     └── StallTimeout       the stream had started, then no byte for `stall_timeout_s`
@@ -48,6 +50,10 @@ class HTTPStatusError(LLMError):
 
 class TransportError(LLMError):
     """The connection failed (refused, reset, cut mid-stream)."""
+
+
+class TrustError(LLMError):
+    """The endpoint cannot be trusted as configured; the message says what to do."""
 
 
 class StreamError(LLMError):

@@ -1,11 +1,11 @@
 """The agent loop: a short driver (`_run`) whose steps each live in their own module.
 
-`open_agent` wires a loop to a model, an executor, permissions and a session file; `AgentLoop` runs
-turns and reports `LoopEvent`s to a sink (the CLI renders them; ACP will forward them).
+`AgentLoop` runs turns and reports `LoopEvent`s to a sink (the CLI renders them, ACP forwards
+them). Wiring a loop to a model, an executor and a session file is `openmono.agent.open_agent`,
+one layer up, so the loop never imports MCP, hooks or sub-agents.
 """
 
-from openmono.loop._agent import Agent, llm_settings, open_agent, probe_model, web_access
-from openmono.loop._catalog import ToolCatalog, ToolFlags
+from openmono.loop._catalog import ToolCatalog
 from openmono.loop._dispatch import Asker, CallOutcome, DispatchContext, Dispatcher
 from openmono.loop._events import (
     EventSink,
@@ -22,11 +22,11 @@ from openmono.loop._events import (
     discard,
 )
 from openmono.loop._guards import DoomLoopGuard, RepetitionDetector, call_signature, is_repetitive
+from openmono.loop._prompt import build_system_prompt
 from openmono.loop._run import AgentLoop, LoopOptions
 from openmono.loop._state import Conversation, estimate_tokens, replay
 
 __all__ = [
-    "Agent",
     "AgentLoop",
     "Asker",
     "CallOutcome",
@@ -45,17 +45,13 @@ __all__ = [
     "TextChunk",
     "ToolCatalog",
     "ToolFinished",
-    "ToolFlags",
     "ToolStarted",
     "TurnDone",
     "UsageReport",
+    "build_system_prompt",
     "call_signature",
     "discard",
     "estimate_tokens",
     "is_repetitive",
-    "llm_settings",
-    "open_agent",
-    "probe_model",
     "replay",
-    "web_access",
 ]

@@ -22,10 +22,7 @@ from typing import Any
 
 from openmono_contracts import ToolRequest, ToolResult, WebAccess
 from openmono_contracts.effects import AskUserEffect, ToolEffect
-from openmono_worker import PathRefused
-from openmono_worker.runner import format_validation_error
-from openmono_worker.tools import get_tool
-from openmono_worker.workspace import resolve_path
+from openmono_worker import PathRefused, format_validation_error, get_tool, resolve_path
 from pydantic import ValidationError
 
 from openmono.executor import Executor
@@ -44,8 +41,6 @@ from openmono.permissions import (
 )
 from openmono.sessions import Snapshots
 
-PATH_KEYS = ("file_path", "path")
-WRITE_TOOLS = frozenset({"FileWrite", "FileEdit", "ApplyPatch"})
 Asker = Callable[[AskUserEffect], Awaitable[str]]
 
 
@@ -117,8 +112,8 @@ class Dispatcher:
         """Run `calls`; `done` receives each outcome in the calls' order as soon as it is known."""
         batch: list[ToolCallComplete] = []
         for call in calls:
-            flags = self.catalog.flags_of(call.name)
-            if flags.read_only and flags.concurrency_safe and call.error is None:
+            facts = self.catalog.facts_of(call.name)
+            if facts.read_only and facts.concurrency_safe and call.error is None:
                 batch.append(call)
                 continue
             await self._run_parallel(batch, mode, turn, emit, done)
@@ -194,25 +189,25 @@ class Dispatcher:
                 tool.parse(args)
         except ValidationError as exc:
             return self._refuse(call, format_validation_error(call.name, exc), emit, denied=False)
-        flags = self.catalog.flags_of(call.name)
+        facts = self.catalog.facts_of(call.name)
         # 3. workspace sanity
-        for key in PATH_KEYS:
+        for key in facts.path_params:
             value = args.get(key)
             if isinstance(value, str) and value:
                 try:
-                    extra = self.ctx.read_roots if flags.read_only else ()
+                    extra = self.ctx.read_roots if facts.read_only else ()
                     resolve_path(self.ctx.workspace, value, extra_roots=extra)
                 except PathRefused as exc:
                     return self._refuse(call, str(exc), emit, denied=True)
         # 4. mode guard, at execution time
-        why = mode_denial(mode, call.name, args, flags.read_only)
+        why = mode_denial(mode, call.name, args, facts)
         if why:
             return self._refuse(call, why, emit, denied=True)
-        if call.name == "ExitPlanMode":
+        if facts.plan_switch == "exit":
             return await self._exit_plan(call, args, mode, emit)
         # 5. permissions
         decision = await self.permissions.authorize(
-            call.id, call.name, args, flags.read_only, self._approver(emit)
+            call.id, call.name, args, facts, self._approver(emit)
         )
         if decision.action != "allow":
             return self._refuse(call, f"permission denied: {decision.reason}", emit, denied=True)
@@ -279,8 +274,9 @@ class Dispatcher:
     async def _execute(self, prepared: _Prepared, turn: str, emit: EventSink) -> CallOutcome:
         call, args = prepared.call, prepared.args
         # 7. snapshots for /undo (only where the workspace is on this machine)
-        if self.snapshots is not None and call.name in WRITE_TOOLS:
-            for path in call_paths(call.name, args, self.ctx.workspace):
+        facts = self.catalog.facts_of(call.name)
+        if self.snapshots is not None and facts.writes:
+            for path in call_paths(facts, args, self.ctx.workspace):
                 self.snapshots.save(turn, path)
         emit(ToolStarted(call_id=call.id, name=call.name, arguments=args))
         # 8. execute (an agent-side toolset, else the executor)

@@ -35,9 +35,6 @@ from openmono.permissions import Mode
 
 # Tool definitions may use at most this share of the context, else the model gets none.
 TOOLS_MAX_SHARE = 0.5
-CORE_TOOLS = frozenset(
-    {"FileRead", "FileWrite", "FileEdit", "Bash", "Grep", "Glob", "ListDirectory"}
-)
 CANCELLED_RESULT = "Error: cancelled by the user before this call finished."
 
 
@@ -120,7 +117,7 @@ class AgentLoop:
         the context (a small n_ctx cannot hold 16 JSON schemas and a conversation)."""
         budget = self.options.n_ctx * TOOLS_MAX_SHARE
         full = self.catalog.for_mode(self.mode)
-        core = [t for t in full if t.name in CORE_TOOLS]
+        core = [t for t in full if self.catalog.facts_of(t.name).core]
         for tools, what in ((full, ""), (core, "only the core tools")):
             cost = _spec_tokens(tools)
             if cost <= budget:

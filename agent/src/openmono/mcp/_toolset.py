@@ -15,16 +15,20 @@ from typing import Any
 
 import mcp.types as mt
 from openmono_contracts import ToolRequest, ToolResult
+from openmono_contracts.toolfacts import ToolFacts
 from pydantic import AnyUrl, BaseModel, Field, ValidationError
 
 from openmono.llm import ToolSpec
-from openmono.loop import EventSink, ToolCatalog, ToolFlags
+from openmono.loop import EventSink, ToolCatalog
 from openmono.mcp._connection import RemoteTool, ServerConnection
 from openmono.mcp._errors import McpClientError
 from openmono.mcp._manager import McpManager
 
 LIST_RESOURCES, READ_RESOURCE = "ListMcpResources", "ReadMcpResource"
 LIST_TIMEOUT_S = 30.0
+# Argument names the built-in tools use for paths: a server tool taking one is held to the
+# workspace (and matched by path rules) like them.
+PATH_PARAM_NAMES = ("file_path", "path")
 
 
 class ListParams(BaseModel):
@@ -45,17 +49,31 @@ def _schema(model: type[BaseModel]) -> dict[str, Any]:
 
 
 RESOURCE_SPECS = (
-    ToolSpec(
-        name=LIST_RESOURCES,
-        description="List the resources (files, documents, data) the MCP servers expose.",
-        parameters=_schema(ListParams),
+    (
+        ToolSpec(
+            name=LIST_RESOURCES,
+            description="List the resources (files, documents, data) the MCP servers expose.",
+            parameters=_schema(ListParams),
+        ),
+        ToolFacts(read_only=True, concurrency_safe=True, kind="search"),
     ),
-    ToolSpec(
-        name=READ_RESOURCE,
-        description="Read one resource of an MCP server by its URI.",
-        parameters=_schema(ReadParams),
+    (
+        ToolSpec(
+            name=READ_RESOURCE,
+            description="Read one resource of an MCP server by its URI.",
+            parameters=_schema(ReadParams),
+        ),
+        ToolFacts(read_only=True, concurrency_safe=True, kind="read"),
     ),
 )
+
+
+def remote_facts(tool: RemoteTool) -> ToolFacts:
+    """What a server tool declares: read-only (and then parallel) only with `readOnlyHint`."""
+    properties = tool.schema.get("properties")
+    names = properties if isinstance(properties, dict) else {}
+    paths = tuple(k for k in PATH_PARAM_NAMES if k in names)
+    return ToolFacts(read_only=tool.read_only, concurrency_safe=tool.read_only, path_params=paths)
 
 
 def render(result: mt.CallToolResult) -> str:
@@ -110,8 +128,8 @@ class McpToolset:
     def refresh(self) -> None:
         """Offer every tool the servers listed (kept while a server reconnects)."""
         if self.manager:
-            for spec in RESOURCE_SPECS:
-                self.catalog.add(spec, ToolFlags(read_only=True, concurrency_safe=True))
+            for spec, facts in RESOURCE_SPECS:
+                self.catalog.add(spec, facts)
         for tool in self.manager.tools():
             self._tools[tool.exposed] = tool
             spec = ToolSpec(
@@ -119,8 +137,7 @@ class McpToolset:
                 description=f"[MCP server {tool.server}] {tool.description}",
                 parameters=tool.schema,
             )
-            flags = ToolFlags(read_only=tool.read_only, concurrency_safe=tool.read_only)
-            self.catalog.add(spec, flags)
+            self.catalog.add(spec, remote_facts(tool))
 
     # -- the Toolset protocol -----------------------------------------------------------------
     def owns(self, name: str) -> bool:

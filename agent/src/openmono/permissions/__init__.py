@@ -19,7 +19,7 @@ from openmono.permissions._engine import (
     session_pattern,
 )
 from openmono.permissions._errors import PermissionsError
-from openmono.permissions._modes import MODES, Mode, mode_denial
+from openmono.permissions._modes import MODES, Mode, mode_denial, offered_in
 from openmono.permissions._subjects import call_paths, pattern_matches, resolve_path
 
 __all__ = [
@@ -39,6 +39,7 @@ __all__ = [
     "is_safe_read_only",
     "mode_denial",
     "non_interactive_message",
+    "offered_in",
     "parse_allow_spec",
     "pattern_matches",
     "resolve_path",

@@ -6,10 +6,10 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from openmono_contracts.toolfacts import ToolFacts
+
 from openmono.permissions._bash import dangerous_reason, redirect_targets
 from openmono.permissions._subjects import call_paths, resolve_path
-
-WRITE_TOOLS = frozenset({"FileWrite", "FileEdit", "ApplyPatch"})
 
 _SYSTEM_DIRS = ("/etc", "/usr", "/bin", "/sbin", "/boot", "/lib", "/lib32", "/lib64", "/proc",
                 "/sys", "/dev", "/var/lib", "/var/log")  # fmt: skip
@@ -27,14 +27,14 @@ def is_protected(path: Path) -> bool:
     return any(path == root or root in path.parents for root in protected_roots())
 
 
-def builtin_denial(tool: str, args: Mapping[str, Any], workspace: Path) -> str | None:
+def builtin_denial(facts: ToolFacts, args: Mapping[str, Any], workspace: Path) -> str | None:
     """Why this call is refused outright, or None."""
-    if tool in WRITE_TOOLS:
-        for path in call_paths(tool, args, workspace):
+    if facts.writes:
+        for path in call_paths(facts, args, workspace):
             if is_protected(path):
                 return f"writing to {path} is never allowed (protected system or secret path)"
-    if tool == "Bash":
-        command = str(args.get("command", ""))
+    if facts.shell_param:
+        command = str(args.get(facts.shell_param, ""))
         reason = dangerous_reason(command)
         if reason:
             return f"this command is never allowed: {reason}"

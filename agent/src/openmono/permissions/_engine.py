@@ -6,8 +6,9 @@ Order (first match wins):
     3. `--yolo` / session allow-all → allow
     4. `ask` rules → ask
     5. `allow` rules, `--allow TOOL[:pattern]`, session approvals → allow
-    6. defaults: read-only tools inside the workspace, safe read-only shell commands and
-       conversation tools → allow; WebFetch and anything else → ask
+    6. defaults, from the tool's facts: conversation tools and those declaring `permission="allow"`
+       → allow; safe read-only shell commands → allow; `permission="ask"` (WebFetch) → ask;
+       read-only tools inside the workspace → allow; anything else → ask
 An `ask` with no one to ask (a non-interactive run) becomes a denial whose message tells the model
 what to do instead; it never waits.
 """
@@ -19,18 +20,16 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
+from openmono_contracts.toolfacts import ToolFacts
+
 from openmono.config import ToolRules
 from openmono.permissions._bash import is_safe_read_only, segments
 from openmono.permissions._builtin import builtin_denial
 from openmono.permissions._errors import PermissionsError
-from openmono.permissions._modes import CONVERSATION_TOOLS
 from openmono.permissions._subjects import call_paths, pattern_matches
 
 Action = Literal["allow", "ask", "deny"]
 Answer = Literal["once", "session", "deny", "deny_session"]
-AUTO_ALLOWED = CONVERSATION_TOOLS | {"MemorySave"}
-# Read-only, but it sends what the model chooses to any site: asked like Claude Code does.
-ASK_BY_DEFAULT = frozenset({"WebFetch"})
 
 
 @dataclass(frozen=True)
@@ -64,12 +63,13 @@ def parse_allow_spec(spec: str) -> tuple[str, str]:
     return tool.strip(), pattern or "*"
 
 
-def session_pattern(tool: str, args: Mapping[str, Any]) -> str:
+def session_pattern(facts: ToolFacts, args: Mapping[str, Any]) -> str:
     """What "allow for the session" covers: a shell command's program, else the whole tool."""
-    if tool == "Bash":
-        parts = segments(str(args.get("command", "")))
+    if facts.shell_param:
+        command = str(args.get(facts.shell_param, ""))
+        parts = segments(command)
         words = parts[0].split() if len(parts) == 1 else []
-        return f"{words[0]} *" if words else str(args.get("command", ""))
+        return f"{words[0]} *" if words else command
     return "*"
 
 
@@ -90,60 +90,66 @@ class PermissionEngine:
         self.workspace = self.workspace.resolve()
         self._granted = [parse_allow_spec(s) for s in self.allow]
 
-    def _rule_hit(self, kind: str, tool: str, args: Mapping[str, Any]) -> str | None:
+    def _rule_hit(
+        self, kind: str, tool: str, args: Mapping[str, Any], facts: ToolFacts
+    ) -> str | None:
         for key in (tool, "*"):
             rules = self.rules.get(key)
             for pattern in getattr(rules, kind) if rules else ():
-                if pattern_matches(pattern, tool, args, self.workspace):
+                if pattern_matches(pattern, facts, args, self.workspace):
                     return f"{kind} rule {key}:{pattern}"
         return None
 
-    def decide(self, tool: str, args: Mapping[str, Any], read_only: bool) -> Decision:
+    def decide(self, tool: str, args: Mapping[str, Any], facts: ToolFacts) -> Decision:
         """The verdict for one call, before anyone is asked."""
-        why = builtin_denial(tool, args, self.workspace)
+        why = builtin_denial(facts, args, self.workspace)
         if why:
             return Decision("deny", why, "builtin")
         if self.deny_all:
             return Decision("deny", "the user denied all tool calls for this session", "session")
         if tool in self._denied_tools:
             return Decision("deny", f"the user denied {tool} for this session", "session")
-        hit = self._rule_hit("deny", tool, args)
+        hit = self._rule_hit("deny", tool, args, facts)
         if hit:
             return Decision("deny", f"denied by the {hit}", "rule")
         if self.yolo or self.allow_all:
             return Decision("allow", "all calls allowed (--yolo / allow-all)", "session")
-        hit = self._rule_hit("ask", tool, args)
+        hit = self._rule_hit("ask", tool, args, facts)
         if hit:
             return Decision("ask", f"the {hit} requires approval", "rule")
-        hit = self._rule_hit("allow", tool, args)
+        hit = self._rule_hit("allow", tool, args, facts)
         if hit:
             return Decision("allow", f"allowed by the {hit}", "rule")
         for granted_tool, pattern in self._granted:
-            if granted_tool in (tool, "*") and pattern_matches(pattern, tool, args, self.workspace):
+            if granted_tool in (tool, "*") and pattern_matches(
+                pattern, facts, args, self.workspace
+            ):
                 return Decision("allow", f"allowed by {granted_tool}:{pattern}", "flag")
-        return self._default(tool, args, read_only)
+        return self._default(tool, args, facts)
 
-    def _default(self, tool: str, args: Mapping[str, Any], read_only: bool) -> Decision:
-        if tool in AUTO_ALLOWED:
+    def _default(self, tool: str, args: Mapping[str, Any], facts: ToolFacts) -> Decision:
+        if facts.conversation or facts.permission == "allow":
             return Decision("allow", "changes nothing outside the conversation", "default")
-        if tool == "Bash":
-            if is_safe_read_only(str(args.get("command", ""))):
+        if facts.shell_param:
+            if is_safe_read_only(str(args.get(facts.shell_param, ""))):
                 return Decision("allow", "a read-only command", "default")
             return Decision("ask", "running a shell command needs approval", "default")
-        if tool in ASK_BY_DEFAULT:
+        if facts.permission == "ask":
             return Decision("ask", f"{tool} contacts an outside site and needs approval", "default")
-        if read_only:
-            paths = call_paths(tool, args, self.workspace)
+        if facts.read_only:
+            paths = call_paths(facts, args, self.workspace)
             inside = all(p == self.workspace or self.workspace in p.parents for p in paths)
             if inside:
                 return Decision("allow", "a read inside the workspace", "default")
             return Decision("ask", "reading outside the workspace needs approval", "default")
         return Decision("ask", f"{tool} changes files and needs approval", "default")
 
-    def remember(self, tool: str, args: Mapping[str, Any], answer: Answer) -> None:
+    def remember(
+        self, tool: str, args: Mapping[str, Any], facts: ToolFacts, answer: Answer
+    ) -> None:
         """Record a session-wide answer ("session" or "deny_session")."""
         if answer == "session":
-            self._granted.append((tool, session_pattern(tool, args)))
+            self._granted.append((tool, session_pattern(facts, args)))
         elif answer == "deny_session":
             self._denied_tools.add(tool)
 
@@ -152,11 +158,11 @@ class PermissionEngine:
         call_id: str,
         tool: str,
         args: Mapping[str, Any],
-        read_only: bool,
+        facts: ToolFacts,
         approver: Approver | None,
     ) -> Decision:
         """`decide`, then resolve an `ask` through the approver, or deny when there is none."""
-        decision = self.decide(tool, args, read_only)
+        decision = self.decide(tool, args, facts)
         if decision.action != "ask":
             return decision
         if approver is None:
@@ -164,10 +170,10 @@ class PermissionEngine:
                 "deny", non_interactive_message(tool, decision.reason), "noninteractive"
             )
         request = PermissionRequest(
-            call_id, tool, args, decision.reason, session_pattern(tool, args)
+            call_id, tool, args, decision.reason, session_pattern(facts, args)
         )
         answer = await approver(request)
-        self.remember(tool, args, answer)
+        self.remember(tool, args, facts, answer)
         if answer in ("once", "session"):
             return Decision("allow", f"approved by the user ({answer})", "user")
         return Decision(

@@ -14,7 +14,8 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
-PATH_KEYS = ("file_path", "path")
+from openmono_contracts.toolfacts import ToolFacts
+
 _PATCH_PATH = re.compile(r"^(?:\+\+\+|---) (?:[ab]/)?(\S+)", re.MULTILINE)
 
 
@@ -26,24 +27,30 @@ def resolve_path(raw: str, workspace: Path) -> Path:
     return path.resolve()
 
 
-def call_paths(tool: str, args: Mapping[str, Any], workspace: Path) -> list[Path]:
+def written_paths(facts: ToolFacts, args: Mapping[str, Any]) -> list[str]:
+    """The paths a call names as written: its path arguments, and the files its diffs touch."""
+    raws = [str(args[k]) for k in facts.path_params if isinstance(args.get(k), str) and args[k]]
+    for key in facts.diff_params:
+        if isinstance(args.get(key), str):
+            raws += [m for m in _PATCH_PATH.findall(args[key]) if m != "/dev/null"]
+    return raws
+
+
+def call_paths(facts: ToolFacts, args: Mapping[str, Any], workspace: Path) -> list[Path]:
     """Every filesystem path a call names, resolved."""
-    raws = [str(args[k]) for k in PATH_KEYS if isinstance(args.get(k), str) and args[k]]
-    if tool == "ApplyPatch" and isinstance(args.get("patch"), str):
-        raws += [m for m in _PATCH_PATH.findall(args["patch"]) if m != "/dev/null"]
-    return [resolve_path(r, workspace) for r in raws]
+    return [resolve_path(r, workspace) for r in written_paths(facts, args)]
 
 
-def call_subjects(tool: str, args: Mapping[str, Any], workspace: Path) -> list[str]:
+def call_subjects(facts: ToolFacts, args: Mapping[str, Any], workspace: Path) -> list[str]:
     """The strings a bare pattern is matched against."""
-    if tool == "Bash":
-        return [str(args.get("command", ""))]
+    if facts.shell_param:
+        return [str(args.get(facts.shell_param, ""))]
     subjects: list[str] = []
-    for key in PATH_KEYS:
+    for key in facts.path_params:
         value = args.get(key)
         if isinstance(value, str) and value:
             subjects.append(value)
-    subjects += [str(p) for p in call_paths(tool, args, workspace)]
+    subjects += [str(p) for p in call_paths(facts, args, workspace)]
     url = args.get("url")
     if isinstance(url, str):
         subjects += [url, urlsplit(url).hostname or ""]
@@ -56,11 +63,13 @@ def call_subjects(tool: str, args: Mapping[str, Any], workspace: Path) -> list[s
     return subjects
 
 
-def pattern_matches(pattern: str, tool: str, args: Mapping[str, Any], workspace: Path) -> bool:
+def pattern_matches(
+    pattern: str, facts: ToolFacts, args: Mapping[str, Any], workspace: Path
+) -> bool:
     """Does one rule pattern match this call?"""
     if pattern in ("", "*"):
         return True
     key, sep, glob = pattern.partition("=")
     if sep and key.isidentifier() and key in args:
         return fnmatchcase(str(args[key]), glob)
-    return any(fnmatchcase(s, pattern) for s in call_subjects(tool, args, workspace))
+    return any(fnmatchcase(s, pattern) for s in call_subjects(facts, args, workspace))

@@ -12,6 +12,8 @@ import shutil
 from pathlib import Path
 from typing import Any
 
+from openmono_contracts.atomicfile import atomic_write
+
 
 class Snapshots:
     """Snapshot groups under one folder: `<n>/manifest.json` with the saved contents inline."""
@@ -50,9 +52,7 @@ class Snapshots:
             manifest["files"][key] = {"existed": True, "data": data, "mode": path.stat().st_mode}
         else:
             manifest["files"][key] = {"existed": False}
-        tmp = group / "manifest.json.tmp"
-        tmp.write_text(json.dumps(manifest), encoding="utf-8")
-        tmp.replace(group / "manifest.json")
+        atomic_write(group / "manifest.json", json.dumps(manifest))
 
     def undo(self) -> list[Path]:
         """Restore the newest group; the paths it touched (empty when there is nothing to undo)."""

@@ -16,8 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-from openmono.config import ConfigError, set_value, user_settings_file
-from openmono.config._load import read_settings_file
+from openmono.config import ConfigError, read_settings_file, set_value, user_settings_file
 from openmono.setup import frpc
 from openmono.setup._bringup import PROFILES, BringUp, Say, docker_answers
 from openmono.setup._bringup import compose_command as _compose_command
@@ -170,10 +169,11 @@ def plan(
         result.bring_up = BringUp("compose", PROFILES[target], command)
     elif mode == "native":
         result.bring_up = BringUp("native", PROFILES[target], [])
-    # frpc's view of the gateway: compose's service name, or the host port of the native stack.
+    # frpc's view of the gateway's HTTPS port: compose's service name, or the native stack's.
     compose_side = mode == "compose" or (not start and via == "compose")
     if frpc_file is not None and frpc_file.is_file():
-        _frpc_plan(frpc_file, frpc.COMPOSE_TARGET if compose_side else ("127.0.0.1", port), result)
+        native = ("127.0.0.1", frpc.native_tls_port(current, dict(os.environ)))
+        _frpc_plan(frpc_file, frpc.COMPOSE_TARGET if compose_side else native, result)
     key = current.get("LLAMA_API_KEY") or result.env_set.get("LLAMA_API_KEY")
     _settings_plan(target, port, key, result)
     searxng = os.environ.get("SEARXNG_UPSTREAM") or current.get("SEARXNG_UPSTREAM")

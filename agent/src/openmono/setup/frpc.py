@@ -1,10 +1,11 @@
 """The frpc configuration: the tunnel that carries the gateway port, and only it, to a relay.
 
-One tcp proxy named `openmono-gateway` forwards the relay's `remotePort` to the gateway (inside
-compose: `caddy:8443`; the native stack: `127.0.0.1:GATEWAY_PORT`). TLS to frps is on. The token
-is not written into the file by default: the file says `{{ .Envs.FRP_AUTH_TOKEN }}` (frp renders
-templates from the environment) and the token itself goes into `compose/.env`, mode 0600, so the
-TOML can live in the checkout without a secret in it.
+One tcp proxy named `openmono-gateway` forwards the relay's `remotePort` to the gateway's HTTPS
+listener (inside compose: `caddy:8443`; the native stack: `127.0.0.1:GATEWAY_TLS_PORT`), so the
+relay only ever carries the gateway's own TLS, end to end with the agent. TLS to frps is on too.
+The token is not written into the file by default: the file says `{{ .Envs.FRP_AUTH_TOKEN }}`
+(frp renders templates from the environment) and the token itself goes into `compose/.env`, mode
+0600, so the TOML can live in the checkout without a secret in it.
 
 No frp binary can be had on the build machine: the output is validated by parsing (`check`).
 """
@@ -23,11 +24,13 @@ from openmono.stack.envfile import write_private
 PROXY_NAME = "openmono-gateway"
 TOKEN_ENV = "FRP_AUTH_TOKEN"  # noqa: S105 -- the variable's name, not a token
 TOKEN_TEMPLATE = "{{ .Envs." + TOKEN_ENV + " }}"
-# Inside the compose project frpc reaches the gateway by service name on its container port.
-COMPOSE_TARGET = ("caddy", 8443)  # the gateway's TLS port (CONTRACT.md)
+# Inside the compose project frpc reaches the gateway by service name on its HTTPS container port.
+COMPOSE_TARGET = ("caddy", 8443)
+DEFAULT_NATIVE_TLS_PORT = 47443
 HEADER = (
     "# frpc configuration written by `openmono tunnel config` (see frpc/README.md).\n"
-    "# One tcp proxy: the relay's remotePort -> the OpenMono gateway. Nothing else is exposed.\n"
+    "# One tcp proxy: the relay's remotePort -> the OpenMono gateway's HTTPS port. Nothing else\n"
+    "# is exposed, and the relay only sees TLS.\n"
     f"# The token comes from the environment ({TOKEN_ENV}, kept in compose/.env).\n\n"
 )
 
@@ -42,6 +45,15 @@ class TunnelSpec:
     local_ip: str
     local_port: int
     token: str | None = None  # None: the file reads the token from the environment
+
+
+def native_tls_port(env: dict[str, str], environ: dict[str, str]) -> int:
+    """The native gateway's HTTPS port: GATEWAY_TLS_PORT from the environment, else `.env`."""
+    raw = environ.get("GATEWAY_TLS_PORT") or env.get("GATEWAY_TLS_PORT") or ""
+    try:
+        return int(raw) if raw.strip() else DEFAULT_NATIVE_TLS_PORT
+    except ValueError as exc:
+        raise SetupError(f"GATEWAY_TLS_PORT={raw!r} is not a port number") from exc
 
 
 def _port(value: int, what: str) -> int:

@@ -9,8 +9,9 @@ from __future__ import annotations
 import os
 import re
 import secrets
-import tempfile
 from pathlib import Path
+
+from openmono_contracts.atomicfile import atomic_write
 
 _LINE = re.compile(r"^\s*(?:export\s+)?([A-Za-z_][A-Za-z0-9_]*)\s*=\s*(.*?)\s*$")
 
@@ -96,17 +97,6 @@ def ensure_compose_env(path: Path, example: Path) -> list[str]:
 
 
 def write_private(path: Path, text: str) -> None:
-    """Replace `path` atomically (temp file, fsync, rename), readable by its owner only: a crash
-    never leaves a half-written secrets file."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            fh.write(text)
-            fh.flush()
-            os.fsync(fh.fileno())
-        Path(tmp).chmod(0o600)
-        Path(tmp).replace(path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    """Replace `path` atomically, readable by its owner only: a crash never leaves a half-written
+    secrets file."""
+    atomic_write(path, text, mode=0o600)

@@ -22,6 +22,8 @@ from openmono.stack.errors import StackError
 from openmono.stack.health import Health, HttpProbe, port_in_use
 from openmono.stack.process import is_ours_and_alive, read_pidfile, spawn, stop_group
 from openmono.stack.services import HOST, SERVICES, Context, ServiceSpec, strip_scheme
+from openmono.stack.settings import env_file_path
+from openmono.stack.tls import ensure_upstream_key
 
 Say = Callable[[str], None]
 
@@ -40,6 +42,11 @@ class Row:
 def _running_pid(ctx: Context, spec: ServiceSpec) -> int | None:
     record = read_pidfile(ctx.pidfile(spec.name))
     return record.pid if record and is_ours_and_alive(record) else None
+
+
+def is_running(ctx: Context, spec: ServiceSpec) -> bool:
+    """Whether this stack's `spec` process is alive (its pid file names a live process of ours)."""
+    return _running_pid(ctx, spec) is not None
 
 
 def enabled_services(ctx: Context) -> list[ServiceSpec]:
@@ -70,6 +77,8 @@ def up(ctx: Context, say: Say) -> None:
             "LLAMA_API_KEY is empty or the .env.example placeholder (change-me…): "
             "`make up` generates one into compose/.env"
         )
+    if ensure_upstream_key(env_file_path(ctx.root), ctx.settings):
+        say(f"generated LLAMA_UPSTREAM_KEY (llama-server's own key) into {env_file_path(ctx.root)}")
     specs = enabled_services(ctx)
     started: list[ServiceSpec] = []
     for i, spec in enumerate(specs, 1):
@@ -78,10 +87,12 @@ def up(ctx: Context, say: Say) -> None:
         if pid is not None:
             say(f"{label} already running (pid {pid}) on {spec.address(ctx.settings)}")
             continue
-        if spec.owns_port and port_in_use(HOST, spec.port(ctx.settings)):
+        ports = (spec.port(ctx.settings),) if spec.owns_port else ()
+        busy = [p for p in (*ports, *spec.more_ports(ctx.settings)) if port_in_use(HOST, p)]
+        if busy:
             _rollback(ctx, started, say)
             raise StackError(
-                f"{spec.name}: port {spec.port(ctx.settings)} is in use by another program; "
+                f"{spec.name}: port {busy[0]} is in use by another program; "
                 f"pick another port in compose/.env or the environment"
             )
         try:

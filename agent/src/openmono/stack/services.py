@@ -48,6 +48,8 @@ class ServiceSpec:
     start_timeout_s: float = 60.0
     owns_port: bool = True
     env: Callable[[Context], dict[str, str]] = lambda _ctx: {}
+    # ports it binds besides `port` (the gateway's HTTPS listener)
+    more_ports: Callable[[StackSettings], tuple[int, ...]] = lambda _s: ()
 
     def address(self, settings: StackSettings) -> str:
         return f"{HOST}:{self.port(settings)}"
@@ -115,6 +117,7 @@ def _gateway_env(ctx: Context) -> dict[str, str]:
         # host and port apart: `127.0.0.1:PORT` as the site address would also match on the Host
         # header, and requests through a relay (other Host) would get an empty 200
         "GATEWAY_LISTEN": f":{s.gateway_port}",
+        "GATEWAY_TLS_LISTEN": f":{s.gateway_tls_port}",
         "GATEWAY_BIND": HOST,
         "LLAMA_UPSTREAM": strip_scheme(s.llama_upstream) or f"{HOST}:{s.llama_port}",
         "SEARXNG_UPSTREAM": strip_scheme(s.searxng_upstream) or f"{HOST}:9",
@@ -131,10 +134,6 @@ def strip_scheme(url: str) -> str:
         if url.startswith(prefix):
             url = url[len(prefix) :]
     return url.rstrip("/")
-
-
-def _bearer(ctx: Context) -> dict[str, str]:
-    return {"Authorization": f"Bearer {ctx.settings.llama_api_key.get_secret_value()}"}
 
 
 REDIS = ServiceSpec(
@@ -166,6 +165,13 @@ WORKER = ServiceSpec(
     env=lambda ctx: {"OPENMONO_BROKER_URL": ctx.settings.openmono_broker_url},
 )
 
+
+def _llama_env(ctx: Context) -> dict[str, str]:
+    # llama-server checks the internal key the gateway sends, never the client-facing one
+    key = ctx.settings.llama_upstream_key.get_secret_value()
+    return {"LLAMA_API_KEY": key} if key else {}
+
+
 LLAMA = ServiceSpec(
     name="llama-server",
     enabled=lambda s: not s.llama_upstream,
@@ -173,6 +179,7 @@ LLAMA = ServiceSpec(
     port=lambda s: s.llama_port,
     probe=lambda ctx: HttpProbe(f"http://{HOST}:{ctx.settings.llama_port}/health"),
     start_timeout_s=180,
+    env=_llama_env,
 )
 
 SCRAPE = ServiceSpec(
@@ -212,6 +219,7 @@ GATEWAY = ServiceSpec(
     probe=lambda ctx: HttpProbe(f"http://{HOST}:{ctx.settings.gateway_port}/health"),
     start_timeout_s=30,
     env=_gateway_env,
+    more_ports=lambda s: (s.gateway_tls_port,),
 )
 
 SERVICES: tuple[ServiceSpec, ...] = (REDIS, WORKER, LLAMA, SCRAPE, GATEWAY)

@@ -43,18 +43,27 @@ class StackSettings(BaseSettings):
     model_config = SettingsConfigDict(extra="ignore", case_sensitive=False)
 
     gateway_port: int = Field(default=47480, ge=1, le=65535)
+    # HTTPS listener (Caddy's internal CA unless GATEWAY_TLS_MODE says otherwise): what frpc tunnels
+    gateway_tls_port: int = Field(default=47443, ge=1, le=65535)
+    gateway_tls_mode: str = "internal"
+    gateway_tls_domain: str = ""
+    gateway_tls_cert: str = ""
+    gateway_tls_key: str = ""
     llama_port: int = Field(default=7474, ge=1, le=65535)
     scrape_port: int = Field(default=5000, ge=1, le=65535)
     redis_port: int = Field(default=6379, ge=1, le=65535)
     llama_api_key: SecretStr = SecretStr("")
+    # the key llama-server itself checks; the gateway swaps it in (stack/tls.py says why)
+    llama_upstream_key: SecretStr = SecretStr("")
     llama_upstream: str = ""
     llama_model: str = ""
     # 8192: SmolLM2 is trained for it, and the full tool catalogue needs ~2,900 tokens of it
     llama_ctx_size: int = Field(default=8192, ge=256)
     llama_parallel: int = Field(default=1, ge=1)
     searxng_upstream: str = ""
-    web_search_enabled: str = "false"
-    web_scrape_enabled: str = "false"
+    # on by default: /services still says false for a service that does not answer
+    web_search_enabled: str = "true"
+    web_scrape_enabled: str = "true"
     scrape_allow_cidrs: str = ""
     openmono_broker_url: str = ""
     openmono_data_dir: Path = Path("~/.openmono")

@@ -6,12 +6,11 @@ Types (`AGENT_TYPES`): general-purpose, Explore, Plan, Coder, Verify, each with 
 
 from openmono.subagents._errors import SubagentError
 from openmono.subagents._tool import NAME, AgentTool, Params, agent_spec
-from openmono.subagents._types import AGENT_TYPES, NEVER_HANDED_DOWN, AgentType, get_type
+from openmono.subagents._types import AGENT_TYPES, AgentType, get_type
 
 __all__ = [
     "AGENT_TYPES",
     "NAME",
-    "NEVER_HANDED_DOWN",
     "AgentTool",
     "AgentType",
     "Params",

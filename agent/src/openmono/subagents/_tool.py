@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from openmono_contracts import ToolRequest, ToolResult
+from openmono_contracts.toolfacts import DeclaresFacts
 from pydantic import BaseModel, Field, ValidationError
 
 from openmono.llm import Model, ToolSpec
@@ -35,7 +36,6 @@ from openmono.loop import (
     PermissionAsked,
     ToolCatalog,
     ToolFinished,
-    ToolFlags,
     ToolStarted,
 )
 from openmono.permissions import Answer, Approver, Mode, PermissionRequest
@@ -71,8 +71,14 @@ def agent_spec() -> ToolSpec:
     return ToolSpec(name=NAME, description=_description(), parameters=schema)
 
 
-class AgentTool:
+class AgentTool(DeclaresFacts):
     """The `Toolset` serving `Agent` for one parent loop (see the module docstring)."""
+
+    # Its facts, declared like a worker tool's: read-only for the parent's mode guard (the child
+    # has its own), never handed down (no nesting).
+    read_only = True
+    kind = "think"
+    subagents = False
 
     def __init__(
         self,
@@ -96,7 +102,7 @@ class AgentTool:
 
     def install(self) -> None:
         """Offer `Agent` in the parent's catalog and serve it from the parent's dispatcher."""
-        self.parent.catalog.add(agent_spec(), ToolFlags(read_only=True, concurrency_safe=False))
+        self.parent.catalog.add(agent_spec(), self.facts())
         self.parent.toolsets.append(self)
 
     # -- the Toolset protocol -----------------------------------------------------------------
@@ -140,8 +146,8 @@ class AgentTool:
 
     def child_catalog(self, kind: AgentType) -> ToolCatalog:
         catalog = ToolCatalog([])
-        for name in kind.select(self.parent.catalog.specs):
-            catalog.add(self.parent.catalog.specs[name], self.parent.catalog.flags_of(name))
+        for name in kind.select(self.parent.catalog.facts):
+            catalog.add(self.parent.catalog.specs[name], self.parent.catalog.facts_of(name))
         return catalog
 
     def _child(

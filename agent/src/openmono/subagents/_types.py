@@ -2,21 +2,23 @@
 
 An allow-list holds tool names and shell-style wildcards (`*` every tool, `mcp__*` every MCP tool,
 `mcp__git__*` one server's). It is intersected with what the parent has, so a child never gets a
-tool its parent lacks; `Agent` itself and the plan-mode switches are never handed down (no nesting,
-no mode changes behind the parent's back). `mode` is the child's own mode guard: read-only types
-run in `ask` mode, so even a shell command that writes is refused.
+tool its parent lacks; tools that declare `subagents = False` (`Agent` itself, the plan-mode
+switches) are never handed down (no nesting, no mode changes behind the parent's back). `mode`
+is the child's own mode guard: read-only types run in `ask` mode, so even a shell command that
+writes is refused.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Mapping
 from dataclasses import dataclass
 from fnmatch import fnmatchcase
+
+from openmono_contracts.toolfacts import ToolFacts
 
 from openmono.permissions import Mode
 from openmono.subagents._errors import SubagentError
 
-NEVER_HANDED_DOWN = frozenset({"Agent", "EnterPlanMode", "ExitPlanMode"})
 READ_TOOLS = ("FileRead", "Glob", "Grep", "ListDirectory")
 WEB_TOOLS = ("WebSearch", "WebFetch")
 RESOURCE_TOOLS = ("ListMcpResources", "ReadMcpResource")
@@ -33,12 +35,12 @@ class AgentType:
     max_turns: int
     instructions: str
 
-    def allows(self, tool: str) -> bool:
-        return tool not in NEVER_HANDED_DOWN and any(fnmatchcase(tool, p) for p in self.tools)
+    def allows(self, tool: str, facts: ToolFacts) -> bool:
+        return facts.subagents and any(fnmatchcase(tool, p) for p in self.tools)
 
-    def select(self, parent_tools: Iterable[str]) -> list[str]:
-        """The parent's tools this type may use, in the parent's order."""
-        return [t for t in parent_tools if self.allows(t)]
+    def select(self, parent_tools: Mapping[str, ToolFacts]) -> list[str]:
+        """The parent's tools (name → facts) this type may use, in the parent's order."""
+        return [t for t, facts in parent_tools.items() if self.allows(t, facts)]
 
 
 AGENT_TYPES: dict[str, AgentType] = {

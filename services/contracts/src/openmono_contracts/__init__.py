@@ -9,6 +9,11 @@ Modules:
     effects   -- typed effects of agent-side tools (AskUser, TodoWrite, plan mode, MemorySave)
     scrape    -- the scrape service's request, response and error bodies
     netguard  -- the SSRF guard shared by the scrape service and the agent's WebFetch
+    trust     -- how a client trusts the gateway across a relay (trust anchor, http refusal)
+
+Shared helpers both sides must do the same way (imported from their modules, which pull in httpx):
+    gateway     -- the bearer header, the gateway HTTP client (its TLS trust), reading `/services`
+    atomicfile  -- replace a file atomically (temp file, fsync, rename)
 """
 
 from openmono_contracts.effects import (
@@ -39,6 +44,7 @@ from openmono_contracts.scrape import (
 )
 from openmono_contracts.services import ServicesInfo
 from openmono_contracts.tools import ToolRequest, ToolResult, WebAccess
+from openmono_contracts.trust import TrustError
 
 __all__ = [
     "AskUserEffect",
@@ -63,6 +69,7 @@ __all__ = [
     "ToolEffect",
     "ToolRequest",
     "ToolResult",
+    "TrustError",
     "UnresolvableHostError",
     "WebAccess",
 ]

@@ -14,6 +14,11 @@ class WebAccess(BaseModel):
     api_key: str | None = Field(default=None, repr=False)
     search: bool | None = None
     scrape: bool | None = None
+    # the gateway's CA certificate (PEM, already loaded by the agent): the worker verifies its
+    # gateway calls against it alone (openmono_contracts.trust); None: the system's trust
+    ca: str | None = Field(default=None, repr=False)
+    # plain http:// to a gateway beyond loopback allowed (the agent's --insecure-http)
+    insecure_http: bool = False
 
 
 class ToolRequest(BaseModel):

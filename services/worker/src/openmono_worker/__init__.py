@@ -1,18 +1,54 @@
 """OpenMono's hands: the tool implementations and the Celery app that runs them against a workspace.
 
 Entry points: `run_tool(ToolRequest) -> ToolResult` (used in-process by the agent's local executor
-and by the Celery task alike) and `tool_specs()` (what the agent advertises to the model).
+and by the Celery task alike) and `tool_specs()` (what the agent advertises to the model). The agent
+imports only the names listed in `__all__`: the tools (`get_tool`) for their facts and parameter
+models, the workspace guard, the FileRead/FileWrite wording, and the Celery app factory.
+
+`create_app` is loaded on first use, so importing this package does not
+import Celery (the in-process default never needs it).
 """
 
-from openmono_worker.errors import PathRefused, ToolError, WorkerError
-from openmono_worker.runner import run_tool, tool_specs
-from openmono_worker.settings import WorkerSettings
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from openmono_worker.errors import CallCancelled, PathRefused, ToolError, WorkerError
+from openmono_worker.formatting import READ_DEFAULT_LIMIT, read_page, write_summary
+from openmono_worker.runner import format_validation_error, run_tool, tool_specs
+from openmono_worker.settings import WebToolSettings, WorkerSettings
+from openmono_worker.tools import Tool, get_tool
+from openmono_worker.workspace import display_path, resolve_path
+
+if TYPE_CHECKING:
+    from openmono_worker.celery_app import create_app
 
 __all__ = [
+    "READ_DEFAULT_LIMIT",
+    "CallCancelled",
     "PathRefused",
+    "Tool",
     "ToolError",
+    "WebToolSettings",
     "WorkerError",
     "WorkerSettings",
+    "create_app",
+    "display_path",
+    "format_validation_error",
+    "get_tool",
+    "read_page",
+    "resolve_path",
     "run_tool",
     "tool_specs",
+    "write_summary",
 ]
+
+_LAZY = {"create_app"}
+
+
+def __getattr__(name: str) -> Any:
+    if name in _LAZY:
+        from openmono_worker import celery_app
+
+        return getattr(celery_app, name)
+    raise AttributeError(f"module 'openmono_worker' has no attribute {name!r}")

@@ -12,6 +12,8 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
+from openmono_contracts.atomicfile import atomic_write
+
 from openmono_worker.settings import WorkerSettings
 
 _UNSAFE = re.compile(r"[^A-Za-z0-9._-]")
@@ -68,10 +70,7 @@ def spill(text: str, settings: WorkerSettings, session_id: str, call_id: str) ->
     first = head(text, settings.artifact_head_bytes)
     last = tail(text, settings.artifact_tail_bytes)
     try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-        tmp.write_text(text, encoding="utf-8")
-        tmp.replace(path)
+        atomic_write(path, text)
     except OSError as exc:
         note = f"[output truncated: {size} bytes in total; saving the whole output failed: {exc}]"
         return Spilled(f"{first.rstrip()}\n\n{note}\n\n{last}", None)

@@ -13,7 +13,8 @@ process accepts it, but a broker can still hand a message out again (a worker ki
 receiving and accepting it, a visibility-timeout restore). The claim makes that harmless: a second
 delivery finds the key and returns an error result instead of running the tool again. The agent
 uses the same key to cancel a call nobody started yet (it claims "abandoned" first), and the
-heartbeat to notice a dead worker long before the call's timeout.
+heartbeat to notice a dead worker long before the call's timeout. The key names and the
+lost-worker message are protocol the agent shares: they live in `openmono_contracts.calls`.
 """
 
 from __future__ import annotations
@@ -25,31 +26,30 @@ from dataclasses import dataclass
 from typing import Literal
 
 import redis
+from openmono_contracts.calls import (
+    ABANDONED,
+    alive_key,
+    claim_key,
+    lost_worker_error,
+)
 from redis.commands.core import Script
 
-PREFIX = "openmono:call:"
-ABANDONED = "abandoned"
+__all__ = [
+    "ABANDONED",
+    "Claim",
+    "Heartbeat",
+    "alive_key",
+    "claim",
+    "claim_key",
+    "holder_id",
+    "lost_worker_error",
+]
+
 # The claim outlives every possible redelivery (visibility timeout, result expiry).
 CLAIM_TTL_S = 6 * 3600
 HEARTBEAT_EVERY_S = 1.0
 # A few missed beats before anyone calls the process dead: tolerant of a loaded machine.
 HEARTBEAT_TTL_MS = 5000
-
-
-def claim_key(task_id: str) -> str:
-    return f"{PREFIX}{task_id}:claim"
-
-
-def alive_key(task_id: str) -> str:
-    return f"{PREFIX}{task_id}:alive"
-
-
-def lost_worker_error(tool: str, call_id: str) -> str:
-    """The error a side-effecting call gets when the process running it died."""
-    return (
-        f"tool worker lost while running {tool} (call {call_id}): the call may have partly run; "
-        "it is not run again because side-effecting calls never run twice"
-    )
 
 
 def holder_id() -> str:

@@ -5,7 +5,7 @@ The agent's Celery executor builds its client app with the same `create_app`, so
 on serializers, timeouts and transport options by construction.
 
 Every worker setting lives in the one commented block of `create_app`; the knobs an operator may
-turn come from `CelerySettings` (env prefix `WORKER_`, plus the stack-wide `OPENMONO_BROKER_URL`).
+turn come from `WorkerSettings` (env prefix `WORKER_`, plus the stack-wide `OPENMONO_BROKER_URL`).
 """
 
 from __future__ import annotations
@@ -13,43 +13,17 @@ from __future__ import annotations
 from typing import Any
 
 from celery import Celery
-from pydantic import AliasChoices, Field
-from pydantic_settings import BaseSettings, SettingsConfigDict
+from openmono_contracts.calls import HARD_LIMIT_EXTRA_S, TASK_NAME
 
-TASK_NAME = "openmono.tools.run"
-# DESIGN.md §7: the hard limit is the call's timeout plus this, the soft limit the timeout itself.
-HARD_LIMIT_EXTRA_S = 5.0
+from openmono_worker.settings import WorkerSettings
 
-
-class CelerySettings(BaseSettings):
-    """How the worker (and the agent's client) reach Redis and how the pool behaves."""
-
-    model_config = SettingsConfigDict(env_prefix="WORKER_", extra="ignore", populate_by_name=True)
-
-    broker_url: str = Field(
-        default="redis://127.0.0.1:6379/0",
-        validation_alias=AliasChoices("OPENMONO_BROKER_URL", "WORKER_BROKER_URL", "broker_url"),
-    )
-    # Processes that run tool calls at the same time (read-only calls of one turn run in parallel).
-    concurrency: int = Field(default=2, ge=1, le=64)
-    # A pool process is replaced after this many calls, so a leak in a tool cannot grow forever.
-    max_tasks_per_child: int = Field(default=200, ge=1)
-    # Results are read once by the agent; keep them long enough for a slow reader, then drop them.
-    result_expires_s: int = Field(default=3600, ge=60)
-    # An unacknowledged (read-only) message whose worker vanished is handed out again after this
-    # long. It must exceed the longest read-only call, or a slow read may run twice (harmless, but
-    # wasted); it bounds how long a read waits for redelivery after its whole worker died.
-    visibility_timeout_s: float = Field(default=300.0, gt=0)
-    # How often a worker looks for such messages (Redis transport sweep).
-    restore_interval_s: float = Field(default=5.0, gt=0)
-    # Calls that carry no limits of their own (never sent by OpenMono's agent) get these.
-    default_timeout_s: float = Field(default=120.0, gt=0)
-    connect_timeout_s: float = Field(default=2.0, gt=0)
+# DESIGN.md §7: the task's name and its hard limit (timeout + HARD_LIMIT_EXTRA_S) are protocol.
+__all__ = ["HARD_LIMIT_EXTRA_S", "TASK_NAME", "app", "create_app"]
 
 
-def create_app(settings: CelerySettings | None = None) -> Celery:
+def create_app(settings: WorkerSettings | None = None) -> Celery:
     """The Celery app for `settings` (read from the environment when omitted)."""
-    cfg = settings if settings is not None else CelerySettings()
+    cfg = settings if settings is not None else WorkerSettings()
     app = Celery("openmono", broker=cfg.broker_url, backend=cfg.broker_url)
     app.conf.update(
         # --- Serialization: JSON only. A pickled payload is refused, never deserialized, so a
@@ -109,7 +83,7 @@ def create_app(settings: CelerySettings | None = None) -> Celery:
     return app
 
 
-def _transport_options(cfg: CelerySettings) -> dict[str, Any]:
+def _transport_options(cfg: WorkerSettings) -> dict[str, Any]:
     return {
         "visibility_timeout": cfg.visibility_timeout_s,
         "unacked_restore_interval": cfg.restore_interval_s,

@@ -2,7 +2,8 @@
 
     WorkerError
      └── ToolError          a tool call failed in a way the model can act on (ok=False result)
-          └── PathRefused   a path escapes the workspace, or is malformed (NUL, `~`, symlink loop)
+          ├── PathRefused   a path escapes the workspace, or is malformed (NUL, `~`, symlink loop)
+          └── CallCancelled the executor asked the call to stop (the tool stops at its next check)
 
 `run_tool` turns every `ToolError` into `ToolResult(ok=False, error=str(exc))`; nothing escapes it.
 """
@@ -25,3 +26,10 @@ class PathRefused(ToolError):
         super().__init__(f"path refused: {path!r}: {reason}")
         self.path = path
         self.reason = reason
+
+
+class CallCancelled(ToolError):
+    """The executor cancelled the call; any process it started is already dead."""
+
+    def __init__(self) -> None:
+        super().__init__("cancelled")

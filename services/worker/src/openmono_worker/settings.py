@@ -1,23 +1,101 @@
-"""Worker settings: one pydantic-settings class, env prefix `WORKER_`; the data dir is shared.
+"""Worker settings: one pydantic-settings class, env prefix `WORKER_`, with a nested `web` section.
+
+    WorkerSettings          WORKER_*       limits and locations of every tool call, and the Celery
+                                           app's knobs (`broker_url`, `concurrency`, ...)
+     └── web: WebToolSettings  WORKER_WEB_*  timeouts, caches and fallbacks of WebSearch / WebFetch
 
 The data dir is read from `WORKER_DATA_DIR`, else `OPENMONO_DATA_DIR` (the variable the whole stack
 shares, DESIGN.md §9), else `~/.openmono`. Artifacts default to `<data dir>/artifacts`, background
-Bash logs to `<data dir>/bash`.
+Bash logs to `<data dir>/bash`. The broker is `OPENMONO_BROKER_URL`, else `WORKER_BROKER_URL`.
+The web switches keep the names the agent documents (`OPENMONO_WEB_SEARCH`, `OPENMONO_WEB_SCRAPE`):
+the agent resolves them into `ToolRequest.web`, and the worker reads them too when a request leaves
+a switch unset. Everything else of the web section lives under `WORKER_WEB_` on purpose: the
+agent's settings own `OPENMONO_WEB_*` and would refuse a key they do not know.
 """
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
-from pydantic import AliasChoices, Field, field_validator
-from pydantic_settings import BaseSettings, SettingsConfigDict
+from pydantic import AliasChoices, BaseModel, ConfigDict, Field, field_validator
+from pydantic_settings import (
+    BaseSettings,
+    PydanticBaseSettingsSource,
+    SettingsConfigDict,
+)
+
+from openmono_worker.switch import parse_switch
+
+DDG_HTML_URL = "https://html.duckduckgo.com/html/"
+
+
+class WebToolSettings(BaseModel):
+    """Timeouts, caches and fallback targets of WebSearch / WebFetch (`WORKER_WEB_*`)."""
+
+    model_config = ConfigDict(extra="ignore")
+
+    # The explicit switches: `OPENMONO_WEB_SEARCH|SCRAPE` (the names the agent documents) win
+    # over `WORKER_WEB_SEARCH|SCRAPE`; the request's own `web` switches win over both.
+    search: bool | None = None
+    scrape: bool | None = None
+    # DESIGN.md §6: the probe waits 5 s; the gateway paths 15 s (search) and 90 s (scrape).
+    probe_timeout_s: float = Field(default=5.0, gt=0)
+    search_timeout_s: float = Field(default=15.0, gt=0)
+    scrape_timeout_s: float = Field(default=90.0, gt=0)
+    # A good probe is reused for a while; a failed one only briefly, so a gateway that comes
+    # back is noticed without restarting the agent.
+    probe_ttl_s: float = Field(default=60.0, ge=0)
+    probe_failure_ttl_s: float = Field(default=5.0, ge=0)
+    # The fallback search endpoint (tests point it at a local fake).
+    ddg_url: str = DDG_HTML_URL
+    ddg_timeout_s: float = Field(default=15.0, gt=0)
+    # Direct fetch (the fallback of WebFetch): limits and the SSRF allow-list (tests: 127.0.0.0/8).
+    fetch_timeout_s: float = Field(default=30.0, gt=0)
+    fetch_max_bytes: int = Field(default=5 * 1024 * 1024, ge=1024)
+    fetch_max_redirects: int = Field(default=5, ge=0, le=20)
+    fetch_allow_cidrs: str = ""
+    user_agent: str = (
+        "Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) "
+        "Chrome/131.0 Safari/537.36 OpenMono"
+    )
+
+    @field_validator("search", "scrape", mode="before")
+    @classmethod
+    def _switch(cls, value: object) -> bool | None:
+        return parse_switch(value)
+
+    @property
+    def allow_cidrs(self) -> list[str]:
+        return [c.strip() for c in self.fetch_allow_cidrs.split(",") if c.strip()]
+
+
+class _WebSwitches(PydanticBaseSettingsSource):
+    """`OPENMONO_WEB_SEARCH|SCRAPE` into `web.search|scrape` (above `WORKER_WEB_*`)."""
+
+    def get_field_value(self, field: Any, field_name: str) -> tuple[Any, str, bool]:
+        return None, field_name, False  # unused: __call__ gives the whole mapping
+
+    def __call__(self) -> dict[str, Any]:
+        found = {
+            key: os.environ[f"OPENMONO_WEB_{key.upper()}"]
+            for key in ("search", "scrape")
+            if os.environ.get(f"OPENMONO_WEB_{key.upper()}", "").strip()
+        }
+        return {"web": found} if found else {}
 
 
 class WorkerSettings(BaseSettings):
     """Limits and locations used by every tool call in this process."""
 
-    model_config = SettingsConfigDict(env_prefix="WORKER_", extra="ignore", populate_by_name=True)
+    model_config = SettingsConfigDict(
+        env_prefix="WORKER_",
+        env_nested_delimiter="_",
+        env_nested_max_split=1,
+        extra="ignore",
+        populate_by_name=True,
+    )
 
     data_dir: Path = Field(
         default=Path("~/.openmono"),
@@ -34,6 +112,40 @@ class WorkerSettings(BaseSettings):
     grep_engine: Literal["auto", "rg", "python"] = "auto"
     # FileRead refuses files larger than this; use Grep or offset/limit on smaller ones.
     read_max_file_bytes: int = Field(default=20 * 1024 * 1024, ge=1024)
+
+    # --- The Celery app (celery_app.create_app); the agent's client uses the same values.
+    broker_url: str = Field(
+        default="redis://127.0.0.1:6379/0",
+        validation_alias=AliasChoices("OPENMONO_BROKER_URL", "WORKER_BROKER_URL", "broker_url"),
+    )
+    # Processes that run tool calls at the same time (read-only calls of one turn run in parallel).
+    concurrency: int = Field(default=2, ge=1, le=64)
+    # A pool process is replaced after this many calls, so a leak in a tool cannot grow forever.
+    max_tasks_per_child: int = Field(default=200, ge=1)
+    # Results are read once by the agent; keep them long enough for a slow reader, then drop them.
+    result_expires_s: int = Field(default=3600, ge=60)
+    # An unacknowledged (read-only) message whose worker vanished is handed out again after this
+    # long. It must exceed the longest read-only call, or a slow read may run twice (harmless, but
+    # wasted); it bounds how long a read waits for redelivery after its whole worker died.
+    visibility_timeout_s: float = Field(default=300.0, gt=0)
+    # How often a worker looks for such messages (Redis transport sweep).
+    restore_interval_s: float = Field(default=5.0, gt=0)
+    # Calls that carry no limits of their own (never sent by OpenMono's agent) get these.
+    default_timeout_s: float = Field(default=120.0, gt=0)
+    connect_timeout_s: float = Field(default=2.0, gt=0)
+
+    web: WebToolSettings = Field(default_factory=WebToolSettings)
+
+    @classmethod
+    def settings_customise_sources(
+        cls,
+        settings_cls: type[BaseSettings],
+        init_settings: PydanticBaseSettingsSource,
+        env_settings: PydanticBaseSettingsSource,
+        dotenv_settings: PydanticBaseSettingsSource,
+        file_secret_settings: PydanticBaseSettingsSource,
+    ) -> tuple[PydanticBaseSettingsSource, ...]:
+        return (init_settings, _WebSwitches(settings_cls), env_settings)
 
     @field_validator("data_dir", "artifact_dir", mode="after")
     @classmethod

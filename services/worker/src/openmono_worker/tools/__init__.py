@@ -8,7 +8,8 @@ Agent-side tools (AskUser, TodoWrite, EnterPlanMode, ExitPlanMode, MemorySave) r
 return a typed `effect` (see `openmono_contracts.effects`) that the loop acts on.
 """
 
-from openmono_worker.tools._base import CallCancelled, Tool, ToolContext, ToolOutcome
+from openmono_worker.errors import CallCancelled
+from openmono_worker.tools._base import Tool, ToolContext, ToolOutcome
 from openmono_worker.tools._registry import get_tool, registry, tool_specs
 
 __all__ = [

@@ -1,4 +1,4 @@
-"""What a tool is: a typed `Params` model, two flags, and `execute(params, ctx) -> ToolOutcome`.
+"""What a tool is: a typed `Params` model, its facts, and `execute(params, ctx) -> ToolOutcome`.
 
 A tool module defines `class Params(BaseModel)` (the JSON schema the model sees is derived from it),
 a `Tool` subclass, and a module-level `TOOL` instance; the registry finds it by that name, so a new
@@ -16,20 +16,14 @@ from pathlib import Path
 from typing import Any, ClassVar, Generic, TypeVar
 
 from openmono_contracts import ToolEffect, WebAccess
+from openmono_contracts.toolfacts import DeclaresFacts
 from pydantic import BaseModel
 
-from openmono_worker.errors import ToolError
+from openmono_worker.errors import CallCancelled
 from openmono_worker.settings import WorkerSettings
 from openmono_worker.workspace import display_path, resolve_path
 
 P = TypeVar("P", bound=BaseModel)
-
-
-class CallCancelled(ToolError):
-    """The executor cancelled the call; any process it started is already dead."""
-
-    def __init__(self) -> None:
-        super().__init__("cancelled")
 
 
 @dataclass(frozen=True)
@@ -89,15 +83,16 @@ def _strip_titles(node: Any) -> Any:
     return node
 
 
-class Tool(ABC, Generic[P]):
-    """Base of every tool. Subclasses set the class attributes and implement `execute`."""
+class Tool(DeclaresFacts, ABC, Generic[P]):
+    """Base of every tool. Subclasses set the class attributes and implement `execute`.
+
+    Besides name, description and `params_model`, a tool declares its facts (`read_only`,
+    `path_params`, `writes`, `core`, `kind`, ...: see `openmono_contracts.toolfacts`) as class
+    attributes; the agent reads them from `spec()["facts"]` instead of lists of names.
+    """
 
     name: ClassVar[str]
     description: ClassVar[str]
-    # True: never changes the workspace or anything else outside the conversation.
-    read_only: ClassVar[bool] = False
-    # True: may run at the same time as other concurrency-safe calls of the same turn.
-    concurrency_safe: ClassVar[bool] = False
     params_model: type[P]
 
     @abstractmethod
@@ -118,6 +113,5 @@ class Tool(ABC, Generic[P]):
             "name": self.name,
             "description": self.description,
             "parameters": schema,
-            "read_only": self.read_only,
-            "concurrency_safe": self.concurrency_safe,
+            "facts": self.facts().model_dump(mode="json"),
         }

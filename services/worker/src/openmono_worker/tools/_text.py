@@ -1,11 +1,10 @@
-"""Small text helpers shared by the file tools: binary sniffing, decoding, atomic writes."""
+"""Small text helpers shared by the file tools: binary sniffing, decoding, line numbers.
+
+Atomic writes: `openmono_contracts.atomicfile.atomic_write` (the agent writes files that way too).
+"""
 
 from __future__ import annotations
 
-import contextlib
-import os
-import stat
-import tempfile
 from pathlib import Path
 
 from openmono_worker.errors import ToolError
@@ -44,31 +43,3 @@ def printable(text: str) -> str:
 def numbered(lines: list[str], first: int) -> str:
     """Lines prefixed with their 1-based numbers, cat -n style."""
     return "\n".join(f"{first + i:6d}\t{printable(line)}" for i, line in enumerate(lines))
-
-
-def atomic_write(path: Path, content: str) -> bool:
-    """Write `content` via a temp file in the same directory + rename; keep the old mode.
-
-    Returns True if the file existed before. Parent directories are created as needed.
-    """
-    existed = path.exists()
-    mode = stat.S_IMODE(path.stat().st_mode) if existed else None
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    tmp_path = Path(tmp)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8", errors="surrogateescape", newline="") as fh:
-            fh.write(content)
-            fh.flush()
-            os.fsync(fh.fileno())
-        if mode is None:
-            umask = os.umask(0)
-            os.umask(umask)
-            mode = 0o666 & ~umask
-        tmp_path.chmod(mode)
-        tmp_path.replace(path)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            tmp_path.unlink()
-        raise
-    return existed

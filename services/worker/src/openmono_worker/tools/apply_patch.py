@@ -13,12 +13,13 @@ import stat
 from dataclasses import dataclass
 from pathlib import Path
 
+from openmono_contracts.atomicfile import atomic_write
 from pydantic import BaseModel, ConfigDict, Field
 
 from openmono_worker.errors import ToolError
 from openmono_worker.tools._base import Tool, ToolContext, ToolOutcome
 from openmono_worker.tools._patch import FilePatch, apply_hunks, parse_patch
-from openmono_worker.tools._text import atomic_write, read_text
+from openmono_worker.tools._text import read_text
 
 
 class Params(BaseModel):
@@ -49,6 +50,9 @@ class ApplyPatch(Tool[Params]):
         "included). All or nothing: if one hunk does not apply, no file changes. dry_run=true "
         "only checks."
     )
+    diff_params = ("patch",)
+    writes = True
+    kind = "edit"
     params_model = Params
 
     def execute(self, params: Params, ctx: ToolContext) -> ToolOutcome:

@@ -30,6 +30,7 @@ class AskUser(Tool[Params]):
         "Offer options when the choices are known."
     )
     read_only = True
+    conversation = True
     params_model = Params
 
     def execute(self, params: Params, ctx: ToolContext) -> ToolOutcome:

@@ -76,6 +76,9 @@ class Bash(Tool[Params]):
         "and exit code. The command is killed with everything it started at the timeout; use "
         "background=true for servers and watchers (output goes to a log file)."
     )
+    shell_param = "command"
+    core = True
+    kind = "execute"
     params_model = Params
 
     def execute(self, params: Params, ctx: ToolContext) -> ToolOutcome:

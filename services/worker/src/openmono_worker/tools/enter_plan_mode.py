@@ -25,6 +25,10 @@ class EnterPlanMode(Tool[Params]):
         "investigate and write a plan before changing anything."
     )
     read_only = True
+    conversation = True
+    plan_switch = "enter"
+    kind = "switch_mode"
+    subagents = False
     params_model = Params
 
     def execute(self, params: Params, ctx: ToolContext) -> ToolOutcome:

@@ -22,6 +22,10 @@ class ExitPlanMode(Tool[Params]):
         "are allowed again."
     )
     read_only = True
+    conversation = True
+    plan_switch = "exit"
+    kind = "switch_mode"
+    subagents = False
     params_model = Params
 
     def execute(self, params: Params, ctx: ToolContext) -> ToolOutcome:

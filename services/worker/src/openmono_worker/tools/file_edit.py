@@ -10,11 +10,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from openmono_contracts.atomicfile import atomic_write
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from openmono_worker.errors import ToolError
 from openmono_worker.tools._base import Tool, ToolContext, ToolOutcome
-from openmono_worker.tools._text import atomic_write, numbered, read_text
+from openmono_worker.tools._text import numbered, read_text
 
 _SNIPPET_CONTEXT = 3
 _SNIPPET_MAX_LINES = 20
@@ -113,6 +114,10 @@ class FileEdit(Tool[Params]):
         "included) and be unique unless replace_all. Use edits for several changes at once: "
         "they apply in order, all or nothing. An empty old_string creates a new file."
     )
+    path_params = ("file_path",)
+    writes = True
+    core = True
+    kind = "edit"
     params_model = Params
 
     def execute(self, params: Params, ctx: ToolContext) -> ToolOutcome:

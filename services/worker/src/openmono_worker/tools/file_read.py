@@ -11,11 +11,11 @@ from __future__ import annotations
 from pydantic import BaseModel, ConfigDict, Field
 
 from openmono_worker.errors import ToolError
+from openmono_worker.formatting import READ_DEFAULT_LIMIT, read_page
 from openmono_worker.tools._base import Tool, ToolContext, ToolOutcome
 from openmono_worker.tools._text import SNIFF_BYTES, looks_binary
 
-DEFAULT_LIMIT = 2000
-MAX_LINE_CHARS = 2000
+DEFAULT_LIMIT = READ_DEFAULT_LIMIT
 
 
 class Params(BaseModel):
@@ -41,6 +41,9 @@ class FileRead(Tool[Params]):
     )
     read_only = True
     concurrency_safe = True
+    path_params = ("file_path",)
+    core = True
+    kind = "read"
     params_model = Params
 
     def execute(self, params: Params, ctx: ToolContext) -> ToolOutcome:
@@ -67,26 +70,9 @@ class FileRead(Tool[Params]):
             raise ToolError(f"offset {start} is past the end of {shown} ({len(lines)} lines)")
         stop = min(len(lines), start - 1 + (params.limit or DEFAULT_LIMIT))
         budget = ctx.settings.artifact_threshold_bytes - 300
-        out: list[str] = []
-        used = 0
-        last = start - 1
-        for number in range(start, stop + 1):
-            text = lines[number - 1]
-            if len(text) > MAX_LINE_CHARS:
-                text = text[:MAX_LINE_CHARS] + " … [line cut]"
-            row = f"{number:6d}\t{text}"
-            cost = len(row.encode("utf-8")) + 1
-            if out and used + cost > budget:
-                break
-            out.append(row)
-            used += cost
-            last = number
-        body = "\n".join(out)
-        if last < len(lines):
-            body += (
-                f"\n\n[{shown}: showing lines {start}-{last} of {len(lines)}; "
-                f"continue with offset={last + 1}]"
-            )
+        body, last = read_page(
+            lines[start - 1 : stop], start, shown, total=len(lines), budget=budget
+        )
         return ToolOutcome(body, truncated=last < stop)
 
 

@@ -6,11 +6,12 @@ a symlink that stays inside replaces the file it points to, and the link itself 
 
 from __future__ import annotations
 
+from openmono_contracts.atomicfile import atomic_write
 from pydantic import BaseModel, ConfigDict, Field
 
 from openmono_worker.errors import ToolError
+from openmono_worker.formatting import write_summary
 from openmono_worker.tools._base import Tool, ToolContext, ToolOutcome
-from openmono_worker.tools._text import atomic_write
 
 
 class Params(BaseModel):
@@ -29,6 +30,10 @@ class FileWrite(Tool[Params]):
         "Create a file or overwrite it with the given content (the whole file). Prefer FileEdit "
         "for changes to an existing file."
     )
+    path_params = ("file_path",)
+    writes = True
+    core = True
+    kind = "edit"
     params_model = Params
 
     def execute(self, params: Params, ctx: ToolContext) -> ToolOutcome:
@@ -40,11 +45,7 @@ class FileWrite(Tool[Params]):
             existed = atomic_write(path, params.content)
         except OSError as exc:
             raise ToolError(f"cannot write {shown}: {exc.strerror or exc}") from exc
-        size = len(params.content.encode("utf-8", errors="surrogateescape"))
-        lines = params.content.count("\n") + (0 if params.content.endswith("\n") else 1)
-        lines = lines if params.content else 0
-        verb = "Overwrote" if existed else "Created"
-        return ToolOutcome(f"{verb} {shown} ({lines} lines, {size} bytes)")
+        return ToolOutcome(write_summary(shown, params.content, existed=existed))
 
 
 TOOL = FileWrite()

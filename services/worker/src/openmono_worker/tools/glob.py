@@ -38,6 +38,9 @@ class Glob(Tool[Params]):
     )
     read_only = True
     concurrency_safe = True
+    path_params = ("path",)
+    core = True
+    kind = "search"
     params_model = Params
 
     def execute(self, params: Params, ctx: ToolContext) -> ToolOutcome:

@@ -86,6 +86,9 @@ class Grep(Tool[Params]):
     )
     read_only = True
     concurrency_safe = True
+    path_params = ("path",)
+    core = True
+    kind = "search"
     params_model = Params
 
     def execute(self, params: Params, ctx: ToolContext) -> ToolOutcome:

@@ -78,6 +78,9 @@ class ListDirectory(Tool[Params]):
     )
     read_only = True
     concurrency_safe = True
+    path_params = ("path",)
+    core = True
+    kind = "read"
     params_model = Params
 
     def execute(self, params: Params, ctx: ToolContext) -> ToolOutcome:

@@ -8,12 +8,13 @@ carries a `memory_saved` effect so the loop reloads memory into its next system 
 from __future__ import annotations
 
 from openmono_contracts import MemorySavedEffect, MemoryType
+from openmono_contracts.atomicfile import atomic_write
 from pydantic import BaseModel, ConfigDict, Field
 
 from openmono_worker.errors import ToolError
 from openmono_worker.memory import INDEX, MEMORY_DIR, index_with, render, slug
 from openmono_worker.tools._base import Tool, ToolContext, ToolOutcome
-from openmono_worker.tools._text import atomic_write, read_text
+from openmono_worker.tools._text import read_text
 
 
 class Params(BaseModel):
@@ -36,6 +37,7 @@ class MemorySave(Tool[Params]):
         "Save something worth remembering in future sessions (user preferences, feedback, "
         "project facts, references). Saving under an existing name replaces that memory."
     )
+    permission = "allow"
     params_model = Params
 
     def execute(self, params: Params, ctx: ToolContext) -> ToolOutcome:

@@ -29,6 +29,8 @@ class TodoWrite(Tool[Params]):
         "exactly one item in_progress while working."
     )
     read_only = True  # touches no file: the list lives in the conversation
+    conversation = True
+    kind = "think"
     params_model = Params
 
     def execute(self, params: Params, ctx: ToolContext) -> ToolOutcome:

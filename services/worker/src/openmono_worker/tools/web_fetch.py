@@ -15,7 +15,6 @@ from openmono_worker.tools._base import Tool, ToolContext, ToolOutcome
 from openmono_worker.web import (
     FallbackError,
     FetchedPage,
-    current_settings,
     run_cancellable,
     web_fetch,
 )
@@ -66,10 +65,12 @@ class WebFetch(Tool[Params]):
     )
     read_only = True
     concurrency_safe = True
+    permission = "ask"  # read-only, but it sends what the model chooses to any site
+    kind = "fetch"
     params_model = Params
 
     def execute(self, params: Params, ctx: ToolContext) -> ToolOutcome:
-        settings = current_settings()
+        settings = ctx.settings.web
         request = ScrapeRequest(
             url=params.url,
             render=params.render,

@@ -14,7 +14,6 @@ from openmono_worker.tools._base import Tool, ToolContext, ToolOutcome
 from openmono_worker.web import (
     SearchAnswer,
     SearchDegraded,
-    current_settings,
     run_cancellable,
     web_search,
 )
@@ -68,10 +67,11 @@ class WebSearch(Tool[Params]):
     )
     read_only = True
     concurrency_safe = True
+    kind = "search"
     params_model = Params
 
     def execute(self, params: Params, ctx: ToolContext) -> ToolOutcome:
-        settings = current_settings()
+        settings = ctx.settings.web
         answer = run_cancellable(
             lambda: web_search(params.query, params.max_results, ctx.web, settings, ctx.timeout_s),
             ctx.cancel,

@@ -9,6 +9,7 @@ Modules: `_capability` (route per call) over `_probe` (cached `/services`), `_se
 `openmono_contracts.netguard`), `_convert` (HTML to markdown), `_http` (cancellable runs).
 """
 
+from openmono_worker.switch import parse_switch
 from openmono_worker.web._access import gateway_base, resolve_web_access
 from openmono_worker.web._ddg import decode_link
 from openmono_worker.web._ddg import parse as parse_duckduckgo
@@ -19,8 +20,6 @@ from openmono_worker.web._probe import clear as clear_probe_cache
 from openmono_worker.web._results import SearchHit, SearchPage
 from openmono_worker.web._search import SearchAnswer, web_search
 from openmono_worker.web._searxng import normalise as normalise_searxng
-from openmono_worker.web._settings import WebToolSettings, current_settings
-from openmono_worker.web._switch import parse_switch
 
 __all__ = [
     "FallbackError",
@@ -31,9 +30,7 @@ __all__ = [
     "SearchHit",
     "SearchPage",
     "WebPathError",
-    "WebToolSettings",
     "clear_probe_cache",
-    "current_settings",
     "decode_link",
     "gateway_base",
     "normalise_searxng",

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from openmono_contracts import WebAccess
 
-from openmono_worker.web._switch import parse_switch
+from openmono_worker.switch import parse_switch
 
 
 def gateway_base(url: str | None) -> str | None:

@@ -14,11 +14,11 @@ from dataclasses import dataclass
 from typing import Literal
 
 import httpx
-from openmono_contracts import WebAccess
+from openmono_contracts import WebAccess, trust
 
+from openmono_worker.settings import WebToolSettings
 from openmono_worker.web import _probe
 from openmono_worker.web._access import gateway_base
-from openmono_worker.web._settings import WebToolSettings
 
 Service = Literal["search", "scrape"]
 
@@ -48,6 +48,12 @@ async def resolve(
     """Where this call of `service` goes."""
     # The agent may hand over `llm.endpoint` as it is (`.../v1`): the services hang off the root.
     gateway = gateway_base(web.gateway)
+    if gateway is not None:
+        try:
+            # the bearer key must never cross a network in clear: the direct fallback instead
+            trust.check_plain_http(gateway, insecure_http=web.insecure_http)
+        except trust.TrustError as exc:
+            return Route(None, str(exc))
     try:
         enabled, source = _explicit(service, web, settings)
     except LookupError:
@@ -67,6 +73,7 @@ async def resolve(
         timeout_s=settings.probe_timeout_s,
         ttl_s=settings.probe_ttl_s,
         failure_ttl_s=settings.probe_failure_ttl_s,
+        anchor=web.ca,
     )
     if answer.info is None:
         return Route(None, f"the gateway's {answer.failure}")

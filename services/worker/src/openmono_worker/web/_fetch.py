@@ -10,13 +10,13 @@ import time
 from dataclasses import dataclass
 from typing import Literal
 
-from openmono_contracts import NetGuard, ScrapeRequest, WebAccess
+from openmono_contracts import NetGuard, ScrapeRequest, WebAccess, gateway
 
+from openmono_worker.settings import WebToolSettings
 from openmono_worker.web import _direct, _http, _probe, _scrape
 from openmono_worker.web._capability import resolve
 from openmono_worker.web._convert import HTML_TYPES, html_to_markdown, looks_like_html, title_of
 from openmono_worker.web._errors import FallbackError, GatewayError
-from openmono_worker.web._settings import WebToolSettings
 
 _TEXT_TYPES = frozenset({"application/json", "application/xml", "application/javascript", ""})
 
@@ -70,7 +70,7 @@ async def web_fetch(
     `time_limit_s` (the call's timeout) caps the gateway path so the direct fetch still fits.
     """
     start = time.monotonic()
-    async with _http.client() as client:
+    async with gateway.async_client(anchor=web.ca) as client:
         route = await resolve(client, "scrape", web, settings)
     reason = route.reason
     if route.gateway is not None:
@@ -79,7 +79,7 @@ async def web_fetch(
         # The scrape service stops itself a little earlier and answers TIMEOUT, not a cut line.
         request = request.model_copy(update={"timeout_s": min(120.0, max(1.0, timeout - 2.0))})
         # Scrapes run long (a browser may start); a client of their own keeps the timeout clear.
-        async with _http.client() as client:
+        async with gateway.async_client(anchor=web.ca) as client:
             try:
                 page = await _scrape.scrape(client, route.gateway, web.api_key, request, timeout)
             except GatewayError as exc:

@@ -1,4 +1,8 @@
-"""Small HTTP helpers shared by the web paths: headers, clients, cancellable runs."""
+"""Small HTTP helpers of the web paths: the open-web client, time budgets, cancellable runs.
+
+Gateway requests (bearer, TLS trust, `/services`) are built by `openmono_contracts.gateway`; the
+client here is for the open web (DuckDuckGo, the direct fetch) and trusts the system's CAs only.
+"""
 
 from __future__ import annotations
 
@@ -12,7 +16,7 @@ from typing import Any, TypeVar
 
 import httpx
 
-from openmono_worker.tools._base import CallCancelled
+from openmono_worker.errors import CallCancelled
 
 T = TypeVar("T")
 
@@ -27,7 +31,7 @@ def _ssl_context() -> ssl.SSLContext:
 
 
 def client(**kw: Any) -> httpx.AsyncClient:
-    """An async HTTP client sharing the process's TLS context."""
+    """An async HTTP client for the open web, sharing the process's TLS context."""
     return httpx.AsyncClient(verify=_ssl_context(), **kw)
 
 
@@ -40,11 +44,6 @@ def gateway_budget(configured_s: float, total_s: float | None, fallback_s: float
     if total_s is None:
         return configured_s
     return max(1.0, min(configured_s, total_s - fallback_s - 1.0))
-
-
-def bearer(api_key: str | None) -> dict[str, str]:
-    """The gateway's auth header (none without a key: the gateway then answers 401)."""
-    return {"Authorization": f"Bearer {api_key}"} if api_key else {}
 
 
 async def _watch(make: Callable[[], Awaitable[T]], cancel: threading.Event) -> T:

@@ -14,9 +14,7 @@ from dataclasses import dataclass
 
 import httpx
 from openmono_contracts import ServicesInfo
-from pydantic import ValidationError
-
-from openmono_worker.web._http import bearer
+from openmono_contracts.gateway import ServicesUnreadable, read_services
 
 
 @dataclass(frozen=True)
@@ -62,6 +60,7 @@ async def probe(
     timeout_s: float,
     ttl_s: float,
     failure_ttl_s: float,
+    anchor: str | None = None,
 ) -> Probe:
     """The gateway's capability document, from the cache or freshly asked."""
     hit = _cached(gateway)
@@ -70,17 +69,9 @@ async def probe(
     info: ServicesInfo | None = None
     failure: str | None = None
     try:
-        resp = await client.get(f"{gateway}/services", headers=bearer(api_key), timeout=timeout_s)
-        if resp.status_code != 200:
-            failure = f"/services answered HTTP {resp.status_code}"
-        else:
-            info = ServicesInfo.model_validate_json(resp.content)
-    except httpx.TimeoutException:
-        failure = f"/services did not answer within {timeout_s:g} s"
-    except httpx.HTTPError as exc:
-        failure = f"/services unreachable ({type(exc).__name__})"
-    except ValidationError:
-        failure = "/services answered something that is not the capability JSON"
+        info = await read_services(client, gateway, api_key, timeout_s=timeout_s, anchor=anchor)
+    except ServicesUnreadable as exc:
+        failure = exc.reason
     now = _clock()
     result = Probe(info, failure, now + (ttl_s if info is not None else failure_ttl_s))
     with _lock:

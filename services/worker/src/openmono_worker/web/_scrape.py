@@ -9,10 +9,10 @@ from __future__ import annotations
 
 import httpx
 from openmono_contracts import ScrapeErrorBody, ScrapeRequest, ScrapeResponse
+from openmono_contracts.gateway import bearer
 from pydantic import ValidationError
 
 from openmono_worker.web._errors import GatewayError
-from openmono_worker.web._http import bearer
 
 
 def _error_reason(resp: httpx.Response) -> str:

@@ -10,13 +10,13 @@ import time
 from dataclasses import dataclass
 from typing import Literal
 
-from openmono_contracts import WebAccess
+from openmono_contracts import WebAccess, gateway
 
+from openmono_worker.settings import WebToolSettings
 from openmono_worker.web import _ddg, _http, _probe, _searxng
 from openmono_worker.web._capability import resolve
 from openmono_worker.web._errors import FallbackError, GatewayError
 from openmono_worker.web._results import SearchPage
-from openmono_worker.web._settings import WebToolSettings
 
 
 @dataclass(frozen=True)
@@ -39,15 +39,15 @@ async def web_search(
 ) -> SearchAnswer:
     """Search; `time_limit_s` (the call's timeout) caps the gateway path so DuckDuckGo fits."""
     start = time.monotonic()
-    async with _http.client() as client:
-        route = await resolve(client, "search", web, settings)
+    async with gateway.async_client(anchor=web.ca) as gw, _http.client() as client:
+        route = await resolve(gw, "search", web, settings)
         reason = route.reason
         if route.gateway is not None:
             left = None if time_limit_s is None else time_limit_s - (time.monotonic() - start)
             timeout = _http.gateway_budget(settings.search_timeout_s, left, settings.ddg_timeout_s)
             try:
                 page = await _searxng.search(
-                    client,
+                    gw,
                     route.gateway,
                     web.api_key,
                     query,

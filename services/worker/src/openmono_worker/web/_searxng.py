@@ -16,9 +16,9 @@ from typing import Any
 from urllib.parse import urldefrag
 
 import httpx
+from openmono_contracts.gateway import bearer
 
 from openmono_worker.web._errors import GatewayError
-from openmono_worker.web._http import bearer
 from openmono_worker.web._results import SearchHit, SearchPage
 
 

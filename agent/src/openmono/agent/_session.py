@@ -1,4 +1,4 @@
-"""An agent session: the loop wired to a model, an executor, permissions and a session file.
+"""Session assembly: the loop wired to a model, an executor, permissions and a session file.
 
 `open_agent(settings, workspace, ...)` builds everything from the settings (or takes a ready
 `Model` / `Executor`, as tests and benchmarks do), probes the server for the real `n_ctx`, and
@@ -17,18 +17,27 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from openmono_contracts import WebAccess
+from openmono_contracts import WebAccess, trust
 from openmono_worker import WorkerSettings
 
 from openmono.config import Settings
 from openmono.executor import Executor, select_executor
-from openmono.llm import LLMError, LLMSettings, Model, ModelInfo, OpenAICompatModel
-from openmono.loop._catalog import ToolCatalog
-from openmono.loop._dispatch import Asker, DispatchContext, Dispatcher
-from openmono.loop._events import EventSink, Notice, TurnDone, discard
-from openmono.loop._prompt import build_system_prompt
-from openmono.loop._run import AgentLoop, LoopOptions
-from openmono.loop._state import Conversation, replay
+from openmono.llm import LLMError, Model, ModelInfo, OpenAICompatModel, TrustError
+from openmono.loop import (
+    AgentLoop,
+    Asker,
+    Conversation,
+    DispatchContext,
+    Dispatcher,
+    EventSink,
+    LoopOptions,
+    Notice,
+    ToolCatalog,
+    TurnDone,
+    build_system_prompt,
+    discard,
+    replay,
+)
 from openmono.permissions import Approver, Mode, PermissionEngine
 from openmono.sessions import (
     SessionHeader,
@@ -43,28 +52,27 @@ if TYPE_CHECKING:
     from openmono.mcp import McpManager, McpToolset
 
 
-def llm_settings(settings: Settings) -> LLMSettings:
-    """The client's settings from ours."""
-    s = settings.llm
-    return LLMSettings(
-        endpoint=s.endpoint,
-        api_key=s.api_key.get_secret_value() if s.api_key else None,
-        model=s.model,
-        connect_timeout_s=s.connect_timeout_s,
-        first_token_timeout_s=s.first_token_timeout_s,
-        stall_timeout_s=s.stall_timeout_s,
-        probe_timeout_s=s.probe_timeout_s,
-        max_retries=s.max_retries,
+def open_model(settings: Settings) -> OpenAICompatModel:
+    """The OpenAI-compatible client for `settings.llm`, verifying the gateway against the trust
+    anchor (`gateway_ca`) and refusing plain http:// beyond loopback unless `insecure_http`."""
+    return OpenAICompatModel(
+        settings.llm, ca=settings.gateway_ca, insecure_http=settings.insecure_http
     )
 
 
 def web_access(settings: Settings) -> WebAccess:
     key = settings.llm.api_key.get_secret_value() if settings.llm.api_key else None
+    try:
+        anchor = trust.load_anchor(settings.gateway_ca)
+    except trust.TrustError as exc:
+        raise TrustError(str(exc)) from None
     return WebAccess(
         gateway=settings.web.gateway or settings.llm.endpoint,
         api_key=key,
         search=settings.web.search,
         scrape=settings.web.scrape,
+        ca=anchor,
+        insecure_http=settings.insecure_http,
     )
 
 
@@ -152,7 +160,7 @@ async def open_agent(
     owns) its own for `settings.mcp_servers`."""
     owned: list[object] = []
     if model is None:
-        model = OpenAICompatModel(llm_settings(settings))
+        model = open_model(settings)
         owned.append(model)
     if executor is None:
         executor = select_executor(settings)

@@ -1,4 +1,8 @@
-"""The run options shared by one-shot and interactive runs, and how they become `Settings`."""
+"""The run options shared by every surface (one-shot, REPL, ACP), and how they become `Settings`.
+
+They live with the settings, not in the CLI, so the CLI and ACP both use them without importing
+each other.
+"""
 
 from __future__ import annotations
 
@@ -7,8 +11,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from openmono.config import Settings
-    from openmono.permissions import Mode
+    from openmono.config._settings import Mode, Settings
 
 
 @dataclass
@@ -26,6 +29,7 @@ class RunOptions:
     api_key: str | None = None
     model: str | None = None
     max_iterations: int | None = None
+    insecure_http: bool = False
     workspace: Path | None = None
     extra: dict[str, Any] = field(default_factory=dict)
 
@@ -35,11 +39,13 @@ class RunOptions:
             "llm.api_key": self.api_key,
             "llm.model": self.model,
             "max_iterations": self.max_iterations,
+            # only when given: the flag can allow plain http, never take a setting's allowance away
+            "insecure_http": True if self.insecure_http else None,
             **self.extra,
         }
 
     def settings(self) -> Settings:
-        from openmono.config import load_settings
+        from openmono.config._load import load_settings
 
         return load_settings(self.workspace, self.config, self.overrides())
 

@@ -1,0 +1,188 @@
+"""Joining an agent box and rotating its key: `openmono setup join`, `setup gateway --rotate-key`.
+
+`join_lines()` is what an agent box pastes: the relay endpoint, the bearer key and the trust anchor
+(the gateway's internal CA certificate, inline PEM). `rotate_key()` writes a new `LLAMA_API_KEY`
+into `.env` and restarts the gateway, the only process that checks it (llama-server checks its own
+`LLAMA_UPSTREAM_KEY`, stack/tls.py), so a loaded model keeps serving and the old key stops working
+as soon as the new gateway answers.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import secrets
+import shlex
+import ssl
+import subprocess
+from collections.abc import Callable
+from pathlib import Path
+from urllib.parse import urlsplit
+
+from openmono.setup._errors import SetupError
+from openmono.stack.envfile import read_env, set_env
+
+Say = Callable[[str], None]
+RELAY_URL_ENV = "GATEWAY_RELAY_URL"
+# Caddy's storage inside the compose caddy container (the caddy-data volume, XDG_DATA_HOME=/data).
+COMPOSE_CA_PATH = "/data/caddy/pki/authorities/local/root.crt"
+
+
+def check_relay_url(url: str) -> str:
+    """`https://host:port` without a path; plain http or a path is refused with the reason."""
+    url = url.strip().rstrip("/")
+    parts = urlsplit(url)
+    if parts.scheme != "https":
+        raise SetupError(
+            f"--relay-url {url!r}: the relay carries only TLS, so the URL starts with https:// "
+            "(the relay forwards to the gateway's HTTPS port, GATEWAY_TLS_PORT)"
+        )
+    if not parts.hostname:
+        raise SetupError(f"--relay-url {url!r} names no host")
+    if parts.path not in ("", "/") or parts.query or parts.fragment:
+        raise SetupError(f"--relay-url {url!r}: give the relay's address only, no path")
+    return f"https://{parts.netloc}"
+
+
+def fingerprint(pem: str) -> str:
+    """SHA-256 of the certificate's DER form, `AB:CD:…` (what `openssl x509 -fingerprint` shows)."""
+    digest = hashlib.sha256(ssl.PEM_cert_to_DER_cert(pem)).hexdigest().upper()
+    return ":".join(digest[i : i + 2] for i in range(0, len(digest), 2))
+
+
+def _compose_ca(root: Path, env_file: Path) -> str | None:
+    """The CA from the running compose gateway (`docker compose exec caddy cat …`), if any."""
+    from openmono.setup._bringup import compose_command, docker_answers
+
+    if not docker_answers():
+        return None
+    base = compose_command(root, env_file, "server")[:-2]  # without `up -d`
+    try:
+        done = subprocess.run(
+            [*base, "exec", "-T", "caddy", "cat", COMPOSE_CA_PATH],
+            capture_output=True,
+            text=True,
+            timeout=30,
+            start_new_session=True,
+            check=False,
+        )
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    return done.stdout if done.returncode == 0 and "BEGIN CERTIFICATE" in done.stdout else None
+
+
+def find_ca(root: Path | None, env_file: Path, ca_file: Path | None) -> str:
+    """The gateway's CA certificate (PEM): `--ca-file`, the native stack's, else compose's."""
+    if ca_file is not None:
+        try:
+            pem = ca_file.read_text()
+        except OSError as exc:
+            raise SetupError(f"--ca-file {ca_file}: {exc.strerror}") from exc
+    else:
+        pem = ""
+        if root is not None:
+            from openmono.stack.settings import load_settings
+            from openmono.stack.tls import ca_cert_path
+
+            native = ca_cert_path(load_settings(root))
+            pem = native.read_text() if native.is_file() else _compose_ca(root, env_file) or ""
+        if not pem:
+            raise SetupError(
+                "the gateway's CA certificate was not found: start the gateway once "
+                "(`openmono up` or `docker compose --profile server up -d`), which creates it, "
+                "or pass --ca-file PATH"
+            )
+    try:
+        fingerprint(pem)
+    except ValueError as exc:
+        raise SetupError(f"the CA file holds no PEM certificate ({exc})") from exc
+    return pem.strip() + "\n"
+
+
+def join_lines(relay_url: str, api_key: str, ca_pem: str | None) -> list[str]:
+    """The shell lines an agent box runs (POSIX sh quoting: PEM has no single quote)."""
+    out = [
+        "# On the agent box: paste into its shell (or its ~/.profile), then `openmono doctor`.",
+        f"export OPENMONO_LLM_ENDPOINT={shlex.quote(relay_url)}",
+        f"export OPENMONO_LLM_API_KEY={shlex.quote(api_key)}",
+    ]
+    if ca_pem:
+        out.append(f"export OPENMONO_GATEWAY_CA='{ca_pem.strip()}'")
+        out.append(f"# gateway CA, SHA-256: {fingerprint(ca_pem)}")
+    else:
+        out.append("# the gateway's certificate is public (GATEWAY_TLS_MODE): no anchor needed")
+    return out
+
+
+def join(
+    root: Path | None, env_file: Path, relay_url: str, ca_file: Path | None = None
+) -> list[str]:
+    """`openmono setup join`: check, remember the relay URL in `.env`, return the lines."""
+    url = check_relay_url(relay_url)
+    env = read_env(env_file)
+    key = env.get("LLAMA_API_KEY", "")
+    if not key:
+        raise SetupError(f"no LLAMA_API_KEY in {env_file}: run `openmono setup gateway` first")
+    mode = env.get("GATEWAY_TLS_MODE", "internal").strip() or "internal"
+    ca = find_ca(root, env_file, ca_file) if mode == "internal" or ca_file else None
+    if env.get(RELAY_URL_ENV) != url:
+        set_env(env_file, {RELAY_URL_ENV: url})
+    return join_lines(url, key, ca)
+
+
+def rotate_key(root: Path | None, env_file: Path, via: str, say: Say) -> str:
+    """Replace LLAMA_API_KEY, restart what checks it; returns the new key (never printed here)."""
+    new = secrets.token_urlsafe(32)
+    set_env(env_file, {"LLAMA_API_KEY": new})
+    say(f"wrote a new LLAMA_API_KEY into {env_file} (mode 0600)")
+    _update_local_agent(new, say)
+    if root is None:
+        say("no OpenMono checkout here: restart the gateway yourself so it reads the new key")
+        return new
+    from openmono.setup._bringup import docker_answers
+
+    mode = via if via != "auto" else ("compose" if docker_answers() else "native")
+    if mode == "compose":
+        _reload_compose(root, env_file, say)
+    else:
+        _reload_native(root, say)
+    return new
+
+
+def _update_local_agent(key: str, say: Say) -> None:
+    """The local agent's settings keep working when `setup gateway` had stored the key there."""
+    from openmono.config import ConfigError, read_settings_file, set_value, user_settings_file
+
+    path = user_settings_file()
+    try:
+        llm = read_settings_file(path).get("llm")
+        if isinstance(llm, dict) and llm.get("api_key"):
+            set_value(path, "llm.api_key", f'"{key}"')
+            say(f"updated llm.api_key in {path}")
+    except ConfigError as exc:
+        say(f"could not update {path}: {exc}")
+
+
+def _reload_native(root: Path, say: Say) -> None:
+    from openmono.stack import runner
+    from openmono.stack.errors import StackError
+    from openmono.stack.services import GATEWAY, Context
+    from openmono.stack.settings import load_settings
+
+    ctx = Context(root, load_settings(root))
+    if not runner.is_running(ctx, GATEWAY):
+        say("the native gateway is not running: the new key applies at the next `openmono up`")
+        return
+    try:
+        runner.restart(ctx, [GATEWAY.name], say)
+    except StackError as exc:
+        raise SetupError(str(exc)) from exc
+    say("the gateway restarted: the old key is refused from now on")
+
+
+def _reload_compose(root: Path, env_file: Path, say: Say) -> None:
+    from openmono.setup._bringup import BringUp, compose_command, run_compose
+
+    # `up -d` recreates exactly the containers whose environment changed (caddy; llama-server
+    # too while compose hands it LLAMA_API_KEY instead of its own LLAMA_UPSTREAM_KEY).
+    run_compose(BringUp("compose", "server", compose_command(root, env_file, "server")), say)
+    say("the gateway was recreated: the old key is refused from now on")

@@ -1,0 +1,135 @@
+"""Packages use each other through public names only (STYLE.md §1): parsed with `ast`, never run.
+
+Two rules over the product packages:
+1. No module imports a private (`_name`) module or name of another package; a package's own
+   private modules are its business (`openmono.cli._main` may use `openmono.cli._options`, but
+   `openmono.acp` may not).
+2. The agent uses the worker only through `openmono_worker.__all__` (no `openmono_worker.tools`,
+   `.callstate`, ...): protocol both sides share lives in `openmono_contracts`.
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterator
+from pathlib import Path
+
+import openmono_worker
+
+ROOT = Path(__file__).resolve().parents[2]
+PACKAGES = {
+    "openmono": ROOT / "agent/src/openmono",
+    "openmono_worker": ROOT / "services/worker/src/openmono_worker",
+    "openmono_contracts": ROOT / "services/contracts/src/openmono_contracts",
+    "openmono_scrape": ROOT / "scrapling/src/openmono_scrape",
+}
+
+
+def _imported(tree: ast.AST) -> Iterator[tuple[int, str]]:
+    """Every absolute dotted name a module imports: modules, and `module.name` for from-imports."""
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                yield node.lineno, alias.name
+        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+            yield node.lineno, node.module
+            for alias in node.names:
+                yield node.lineno, f"{node.module}.{alias.name}"
+
+
+def _private_owner(dotted: str) -> str | None:
+    """The package whose private part `dotted` reaches into (None: only public parts)."""
+    parts = dotted.split(".")
+    for i, part in enumerate(parts):
+        if part.startswith("_") and not part.startswith("__"):
+            return ".".join(parts[:i])
+    return None
+
+
+def violations(module: str, is_package: bool, source: str) -> list[str]:
+    """What `module` (its dotted name) imports that it should not, one line each."""
+    own = module if is_package else module.rpartition(".")[0]
+    found = []
+    for line, dotted in _imported(ast.parse(source)):
+        if dotted.split(".")[0] not in PACKAGES:
+            continue
+        owner = _private_owner(dotted)
+        if owner is not None and owner != own:
+            found.append(f"{module}:{line}: {dotted} is private to {owner}")
+        if module.split(".")[0] == "openmono" and dotted.startswith("openmono_worker."):
+            head, _, name = dotted.partition(".")[2].partition(".")
+            if name or head not in openmono_worker.__all__:
+                found.append(f"{module}:{line}: {dotted} is not in openmono_worker.__all__")
+    return found
+
+
+def _modules() -> Iterator[tuple[str, bool, Path]]:
+    for top, folder in PACKAGES.items():
+        for path in sorted(folder.rglob("*.py")):
+            parts = path.relative_to(folder).with_suffix("").parts
+            is_package = parts[-1] == "__init__"
+            names = parts[:-1] if is_package else parts
+            yield ".".join((top, *names)), is_package, path
+
+
+def test_no_package_imports_another_packages_private_names() -> None:
+    found = [v for m, pkg, path in _modules() for v in violations(m, pkg, path.read_text())]
+    assert found == []
+
+
+def test_the_rules_catch_what_they_should() -> None:
+    assert violations("openmono.acp._stdio", False, "from openmono.cli._options import X") == [
+        "openmono.acp._stdio:1: openmono.cli._options is private to openmono.cli",
+        "openmono.acp._stdio:1: openmono.cli._options.X is private to openmono.cli",
+    ]
+    assert violations("openmono.cli._main", False, "from openmono.cli._options import X") == []
+    assert violations("openmono.cli", True, "from openmono.cli._main import main") == []
+    assert violations("openmono.loop.x", False, "from openmono.llm import _helper") != []
+    assert violations("openmono.loop", True, "def f():\n    import openmono.llm._sse\n") != []
+    assert violations("openmono.executor.c", False, "from openmono_worker.callstate import a") != []
+    assert violations("openmono.executor.c", False, "from openmono_worker import nothing") != []
+    assert violations("openmono.executor.c", False, "from openmono_worker import get_tool") == []
+    assert violations("openmono_worker.x", False, "from openmono_worker.tools import Tool") == []
+
+
+def _subpackage_graph() -> dict[str, set[str]]:
+    """`openmono` subpackage → the other subpackages it imports (lazy imports included)."""
+    graph: dict[str, set[str]] = {}
+    for module, is_package, path in _modules():
+        parts = module.split(".")
+        if parts[0] != "openmono" or len(parts) < 2 + (not is_package):
+            continue
+        own = parts[1]
+        for _, dotted in _imported(ast.parse(path.read_text())):
+            target = dotted.split(".")
+            if target[0] == "openmono" and len(target) > 1 and target[1] != own:
+                graph.setdefault(own, set()).add(target[1])
+    return graph
+
+
+def _cycle(graph: dict[str, set[str]]) -> list[str] | None:
+    done: set[str] = set()
+
+    def visit(node: str, path: list[str]) -> list[str] | None:
+        if node in path:
+            return [*path[path.index(node) :], node]
+        if node in done:
+            return None
+        for nxt in sorted(graph.get(node, ())):
+            found = visit(nxt, [*path, node])
+            if found:
+                return found
+        done.add(node)
+        return None
+
+    return next((c for n in sorted(graph) if (c := visit(n, []))), None)
+
+
+def test_agent_subpackages_import_each_other_without_a_circle() -> None:
+    # Session assembly (openmono.agent) sits above loop, mcp, hooks and subagents; the loop knows
+    # only its extension points. A circle here is what issue 12 removed (loop -> mcp -> loop).
+    graph = _subpackage_graph()
+    assert "loop" in graph and "agent" in graph["cli"]
+    assert not graph["loop"] & {"agent", "mcp", "subagents", "hooks", "acp", "cli"}
+    assert _cycle(graph) is None
+    assert _cycle({"a": {"b"}, "b": {"c"}, "c": {"a"}}) == ["a", "b", "c", "a"]
