@@ -5,6 +5,7 @@
 # The stand-ins are test fakes (tests/containers/standins/README.md says what each really runs).
 #   scripts/standin-images.sh          build what is missing
 #   STANDIN_PULL_TIMEOUT=20            seconds one `docker pull` may take before we give up on it
+# Exit 3: stand-ins cannot be built on this machine (no debootstrap, not root); the tests then skip.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$PWD
@@ -26,8 +27,8 @@ ensure_base() {
   have "$base" && return 0
   local rootfs="$cache/rootfs-bookworm"
   if [ ! -f "$rootfs/.complete" ]; then
-    command -v debootstrap >/dev/null || { say "need debootstrap (make setup installs it)"; exit 1; }
-    [ "$(id -u)" = 0 ] || { say "debootstrap needs root"; exit 1; }
+    command -v debootstrap >/dev/null || { say "need debootstrap (make setup installs it)"; exit 3; }
+    [ "$(id -u)" = 0 ] || { say "debootstrap needs root to make the base image"; exit 3; }
     say "debootstrap --variant=minbase bookworm (~30 s)"
     rm -rf "$rootfs"; mkdir -p "$cache"
     debootstrap --variant=minbase bookworm "$rootfs" http://deb.debian.org/debian >"$cache/debootstrap.log" 2>&1 \

@@ -66,6 +66,8 @@ def images(engine: None) -> None:
         ["bash", str(ROOT / "scripts" / "standin-images.sh")],
         capture_output=True, text=True, timeout=DOCKER_TIMEOUT_S, check=False,
     )  # fmt: skip
+    if done.returncode == 3:
+        pytest.skip(f"images can be neither pulled nor stood in here: {done.stdout.strip()}")
     assert done.returncode == 0, done.stdout + done.stderr
 
 

@@ -89,28 +89,45 @@ def _kill_pid1(stack: Project, service: str) -> None:
     os.kill(pid, signal.SIGKILL)
 
 
-@pytest.mark.parametrize(
-    ("service", "path", "name"),
-    [("searxng", "/search?q=hello&format=json", "search"), ("llama-server", "/v1/models", "llm")],
-)
+def _restarts(stack: Project, service: str) -> int:
+    count = stack.inspect(service)["RestartCount"]
+    assert isinstance(count, int)
+    return count
+
+
+# (service, path, name in the 502 body, the outage is always visible). The SearXNG stand-in is back
+# within about a second, inside the gateway's 3 s dial timeout (the dial waits for the restarted
+# container), so its outage may show as a slightly slow 200; llama-server loads its model first.
+CRASHES = [
+    ("searxng", "/search?q=hello&format=json", "search", False),
+    ("llama-server", "/v1/models", "llm", True),
+]
+
+
+@pytest.mark.parametrize(("service", "path", "name", "visible"), CRASHES)
 def test_a_crashed_service_gives_json_502_then_comes_back(
-    stack: Project, service: str, path: str, name: str
+    stack: Project, service: str, path: str, name: str, visible: bool
 ) -> None:
     url = f"{stack.gateway}{path}"
     assert httpx.get(url, headers=stack.auth, timeout=15).status_code == 200
+    before = _restarts(stack, service)
     _kill_pid1(stack, service)
-    start = time.monotonic()
-    r = httpx.get(url, headers=stack.auth, timeout=15)
-    assert time.monotonic() - start < 5, "the gateway must answer at once, not hang"
-    assert r.status_code == 502, r.text
-    assert r.json()["error"] == "upstream_unavailable"
-    assert r.json()["service"] == name
-    # restarted by Docker, healthy again, and the gateway recovers without being touched
-    stack.wait_healthy(service, timeout=180)
-    deadline = time.monotonic() + 60
-    while (r := httpx.get(url, headers=stack.auth, timeout=15)).status_code != 200:
-        assert time.monotonic() < deadline, r.text
-        time.sleep(0.5)
-    assert stack.health("caddy") == "healthy"
-    restarts = stack.inspect(service)["RestartCount"]
-    assert isinstance(restarts, int) and restarts >= 1
+    failures = []
+    deadline = time.monotonic() + 180
+    while True:
+        start = time.monotonic()
+        r = httpx.get(url, headers=stack.auth, timeout=15)
+        assert time.monotonic() - start < 5, "the gateway must answer at once, not hang"
+        if r.status_code == 503 and name == "llm":
+            pass  # the real llama-server answers 503 while it loads the model again
+        elif r.status_code != 200:
+            assert r.status_code == 502, r.text
+            assert r.json() == {"error": "upstream_unavailable", "service": name, "status": 502}
+            failures.append(r.status_code)
+        elif _restarts(stack, service) > before:
+            break  # restarted by Docker, and the gateway reaches it again untouched
+        assert time.monotonic() < deadline, "the service never came back"
+        time.sleep(0.05)
+    if visible:
+        assert failures, "the outage was never answered with a JSON 502"
+    stack.wait_healthy(service, "caddy", timeout=180)

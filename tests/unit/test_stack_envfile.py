@@ -50,7 +50,7 @@ def test_compose_env_is_complete_with_generated_secrets(
 
     from tests.support.procs import ROOT
 
-    for key in ("LLAMA_API_KEY", "SEARXNG_SECRET", "OPENMONO_ACP_TOKEN"):
+    for key in ("LLAMA_API_KEY", "LLAMA_UPSTREAM_KEY", "SEARXNG_SECRET", "OPENMONO_ACP_TOKEN"):
         monkeypatch.delenv(key, raising=False)
     example = ROOT / "compose" / ".env.example"
     env = tmp_path / ".env"
