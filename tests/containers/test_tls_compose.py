@@ -26,6 +26,7 @@ import httpx
 import pytest
 
 from tests.containers.conftest import Project, ProjectFactory
+from tests.support.native_stack import join_exports
 from tests.support.procs import ROOT
 from tests.support.tcp_relay import Relay, tcp_relay
 
@@ -67,17 +68,6 @@ def _run(argv: list[str], env: dict[str, str], cwd: Path = ROOT, timeout: float 
         out, err = proc.communicate()
         raise AssertionError(f"{argv} timed out\n{out}\n{err}") from None
     return Run(proc.returncode, out, err, time.monotonic() - start)
-
-
-def _exports(lines: str) -> dict[str, str]:
-    """What a POSIX shell holds after running the printed lines."""
-    script = lines + '\nprintf "%s" "$OPENMONO_LLM_ENDPOINT"; printf "\\0%s" '
-    script += '"$OPENMONO_LLM_API_KEY" "$OPENMONO_GATEWAY_CA"'
-    out = subprocess.run(
-        ["sh", "-c", script], capture_output=True, text=True, timeout=10, check=True
-    ).stdout
-    endpoint, key, ca = out.split("\0")
-    return {"endpoint": endpoint, "key": key, "ca": ca}
 
 
 def _status(url: str, key: str, ca: str) -> int:
@@ -150,7 +140,7 @@ def test_join_relay_agent_wrong_ca_and_rotate(stack: Project, tmp_path: Path) ->
         # join, compose mode: the CA comes from the running caddy container
         joined = _run([OPENMONO, "setup", "join", "--relay-url", relay.tls_url], env)
         assert joined.code == 0, joined.out + joined.err
-        first = _exports(joined.out)
+        first = join_exports(joined.out)
         assert first["endpoint"] == relay.tls_url and first["key"] == p.key
         ca = _ca_in_container(p)
         assert first["ca"].strip() == ca.strip()
@@ -193,7 +183,7 @@ def test_join_relay_agent_wrong_ca_and_rotate(stack: Project, tmp_path: Path) ->
         assert _status(tls_url, old, first["ca"]) == 401
         assert _status(tls_url, new, first["ca"]) == 200
         assert "old key is refused" in rotated.out
-        lines = _exports(rotated.out.split("\n\n", 1)[1])  # the relay URL was remembered
+        lines = join_exports(rotated.out.split("\n\n", 1)[1])  # the relay URL was remembered
         assert lines["key"] == new != old and new not in rotated.err
         assert lines["endpoint"] == relay.tls_url
         after = {s: p.container(s) for s in before}

@@ -3,11 +3,7 @@
 from __future__ import annotations
 
 import json
-import os
-import signal
 import stat
-import subprocess
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -15,61 +11,20 @@ import httpx
 import pytest
 
 from tests.support.llama import LlamaServer
-from tests.support.procs import ROOT, free_port
+from tests.support.native_stack import native_stack_env, our_processes, run_openmono
+from tests.support.procs import free_port
 
 pytestmark = pytest.mark.integration
-
-OPENMONO = [sys.executable, "-m", "openmono.cli"]
-
-
-def _run(
-    args: list[str], env: dict[str, str], timeout: float = 240
-) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [*OPENMONO, *args], env=env, cwd=ROOT, capture_output=True, text=True, timeout=timeout
-    )
-
-
-def _our_processes(data_dir: Path) -> list[int]:
-    """Pids whose command line or environment mentions this test's data dir (i.e. ours)."""
-    found = []
-    needle = str(data_dir).encode()
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit() or int(entry.name) == os.getpid():
-            continue
-        try:
-            blob = (entry / "cmdline").read_bytes() + (entry / "environ").read_bytes()
-            state = (entry / "stat").read_text().rsplit(")", 1)[1].split()[0]
-        except OSError:
-            continue
-        if needle in blob and state != "Z":
-            found.append(int(entry.name))
-    return found
 
 
 @pytest.fixture
 def stack_env(tmp_path: Path) -> Iterator[dict[str, str]]:
-    env = {k: v for k, v in os.environ.items() if k not in {"LLAMA_API_KEY", "LLAMA_UPSTREAM"}}
-    env.update(
-        OPENMONO_ROOT=str(ROOT),
-        OPENMONO_ENV_FILE=str(tmp_path / "stack.env"),
-        OPENMONO_DATA_DIR=str(tmp_path / "data"),
-        GATEWAY_PORT=str(free_port()),
-        GATEWAY_TLS_PORT=str(free_port()),
-        LLAMA_PORT=str(free_port()),
-        LLAMA_CTX_SIZE="1024",
-        WEB_SEARCH_ENABLED="false",
-        WEB_SCRAPE_ENABLED="false",
-        OPENMONO_BROKER_URL="",
-    )
-    yield env
-    _run(["down"], env, timeout=60)
-    for pid in _our_processes(tmp_path / "data"):  # never leave anything behind, even on failure
-        os.kill(pid, signal.SIGKILL)
+    with native_stack_env(tmp_path) as env:
+        yield env
 
 
 def test_up_status_down_leaves_nothing_running(stack_env: dict[str, str], tmp_path: Path) -> None:
-    up = _run(["up"], stack_env)
+    up = run_openmono(["up"], stack_env)
     assert up.returncode == 0, up.stdout + up.stderr
     out = up.stdout
     assert "generated LLAMA_API_KEY" in out
@@ -93,37 +48,39 @@ def test_up_status_down_leaves_nothing_running(stack_env: dict[str, str], tmp_pa
     relayed = httpx.get(f"{gateway}/services", headers={"Host": "relay.example:9000"}, timeout=10)
     assert relayed.json() == {"llm": True, "search": False, "scrape": False}
 
-    status = _run(["status", "--json"], stack_env, timeout=60)
+    status = run_openmono(["status", "--json"], stack_env, timeout=60)
     assert status.returncode == 0, status.stdout + status.stderr
     rows = {row["service"]: row for row in json.loads(status.stdout)}
     assert set(rows) == {"llama-server", "gateway"}
     assert all(row["healthy"] and row["pid"] for row in rows.values())
     assert rows["gateway"]["address"] == f"127.0.0.1:{stack_env['GATEWAY_PORT']}"
 
-    restarted = _run(["restart", "gateway"], stack_env)
+    restarted = run_openmono(["restart", "gateway"], stack_env)
     assert restarted.returncode == 0, restarted.stdout + restarted.stderr
     assert "stopped the gateway" in restarted.stdout
     assert "llama-server  already running" in restarted.stdout
-    new_rows = {r["service"]: r for r in json.loads(_run(["status", "--json"], stack_env).stdout)}
+    new_rows = {
+        r["service"]: r for r in json.loads(run_openmono(["status", "--json"], stack_env).stdout)
+    }
     assert new_rows["gateway"]["pid"] != rows["gateway"]["pid"]
     assert new_rows["gateway"]["healthy"]
     rows = new_rows
-    assert _run(["restart", "nonsense"], stack_env).returncode == 1
+    assert run_openmono(["restart", "nonsense"], stack_env).returncode == 1
 
-    again = _run(["up"], stack_env)
+    again = run_openmono(["up"], stack_env)
     assert again.returncode == 0
     assert again.stdout.count("already running") == 2
     assert "generated" not in again.stdout  # the key is generated once
 
-    assert _our_processes(tmp_path / "data")
-    down = _run(["down"], stack_env, timeout=60)
+    assert our_processes(tmp_path / "data")
+    down = run_openmono(["down"], stack_env, timeout=60)
     assert down.returncode == 0, down.stderr
     assert "stopped gateway" in down.stdout and "stopped llama-server" in down.stdout
-    assert _our_processes(tmp_path / "data") == []
+    assert our_processes(tmp_path / "data") == []
     for row in rows.values():
         assert not Path(f"/proc/{row['pid']}").exists() or _zombie(row["pid"])
 
-    after = _run(["status"], stack_env, timeout=60)
+    after = run_openmono(["status"], stack_env, timeout=60)
     assert after.returncode == 1
     assert "not running" in after.stdout
 
@@ -142,11 +99,11 @@ def test_port_taken_is_a_clear_error_and_nothing_is_left(
     stack_env["LLAMA_UPSTREAM"] = llama.url
     stack_env["LLAMA_API_KEY"] = llama.api_key
     stack_env["GATEWAY_PORT"] = llama.url.rsplit(":", 1)[1]
-    up = _run(["up"], stack_env)
+    up = run_openmono(["up"], stack_env)
     assert up.returncode == 1
     assert "port" in up.stderr and "in use" in up.stderr
     assert "Traceback" not in up.stderr
-    assert _our_processes(tmp_path / "data") == []
+    assert our_processes(tmp_path / "data") == []
 
 
 def test_external_llama_upstream_starts_only_the_gateway(
@@ -154,7 +111,7 @@ def test_external_llama_upstream_starts_only_the_gateway(
 ) -> None:
     stack_env["LLAMA_UPSTREAM"] = llama.url
     stack_env["LLAMA_API_KEY"] = llama.api_key
-    up = _run(["up"], stack_env)
+    up = run_openmono(["up"], stack_env)
     assert up.returncode == 0, up.stdout + up.stderr
     assert "llama-server" not in up.stdout.split("gateway   http")[0]
     gateway = f"http://127.0.0.1:{stack_env['GATEWAY_PORT']}"
@@ -163,7 +120,7 @@ def test_external_llama_upstream_starts_only_the_gateway(
     )
     assert props.status_code == 200
     assert props.json()["default_generation_settings"]["n_ctx"] > 0
-    status = _run(["status", "--json"], stack_env, timeout=60)
+    status = run_openmono(["status", "--json"], stack_env, timeout=60)
     rows = {row["service"]: row for row in json.loads(status.stdout)}
     assert rows["llama (external)"]["healthy"]
     assert "llama-server" not in rows
@@ -173,12 +130,12 @@ def test_a_service_that_fails_rolls_back_with_its_log(
     stack_env: dict[str, str], tmp_path: Path
 ) -> None:
     stack_env["LLAMA_MODEL"] = str(tmp_path / "no-such-model.gguf")
-    up = _run(["up"], stack_env)
+    up = run_openmono(["up"], stack_env)
     assert up.returncode == 1
     assert "llama-server did not become healthy" in up.stderr
     assert "no-such-model.gguf" in up.stderr  # the log tail says why
     assert "Traceback" not in up.stderr
-    assert _our_processes(tmp_path / "data") == []
+    assert our_processes(tmp_path / "data") == []
 
 
 def test_full_native_stack_with_worker_and_scrape(
@@ -194,12 +151,14 @@ def test_full_native_stack_with_worker_and_scrape(
         WEB_SCRAPE_ENABLED="true",
         SCRAPE_ALLOW_CIDRS="127.0.0.0/8",
     )
-    up = _run(["up"], stack_env)
+    up = run_openmono(["up"], stack_env)
     assert up.returncode == 0, up.stdout + up.stderr
     for name in ("redis", "worker", "scrape", "gateway"):
         assert f"{name:<13} healthy in" in up.stdout, name
     assert '"scrape": true' in up.stdout
-    rows = {r["service"]: r for r in json.loads(_run(["status", "--json"], stack_env).stdout)}
+    rows = {
+        r["service"]: r for r in json.loads(run_openmono(["status", "--json"], stack_env).stdout)
+    }
     assert {"redis", "worker", "scrape", "gateway", "llama (external)"} <= set(rows)
     assert all(r["healthy"] for r in rows.values()), rows
 
@@ -212,7 +171,7 @@ def test_full_native_stack_with_worker_and_scrape(
     assert r.status_code == 200, r.text
     assert ARTICLE_SENTINEL in r.json()["content"]
 
-    down = _run(["down"], stack_env, timeout=60)
+    down = run_openmono(["down"], stack_env, timeout=60)
     assert down.returncode == 0
     assert down.stdout.count("stopped ") == 4
-    assert _our_processes(tmp_path / "data") == []
+    assert our_processes(tmp_path / "data") == []

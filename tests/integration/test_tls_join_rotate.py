@@ -6,52 +6,22 @@ is locked out at once, the new one works, and the loaded model was not restarted
 from __future__ import annotations
 
 import json
-import os
-import signal
 import ssl
-import subprocess
 from collections.abc import Iterator
 from pathlib import Path
 
 import httpx
 import pytest
 
-from tests.integration.test_stack_native import _our_processes, _run
-from tests.support.procs import ROOT, free_port
+from tests.support.native_stack import join_exports, native_stack_env, run_openmono
 
 pytestmark = pytest.mark.integration
 
 
 @pytest.fixture
 def stack_env(tmp_path: Path) -> Iterator[dict[str, str]]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("LLAMA_", "OPENMONO_"))}
-    env.update(
-        OPENMONO_ROOT=str(ROOT),
-        OPENMONO_ENV_FILE=str(tmp_path / "stack.env"),
-        OPENMONO_DATA_DIR=str(tmp_path / "data"),
-        GATEWAY_PORT=str(free_port()),
-        GATEWAY_TLS_PORT=str(free_port()),
-        LLAMA_PORT=str(free_port()),
-        LLAMA_CTX_SIZE="1024",
-        WEB_SEARCH_ENABLED="false",
-        WEB_SCRAPE_ENABLED="false",
-        OPENMONO_BROKER_URL="",
-    )
-    yield env
-    _run(["down"], env, timeout=60)
-    for pid in _our_processes(tmp_path / "data"):
-        os.kill(pid, signal.SIGKILL)
-
-
-def _exports(lines: str) -> dict[str, str]:
-    """What a POSIX shell has in its environment after running the printed lines."""
-    script = lines + '\nprintf "%s" "$OPENMONO_LLM_ENDPOINT"; printf "\\0%s" '
-    script += '"$OPENMONO_LLM_API_KEY" "$OPENMONO_GATEWAY_CA"'
-    out = subprocess.run(
-        ["sh", "-c", script], capture_output=True, text=True, timeout=10, check=True
-    ).stdout
-    endpoint, key, ca = out.split("\0")
-    return {"endpoint": endpoint, "key": key, "ca": ca}
+    with native_stack_env(tmp_path) as env:
+        yield env
 
 
 def _verify(pem: str) -> ssl.SSLContext:
@@ -68,13 +38,13 @@ def _status(url: str, key: str, ca: str) -> int:
 
 
 def _pid(env: dict[str, str], service: str) -> int:
-    rows = {r["service"]: r for r in json.loads(_run(["status", "--json"], env).stdout)}
+    rows = {r["service"]: r for r in json.loads(run_openmono(["status", "--json"], env).stdout)}
     pid: int = rows[service]["pid"]
     return pid
 
 
 def test_join_then_rotate_locks_the_old_key_out(stack_env: dict[str, str], tmp_path: Path) -> None:
-    up = _run(["up"], stack_env)
+    up = run_openmono(["up"], stack_env)
     assert up.returncode == 0, up.stdout + up.stderr
     tls_url = f"https://127.0.0.1:{stack_env['GATEWAY_TLS_PORT']}"
     assert tls_url in up.stdout
@@ -82,22 +52,22 @@ def test_join_then_rotate_locks_the_old_key_out(stack_env: dict[str, str], tmp_p
     ca_file = ca_file / "local" / "root.crt"
     assert ca_file.is_file()  # Caddy's storage under the stack data dir
 
-    refused = _run(["setup", "join", "--relay-url", "http://relay.example:7000"], stack_env)
+    refused = run_openmono(["setup", "join", "--relay-url", "http://relay.example:7000"], stack_env)
     assert refused.returncode == 1
     assert "https://" in refused.stderr and "Traceback" not in refused.stderr
 
-    joined = _run(["setup", "join", "--relay-url", tls_url], stack_env)
+    joined = run_openmono(["setup", "join", "--relay-url", tls_url], stack_env)
     assert joined.returncode == 0, joined.stderr
-    first = _exports(joined.stdout)
+    first = join_exports(joined.stdout)
     assert first["endpoint"] == tls_url
     assert first["ca"].strip() == ca_file.read_text().strip()
     assert _status(tls_url, first["key"], first["ca"]) == 200
     llama_pid = _pid(stack_env, "llama-server")
 
-    rotated = _run(["setup", "gateway", "--rotate-key", "--via", "native"], stack_env)
+    rotated = run_openmono(["setup", "gateway", "--rotate-key", "--via", "native"], stack_env)
     assert rotated.returncode == 0, rotated.stdout + rotated.stderr
     assert "old key is refused" in rotated.stdout
-    second = _exports(rotated.stdout.split("\n\n", 1)[1])  # the relay URL was remembered
+    second = join_exports(rotated.stdout.split("\n\n", 1)[1])  # the relay URL was remembered
     assert second["key"] != first["key"] and second["ca"] == first["ca"]
     assert second["key"] not in rotated.stderr
 
