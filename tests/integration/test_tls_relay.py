@@ -43,17 +43,22 @@ class Run:
     err: str
 
 
-def _agent(tmp: Path, endpoint: str, ca: str | None, *extra: str) -> Run:
+def _agent_env(tmp: Path, endpoint: str, ca: str | None) -> dict[str, str]:
+    """An agent box's environment: its own HOME and data dir, the join lines, nothing of ours."""
     env = {k: v for k, v in os.environ.items() if not k.startswith(("OPENMONO_", "LLAMA_"))}
     env.update(
         HOME=str(tmp),
         OPENMONO_DATA_DIR=str(tmp / "data"),
         OPENMONO_LLM_ENDPOINT=endpoint,
         OPENMONO_LLM_API_KEY=KEY,
-        OPENMONO_LLM_MAX_RETRIES="0",
     )
     if ca is not None:
         env["OPENMONO_GATEWAY_CA"] = ca
+    return env
+
+
+def _agent(tmp: Path, endpoint: str, ca: str | None, *extra: str) -> Run:
+    env = _agent_env(tmp, endpoint, ca) | {"OPENMONO_LLM_MAX_RETRIES": "0"}
     proc = subprocess.Popen(
         [OPENMONO, "-p", PROMPT, *extra],
         env=env,
@@ -197,16 +202,13 @@ def test_a_real_gateway_ca_inline_or_as_a_file(
 
 
 def _doctor(tmp: Path, endpoint: str, ca: str) -> Run:
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("OPENMONO_", "LLAMA_"))}
-    env.update(
-        HOME=str(tmp),
-        OPENMONO_DATA_DIR=str(tmp / "data"),
-        OPENMONO_LLM_ENDPOINT=endpoint,
-        OPENMONO_LLM_API_KEY=KEY,
-        OPENMONO_GATEWAY_CA=ca,
-    )
     done = subprocess.run(
-        [OPENMONO, "doctor"], env=env, cwd=tmp / "ws", capture_output=True, text=True, timeout=60
+        [OPENMONO, "doctor"],
+        env=_agent_env(tmp, endpoint, ca),
+        cwd=tmp / "ws",
+        capture_output=True,
+        text=True,
+        timeout=60,
     )
     return Run(done.returncode, done.stdout, done.stderr)
 

@@ -61,18 +61,10 @@ def _compose_ca(root: Path, env_file: Path) -> str | None:
     if not docker_answers():
         return None
     base = compose_command(root, env_file, "server")[:-2]  # without `up -d`
-    try:
-        done = subprocess.run(
-            [*base, "exec", "-T", "caddy", "cat", COMPOSE_CA_PATH],
-            capture_output=True,
-            text=True,
-            timeout=30,
-            start_new_session=True,
-            check=False,
-        )
-    except (OSError, subprocess.TimeoutExpired):
+    done = _in_caddy(base, ["cat", COMPOSE_CA_PATH], timeout=30)
+    if done is None or done.returncode != 0 or "BEGIN CERTIFICATE" not in done.stdout:
         return None
-    return done.stdout if done.returncode == 0 and "BEGIN CERTIFICATE" in done.stdout else None
+    return done.stdout
 
 
 def _native_running(root: Path) -> bool:
@@ -250,16 +242,24 @@ def _reload_compose(root: Path, env_file: Path, say: Say, gateway_only: bool) ->
     say("the gateway was recreated: the old key is refused from now on")
 
 
-def _compose_gateway_answers(base: list[str]) -> bool:
-    probe = ["wget", "-qO-", "http://127.0.0.1:8080/health"]  # the service's own healthcheck
+def _in_caddy(
+    base: list[str], argv: list[str], timeout: float
+) -> subprocess.CompletedProcess[str] | None:
+    """`argv` run in the compose project's caddy container; None when it could not be run."""
     try:
-        done = subprocess.run(
-            [*base, "exec", "-T", "caddy", *probe],
+        return subprocess.run(
+            [*base, "exec", "-T", "caddy", *argv],
             capture_output=True,
-            timeout=10,
+            text=True,
+            timeout=timeout,
             start_new_session=True,
             check=False,
         )
     except (OSError, subprocess.TimeoutExpired):
-        return False
-    return done.returncode == 0
+        return None
+
+
+def _compose_gateway_answers(base: list[str]) -> bool:
+    probe = ["wget", "-qO-", "http://127.0.0.1:8080/health"]  # the service's own healthcheck
+    done = _in_caddy(base, probe, timeout=10)
+    return done is not None and done.returncode == 0
