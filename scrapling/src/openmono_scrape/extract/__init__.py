@@ -20,6 +20,7 @@ own 0.960, at about 0.85x its speed (November 2026).
 from __future__ import annotations
 
 import logging
+from copy import deepcopy
 from dataclasses import dataclass
 from typing import Any
 
@@ -32,6 +33,7 @@ from ._embeds import unmark_embedded_posts
 from ._links import absolutize_links, document_base
 from ._main import select_main
 from ._markdown import Renderer
+from ._pagetype import detect_page_type, json_ld_items
 from ._paragraphs import wrap_bare_text
 from ._title import find_title, headline_candidates
 
@@ -64,15 +66,21 @@ def _extract(html: str, url: str, fmt: ScrapeFormat, main_content: bool) -> Extr
     title = find_title(root)
     headlines = headline_candidates(root)
     base_url = document_base(root, url)
-    remove_invisible(root)
     chosen: Any = None
     if main_content:
-        store = protect_code_blocks(root)
-        unmark_embedded_posts(root)
-        wrap_bare_text(root)
-        chosen = select_main(root, store, headlines)
+        page_type = detect_page_type(root, url, json_ld_items(root))
+        # Off articles trafilatura reads the page as served (see `select_main`).
+        pristine = deepcopy(root) if page_type != "article" else None
+        remove_invisible(root)
+        read = root if pristine is None else pristine
+        store = protect_code_blocks(read)
+        unmark_embedded_posts(read)
+        wrap_bare_text(read)
+        chosen = select_main(root, store, headlines, page_type, pristine)
         if chosen is None:
             restore_code_blocks(root, store)
+    else:
+        remove_invisible(root)
     if chosen is None:
         chosen = body_of(root)
     return Extracted(title=title, content=_render(chosen, base_url, fmt))

@@ -45,6 +45,7 @@ MIN_SHARE_BEFORE_CUT = 0.2
 _RULE = re.compile(r"^[\s_*=\-–—~.·•]+$")
 _BLOCKS = ("p", "li", "h1", "h2", "h3", "h4", "h5", "h6", "blockquote", "div")
 MAX_TEASER_WORDS = 30
+_LEAVES = ("p", "li", "h1", "h2", "h3", "h4", "h5", "h6", "td", "th", "dt", "dd", "blockquote")
 
 
 def trim_boilerplate(body: Any) -> None:
@@ -61,6 +62,28 @@ def trim_boilerplate(body: Any) -> None:
             drop_element(element)
     _cut_more_stories(body)
     _trim_tail(body)
+
+
+def drop_unseen_text(body: Any, visible: Any) -> None:
+    """Remove from `body` every run of text that appears nowhere in `visible`, in place.
+
+    `body` was selected from the page as served; `visible` is the same page without the
+    elements a reader never sees. Runs are compared without whitespace (trafilatura adds and
+    trims spaces between elements); an element left with no text at all goes too.
+    """
+    seen = "".join(text_of(visible).split())
+    # Code blocks were restored verbatim from the page's own (protected) markup.
+    verbatim = {node for pre in body.iter("pre") for node in pre.iter()}
+    for element in list(body.iter()):
+        if not isinstance(element.tag, str) or element in verbatim:
+            continue
+        if element.text and "".join(element.text.split()) not in seen:
+            element.text = None
+        if element.tail and "".join(element.tail.split()) not in seen:
+            element.tail = None
+    for element in list(body.iter(*_LEAVES)):
+        if element.getparent() is not None and not text_of(element).strip():
+            drop_element(element)
 
 
 def _cut_more_stories(body: Any) -> None:

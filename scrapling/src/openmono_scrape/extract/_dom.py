@@ -50,6 +50,9 @@ _INVISIBLE_TAGS = (
     "dialog",
 )
 
+# Below this a noscript is a "please enable JavaScript" notice or a tracking pixel.
+MIN_NOSCRIPT_CHARS = 400
+
 _HIDDEN_STYLE = re.compile(r"(?:^|;)\s*(?:display\s*:\s*none|visibility\s*:\s*hidden)", re.I)
 _HIDDEN_XPATH = etree.XPath(
     "//*[@hidden or @aria-hidden='true' or @type='hidden' or contains(@style, 'none')"
@@ -146,7 +149,14 @@ def drop_element(element: Any) -> None:
 
 
 def remove_invisible(root: Any) -> None:
-    """Drop scripts, styles, embedded objects, form controls and explicitly hidden elements."""
+    """Drop scripts, styles, embedded objects, form controls and explicitly hidden elements.
+
+    A `<noscript>` holding real text is kept (its tags unwrapped): script-rendered sites (forum
+    software such as Discourse) ship their posts there, and a browser shows the same text.
+    """
+    for element in list(root.iter("noscript")):
+        if len(" ".join(text_of(element).split())) >= MIN_NOSCRIPT_CHARS:
+            element.tag = "div"
     etree.strip_elements(root, *_INVISIBLE_TAGS, with_tail=False)
     for element in list(_HIDDEN_XPATH(root)):
         if _is_hidden(element):

@@ -15,9 +15,10 @@ from typing import Any
 import trafilatura
 
 from ._chunks import add_missing_chunks
-from ._cleanup import trim_boilerplate
+from ._cleanup import drop_unseen_text, trim_boilerplate
 from ._code import CodeStore
 from ._dom import drop_element, text_of
+from ._pagetype import PageType
 from ._title import repeats_title
 from ._xmlhtml import rejoin_split_paragraphs, to_html
 
@@ -28,37 +29,53 @@ _HEADLINE_WINDOW = 3
 RETRY_BELOW_CHARS = 500
 
 
-def select_main(root: Any, store: CodeStore, headlines: set[str]) -> Any | None:
+def select_main(
+    root: Any,
+    store: CodeStore,
+    headlines: set[str],
+    page_type: PageType = "article",
+    pristine: Any | None = None,
+) -> Any | None:
     """Return a `<body>` element holding only the main content, or None if none was found.
 
-    `store` holds the code blocks `protect_code_blocks` took out of `root`; trafilatura works on
-    its own copy, so `root` is left as it was. `headlines` are the page's normalised titles.
+    `root` is the page without what a reader never sees, `store` the code blocks
+    `protect_code_blocks` took out of the tree trafilatura reads; trafilatura works on its own
+    copy. `headlines` are the page's normalised titles. A page that says it is an article is
+    read in precision mode from `root`. Any other page is read in balanced mode from `pristine`
+    (the page as served, which trafilatura's own cleaning was built for; our cleanup shifts its
+    choices there), comments included on forums (the replies are the content); text that does
+    not appear in `root` is then removed, so hidden text stays out either way.
     """
-    body = _trafilatura(root, precision=True)
-    if len(_text(body)) < RETRY_BELOW_CHARS:
-        # Precision mode sometimes keeps only a teaser; the balanced cascade (with its
-        # readability/justext comparison) recovers those pages. Keep whichever says more.
-        balanced = _trafilatura(root, precision=False)
-        if len(_text(balanced)) > len(_text(body)):
-            body = balanced
+    if page_type == "article" or pristine is None:
+        body = _trafilatura(root, precision=True)
+        if len(_text(body)) < RETRY_BELOW_CHARS:
+            # Precision mode sometimes keeps only a teaser; the balanced cascade (with its
+            # readability/justext comparison) recovers those pages. Keep whichever says more.
+            balanced = _trafilatura(root, precision=False)
+            if len(_text(balanced)) > len(_text(body)):
+                body = balanced
+    else:
+        body = _trafilatura(pristine, precision=False, comments=page_type == "forum")
     if body is None or not len(body):
         return None
     html_body = to_html(body, store)
+    if pristine is not None and page_type != "article":
+        drop_unseen_text(html_body, root)
     add_missing_chunks(root, html_body, store)
     rejoin_split_paragraphs(html_body)
     _drop_repeated_headline(html_body, headlines)
     trim_boilerplate(html_body)
-    return html_body
+    return html_body if len(html_body) else None
 
 
-def _trafilatura(tree: Any, *, precision: bool) -> Any | None:
+def _trafilatura(tree: Any, *, precision: bool, comments: bool = False) -> Any | None:
     document = trafilatura.bare_extraction(
         tree,
         # No URL on purpose: the renderer resolves links itself, and trafilatura's own
         # resolution costs a few percent of the whole extraction.
         url=None,
         favor_precision=precision,
-        include_comments=False,
+        include_comments=comments,
         include_tables=True,
         include_images=False,
         include_links=True,

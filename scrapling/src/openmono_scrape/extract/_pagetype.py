@@ -1,0 +1,141 @@
+"""What kind of page this is, from the signals a page states about itself, before any cleanup.
+
+Main-content selection tuned for articles loses the content of other pages: a forum's posts look
+like comments, a product grid like navigation. The type decides how selection runs (`_main`).
+Signals, strongest first: schema.org types in JSON-LD (`DiscussionForumPosting`, `Product`,
+`ItemList`, ...), `og:type`, the URL path (`/forum/`, `/products/`, `/collections/`, `/docs/`) and
+DOM shape (several post containers, many `<article>` cards, code blocks). Anything else is
+"article", the type the default selection is tuned for. Measured on the wcxb development split
+(even page ids): see bench/extraction.py for the resulting per-type scores.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any, Literal
+from urllib.parse import urlsplit
+
+from lxml import etree
+
+PageType = Literal["article", "forum", "product", "collection", "listing", "documentation", "page"]
+
+_FORUM_TYPES = frozenset({"DiscussionForumPosting", "QAPage", "SocialMediaPosting"})
+_COLLECTION_TYPES = frozenset({"CollectionPage", "OfferCatalog", "SearchResultsPage"})
+_ARTICLE_TYPES = frozenset(
+    {"Article", "NewsArticle", "BlogPosting", "Report", "ScholarlyArticle", "OpinionNewsArticle"}
+)
+_DOC_TYPES = frozenset({"TechArticle", "APIReference", "SoftwareSourceCode"})
+
+_FORUM_PATH = re.compile(
+    r"/(?:forums?|threads?|topics?|t|questions|discussions?|community|communities|comments|"
+    r"showthread\.php|viewtopic\.php|r/\w+/comments)(?:/|$|\.)",
+    re.I,
+)
+_PRODUCT_PATH = re.compile(r"/(?:products?|p|dp|item|itm|gp/product|shop/p)/[^/]+", re.I)
+_COLLECTION_PATH = re.compile(
+    r"/(?:collections?|categor(?:y|ies)|c|shop|store|catalog|department|brands?|browse)(?:/|$)",
+    re.I,
+)
+_LISTING_PATH = re.compile(
+    r"/(?:blog|news|articles|posts|tags?|archives?|search|page/\d+|latest|jobs|events)/?$", re.I
+)
+_DOC_PATH = re.compile(
+    r"/(?:docs?|documentation|api|reference|manual|guides?|tutorials?|learn|wiki|kb)(?:/|$)"
+    r"|^(?:docs|developer|developers|devdocs|wiki)\.|readthedocs",
+    re.I,
+)
+_POST_CLASS = re.compile(
+    r"(?:^|\s)(?:(?:post|message|topic)[_-]?(?:body|content|text)|bbwrapper|cooked)(?:$|\s)", re.I
+)
+_LD_JSON = etree.XPath("//script[@type='application/ld+json']/text()")
+_OG_TYPE = etree.XPath("//meta[@property='og:type']/@content")
+# A page with this many post-like containers is a thread, whatever its URL says.
+MIN_POST_CONTAINERS = 3
+MIN_CARDS = 5
+MIN_CODE_BLOCKS = 3
+
+
+def json_ld_items(root: Any) -> list[dict[str, Any]]:
+    """Every JSON-LD object of the page (`@graph` members and list items flattened)."""
+    found: list[dict[str, Any]] = []
+    for text in _LD_JSON(root):
+        try:
+            data = json.loads(text)
+        except ValueError:
+            continue
+        _flatten(data, found, 0)
+    return found
+
+
+def _flatten(data: Any, found: list[dict[str, Any]], depth: int) -> None:
+    if depth > 3:
+        return
+    if isinstance(data, list):
+        for item in data:
+            _flatten(item, found, depth + 1)
+    elif isinstance(data, dict):
+        found.append(data)
+        if isinstance(data.get("@graph"), list):
+            _flatten(data["@graph"], found, depth + 1)
+
+
+def types_of(item: dict[str, Any]) -> set[str]:
+    """The schema.org types an object declares (`@type` is a string or a list)."""
+    kind = item.get("@type")
+    if isinstance(kind, str):
+        return {kind}
+    if isinstance(kind, list):
+        return {k for k in kind if isinstance(k, str)}
+    return set()
+
+
+def detect_page_type(root: Any, url: str, items: list[dict[str, Any]]) -> PageType:
+    """The page's type; call before scripts are stripped (JSON-LD lives in them)."""
+    declared: set[str] = set()
+    for item in items:
+        declared |= types_of(item)
+    products = sum("Product" in types_of(item) for item in items)
+    og_type = next((str(value).lower() for value in _OG_TYPE(root)), "")
+    parts = urlsplit(url)
+    path = parts.path or "/"
+    if declared & _FORUM_TYPES:
+        return "forum"
+    if og_type in ("product.group", "product:group") or declared & _COLLECTION_TYPES:
+        return "collection"
+    if products >= 3 or ("ItemList" in declared and not declared & _ARTICLE_TYPES):
+        return "collection"
+    if og_type == "product" or products:
+        return "product"
+    if declared & _DOC_TYPES:
+        return "documentation"
+    said_article = bool(declared & _ARTICLE_TYPES) or og_type == "article"
+    if _FORUM_PATH.search(path):
+        return "forum"
+    if _DOC_PATH.search(path) or _DOC_PATH.search(parts.netloc):
+        return "documentation"
+    if said_article:
+        return "article"
+    if _PRODUCT_PATH.search(path):
+        return "product"
+    if _COLLECTION_PATH.search(path):
+        return "collection"
+    if _LISTING_PATH.search(path):
+        return "listing"
+    if _count_posts(root) >= MIN_POST_CONTAINERS:
+        return "forum"
+    if len(root.xpath("//body//article")) >= MIN_CARDS:
+        return "listing"
+    if len(root.xpath("//pre")) >= MIN_CODE_BLOCKS:
+        return "documentation"
+    return "page"
+
+
+def _count_posts(root: Any) -> int:
+    count = 0
+    for element in root.xpath("//body//*[@class]"):
+        if _POST_CLASS.search(element.get("class", "")) and len(element.text_content()) > 80:
+            count += 1
+            if count >= MIN_POST_CONTAINERS:
+                break
+    return count
