@@ -1,16 +1,20 @@
-"""Article-extraction benchmark: OpenMono's extractor next to trafilatura's plain text, same run.
+"""Extraction benchmark: OpenMono's extractor next to trafilatura's plain text, same run, two sets.
 
-Data: `../shared/datasets/article-extraction-benchmark/` beside the repository (181 real pages and
-the hand-made article text of each). Metric, as its README defines it: per page, 4-token shingles
-(tokens are `\\w+` matches) of the extracted text against the truth give tp/fp/fn normalised to sum
-1; precision and recall are averaged over pages and F1 = 2PR/(P+R) of those averages.
+1. The article benchmark, `../shared/datasets/article-extraction-benchmark/` beside the repository
+   (181 real news/blog pages and the hand-made article text of each). Metric, as its README
+   defines it: per page, 4-token shingles (tokens are `\\w+` matches) of the extracted text against
+   the truth give tp/fp/fn normalised to sum 1; precision and recall are averaged over pages and
+   F1 = 2PR/(P+R) of those averages.
+2. The wcxb development split, `../shared/datasets/wcxb-dev/` (1,495 scored pages of seven page
+   types; `_wcxb`): mean word F1 per page type and overall, on all pages and on the even and odd
+   page-id halves (tune on one, check the other). Speed is measured here: two worker processes
+   (the 2 cores of the target machine), each running both extractors on each page in turn, so
+   load from other processes hits both alike; pages/s on 2 cores and the ratio to trafilatura.
 
 Our markdown is scored as the text a reader sees: link targets, image URLs, fences, emphasis marks
-and escapes are stripped before scoring (they are not words on the page). Both extractors run on
-each page in turn, so load from other processes hits both alike; pages/s (wall and per CPU-second of
-this process) and p50/p99 per-page latency are printed with the ratio to trafilatura.
+and escapes are stripped before scoring (they are not words on the page).
 
-Usage: uv run python bench/extraction.py [--limit N] [--dataset PATH]
+Usage: uv run python bench/extraction.py [--limit N] [--dataset PATH] [--wcxb PATH] [--workers 2]
 """
 
 from __future__ import annotations
@@ -25,9 +29,14 @@ import time
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass
+from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO_ROOT))  # `bench._wcxb` when run as a script
+
+from bench import _wcxb  # noqa: E402
+
 DATASET = REPO_ROOT.parent / "shared" / "datasets" / "article-extraction-benchmark"
 
 _TOKEN = re.compile(r"\w+")
@@ -174,25 +183,38 @@ def _quantile(values: list[float], q: float) -> float:
     return ordered[min(len(ordered) - 1, round(q * (len(ordered) - 1)))]
 
 
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--limit", type=int, default=None, help="only the first N pages")
-    parser.add_argument("--dataset", type=Path, default=None, help=f"default: {DATASET}")
-    args = parser.parse_args(argv)
-    path = dataset_dir(args.dataset)
-    if path is None:
-        # Skipped, not failed: `make bench` goes on with the other benchmarks.
-        print(
-            f"SKIPPED: dataset not found at {args.dataset or DATASET}; this benchmark needs "
-            "shared/ checked out beside the repository (shared/datasets/article-extraction-"
-            "benchmark/ with ground-truth.json and html/)",
-            file=sys.stderr,
-        )
-        return 0
-    pages = load_pages(path, args.limit)
+def _wcxb_page(page: _wcxb.TypedPage) -> tuple[float, float, float, float]:
+    """Word F1 and wall seconds of ours, then of trafilatura, on one wcxb page."""
+    start = time.perf_counter()
+    ours = ours_markdown(Page(page.id, page.url, page.html, ""))
+    middle = time.perf_counter()
+    theirs = trafilatura_text(Page(page.id, page.url, page.html, ""))
+    end = time.perf_counter()
+    return (
+        _wcxb.word_f1(page.truth, ours),
+        middle - start,
+        _wcxb.word_f1(page.truth, theirs),
+        end - middle,
+    )
+
+
+def run_wcxb(pages: list[_wcxb.TypedPage], workers: int) -> dict[str, tuple[list[float], float]]:
+    """Per-page F1 of each contender, and its pages/s over `workers` processes."""
+    with ProcessPoolExecutor(workers) as pool:
+        results = list(pool.map(_wcxb_page, pages, chunksize=4))
+    ours_seconds = sum(r[1] for r in results) / workers
+    theirs_seconds = sum(r[3] for r in results) / workers
+    return {
+        "openmono markdown": ([r[0] for r in results], len(pages) / ours_seconds),
+        "trafilatura text": ([r[2] for r in results], len(pages) / theirs_seconds),
+    }
+
+
+def _article_report(path: Path, limit: int | None) -> None:
+    pages = load_pages(path, limit)
     results = run(pages)
     baseline_rate = len(pages) / sum(results["trafilatura text (baseline)"].seconds)
-    print(f"{len(pages)} pages from {path}")
+    print(f"== article benchmark: {len(pages)} pages from {path}")
     print("markdown is scored as reader text: link targets and markdown markup stripped first")
     print("pages/cpu-s counts this process's CPU time only: the rate on an otherwise idle core")
     print(
@@ -208,6 +230,44 @@ def main(argv: list[str] | None = None) -> int:
             f"{_quantile(result.seconds, 0.5) * 1000:7.1f} "
             f"{_quantile(result.seconds, 0.99) * 1000:7.1f} {rate / baseline_rate:20.2f}x"
         )
+
+
+def _wcxb_report(path: Path, limit: int | None, workers: int) -> None:
+    pages = _wcxb.load_pages(path, limit)
+    results = run_wcxb(pages, workers)
+    print(f"== wcxb development split: {len(pages)} pages from {path}")
+    print("mean word F1 per page type (all pages, even ids, odd ids), markdown as reader text")
+    for row in _wcxb.type_table(pages, {name: r[0] for name, r in results.items()}):
+        print(row)
+    ours_rate = results["openmono markdown"][1]
+    theirs_rate = results["trafilatura text"][1]
+    print(
+        f"speed on {workers} worker processes: openmono {ours_rate:.1f} pages/s, trafilatura "
+        f"{theirs_rate:.1f} pages/s, ratio {ours_rate / theirs_rate:.2f}x"
+    )
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--limit", type=int, default=None, help="only the first N pages of each")
+    parser.add_argument("--dataset", type=Path, default=None, help=f"default: {DATASET}")
+    parser.add_argument("--wcxb", type=Path, default=None, help=f"default: {_wcxb.DATASET}")
+    parser.add_argument("--workers", type=int, default=2, help="processes for the wcxb run")
+    args = parser.parse_args(argv)
+    article_path, wcxb_path = dataset_dir(args.dataset), _wcxb.dataset_dir(args.wcxb)
+    if article_path is None and wcxb_path is None:
+        # Skipped, not failed: `make bench` goes on with the other benchmarks.
+        print(
+            f"SKIPPED: datasets not found at {args.dataset or DATASET} or "
+            f"{args.wcxb or _wcxb.DATASET}; this benchmark needs shared/ checked out beside the "
+            "repository (shared/datasets/article-extraction-benchmark/, shared/datasets/wcxb-dev/)",
+            file=sys.stderr,
+        )
+        return 0
+    if article_path is not None:
+        _article_report(article_path, args.limit)
+    if wcxb_path is not None:
+        _wcxb_report(wcxb_path, args.limit, args.workers)
     return 0
 
 

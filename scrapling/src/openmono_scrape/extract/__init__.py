@@ -68,7 +68,8 @@ def _extract(html: str, url: str, fmt: ScrapeFormat, main_content: bool) -> Extr
     base_url = document_base(root, url)
     chosen: Any = None
     if main_content:
-        page_type = detect_page_type(root, url, json_ld_items(root))
+        items = json_ld_items(root)
+        page_type = detect_page_type(root, url, items)
         # Off articles trafilatura reads the page as served (see `select_main`).
         pristine = deepcopy(root) if page_type != "article" else None
         remove_invisible(root)
@@ -76,7 +77,7 @@ def _extract(html: str, url: str, fmt: ScrapeFormat, main_content: bool) -> Extr
         store = protect_code_blocks(read)
         unmark_embedded_posts(read)
         wrap_bare_text(read)
-        chosen = select_main(root, store, headlines, page_type, pristine)
+        chosen = select_main(root, store, headlines, page_type, pristine, items)
         if chosen is None:
             restore_code_blocks(root, store)
     else:

@@ -18,6 +18,7 @@ from ._chunks import add_missing_chunks
 from ._cleanup import drop_unseen_text, trim_boilerplate
 from ._code import CodeStore
 from ._dom import drop_element, text_of
+from ._jsonld import add_product_facts
 from ._pagetype import PageType
 from ._title import repeats_title
 from ._xmlhtml import rejoin_split_paragraphs, to_html
@@ -35,6 +36,7 @@ def select_main(
     headlines: set[str],
     page_type: PageType = "article",
     pristine: Any | None = None,
+    items: list[dict[str, Any]] | None = None,
 ) -> Any | None:
     """Return a `<body>` element holding only the main content, or None if none was found.
 
@@ -65,6 +67,8 @@ def select_main(
     rejoin_split_paragraphs(html_body)
     _drop_repeated_headline(html_body, headlines)
     trim_boilerplate(html_body)
+    if page_type == "product" and items:
+        add_product_facts(html_body, items)
     return html_body if len(html_body) else None
 
 
