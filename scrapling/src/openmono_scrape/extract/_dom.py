@@ -53,6 +53,11 @@ _INVISIBLE_TAGS = (
 # Below this a noscript is a "please enable JavaScript" notice or a tracking pixel.
 MIN_NOSCRIPT_CHARS = 400
 
+# A hidden element holding more than this share of the page's text, and at least this
+# many characters, is a reveal-after-load wrapper, not hidden text.
+MAX_GUARD_SHARE = 0.5
+MIN_GUARD_CHARS = 500
+_DISCLOSURE = re.compile(r"accordion|tab-?pane|tabpanel|collapse(?!d)", re.I)
 _HIDDEN_STYLE = re.compile(r"(?:^|;)\s*(?:display\s*:\s*none|visibility\s*:\s*hidden)", re.I)
 _HIDDEN_XPATH = etree.XPath(
     "//*[@hidden or @aria-hidden='true' or @type='hidden' or contains(@style, 'none')"
@@ -152,19 +157,31 @@ def remove_invisible(root: Any) -> None:
     """Drop scripts, styles, embedded objects, form controls and explicitly hidden elements.
 
     A `<noscript>` holding real text is kept (its tags unwrapped): script-rendered sites (forum
-    software such as Discourse) ship their posts there, and a browser shows the same text.
+    software such as Discourse) ship their posts there, and a browser shows the same text. So
+    are closed accordion and tab panels (a click opens them) and a hidden wrapper holding most
+    of the page's text (revealed by its scripts once they ran).
     """
     for element in list(root.iter("noscript")):
         if len(" ".join(text_of(element).split())) >= MIN_NOSCRIPT_CHARS:
             element.tag = "div"
     etree.strip_elements(root, *_INVISIBLE_TAGS, with_tail=False)
+    total = len(text_of(root))
     for element in list(_HIDDEN_XPATH(root)):
         if _is_hidden(element):
+            size = len(text_of(element))
+            if size >= MIN_GUARD_CHARS and size > MAX_GUARD_SHARE * total:
+                # A wrapper hiding most of the page until its scripts ran (a guard against a
+                # flash of unstyled content): a browser shows it a moment later.
+                continue
             drop_element(element)
 
 
 def _is_hidden(element: Any) -> bool:
     if element.tag in ("html", "body"):
+        return False
+    if element.get("role") == "tabpanel" or _DISCLOSURE.search(element.get("class", "")):
+        # Closed accordion and tab panels: one click shows them, and they hold the answers,
+        # specs and sections of the page (measured on the wcxb dev split, even page ids).
         return False
     if element.get("hidden") is not None or element.get("aria-hidden", "").lower() == "true":
         return True
