@@ -3,8 +3,7 @@
 A product grid or an index of posts is a run of sibling elements of one shape (same tag and
 class), each a short text with a link. To article-tuned selection each looks like a navigation
 teaser, so it keeps the intro text and loses the items. Here the largest such run of the page
-is found and, when the selected content lacks most of its text, added as a list in place of
-nothing (it goes after the selection, or before it when it comes first in the page).
+is found and, when the selected content lacks most of its text, appended as a list.
 
 A run counts as items only outside navigation, header, footer and aside, and never when its
 class names chrome (menus, filters and facets, breadcrumbs, pagination, sort controls): a
@@ -89,14 +88,20 @@ def _run_words(run: list[Any]) -> int:
     return total
 
 
-def add_missing_items(root: Any, body: Any) -> None:
-    """Append (or prepend) the item run of `root` to `body` when `body` lacks most of it."""
+def add_missing_items(root: Any, body: Any, *, dominant: bool = False) -> None:
+    """Append the item run of `root` to `body` when `body` lacks most of it.
+
+    With `dominant`, only a run with more words than `body` already has is added.
+    """
     run = find_item_run(root)
     if not run:
         return
-    present = set(_WORD.findall(text_of(body).lower()))
+    selected = _WORD.findall(text_of(body).lower())
+    present = set(selected)
     words = _WORD.findall(" ".join(text_of(item) for item in run).lower())
     if not words or sum(word in present for word in words) / len(words) >= MAX_PRESENT_SHARE:
+        return
+    if dominant and len(words) <= len(selected):
         return
     listing = etree.Element("ul")
     for item in run[:MAX_ITEMS]:
