@@ -47,3 +47,14 @@ def test_extraction_f1_floor_on_benchmark_pages() -> None:
     pages = load_pages(path, PAGES)
     result = scores([page_counts(page.truth, ours_markdown(page)) for page in pages])
     assert result.f1 >= F1_FLOOR, result
+
+
+def test_wcxb_word_f1_is_a_multiset_f1_over_lowercased_words() -> None:
+    from bench._wcxb import TypedPage, type_table, word_f1
+
+    assert word_f1("The cat sat", "the CAT sat") == 1.0
+    assert word_f1("a a b", "a b") == pytest.approx(2 * 1.0 * (2 / 3) / (1 + 2 / 3))
+    assert word_f1("", "") == 1.0 and word_f1("", "noise") == 0.0 and word_f1("x", "") == 0.0
+    pages = [TypedPage("0001", "forum", "", "", ""), TypedPage("0002", "forum", "", "", "")]
+    rows = type_table(pages, {"ours": [1.0, 0.5]})
+    assert rows[1].split()[:5] == ["forum", "2", "0.750", "0.500", "1.000"]
