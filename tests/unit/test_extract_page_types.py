@@ -220,3 +220,17 @@ def test_item_run_skips_navigation_and_filters() -> None:
     )
     run = find_item_run(root)
     assert [element.get("class") for element in run] == ["card"] * 5
+
+
+def test_a_hidden_modal_chosen_as_content_gives_way_to_the_visible_page() -> None:
+    # Less than half the page's text, so it is not mistaken for a reveal-after-load wrapper.
+    terms = " ".join(f"Clause {i} of the terms says the site may use cookies." for i in range(20))
+    posts = "".join(f'<div class="post"><p>{text}</p></div>' for text in POSTS * 2)
+    html = _page(
+        f'<div class="thread">{posts}</div>'
+        f'<div role="dialog" aria-hidden="true" class="terms-modal"><article><p>{terms}</p>'
+        "</article></div>"
+    )
+    content = extract(html, "https://e.org/threads/dripping-valve.42/", "markdown", True).content
+    assert POSTS[1] in content
+    assert "Clause 3" not in content

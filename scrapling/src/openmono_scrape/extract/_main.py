@@ -34,6 +34,11 @@ from ._xmlhtml import rejoin_split_paragraphs, to_html
 _HEADLINE_WINDOW = 3
 
 
+# Off articles, when less than this share of the selection is text a reader sees, the selection
+# was a hidden block and the cleaned page is read instead.
+MIN_SEEN_SHARE = 0.5
+
+
 def select_main(
     root: Any,
     store: CodeStore,
@@ -59,13 +64,18 @@ def select_main(
         body = _trafilatura(root, precision=False)
     else:
         body = _trafilatura(pristine, precision=False, comments=page_type == "forum")
-    if body is None or not len(body):
+    html_body = None if body is None or not len(body) else to_html(body, store)
+    if html_body is not None and pristine is not None and page_type != "article":
+        before = len(_text(html_body))
+        drop_unseen_text(html_body, root)
+        if len(_text(html_body)) < MIN_SEEN_SHARE * before:
+            # It chose a hidden block (a closed modal, say): read the cleaned page instead.
+            body = _trafilatura(root, precision=False, comments=page_type == "forum")
+            html_body = None if body is None or not len(body) else to_html(body, store)
+    if html_body is None:
         if page_type not in ("listing", "collection"):
             return None
-        body = etree.Element("body")  # a bare grid of items is still the content
-    html_body = to_html(body, store)
-    if pristine is not None and page_type != "article":
-        drop_unseen_text(html_body, root)
+        html_body = etree.Element("body")  # a bare grid of items is still the content
     add_missing_chunks(root, html_body, store)
     rejoin_split_paragraphs(html_body)
     _drop_repeated_headline(html_body, headlines)
