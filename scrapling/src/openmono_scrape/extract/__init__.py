@@ -18,9 +18,10 @@ EMPTY_CONTENT. Steps:
 Measured with bench/extraction.py (one run, December 2026, on a machine loaded by other work):
 on the shared article benchmark (181 news/blog pages, 4-token shingle F1) 0.972 against
 trafilatura's 0.960; on the wcxb development split (1,495 pages of seven page types, mean word
-F1) 0.826 against trafilatura's 0.823, ahead on service, listing, forum and collection pages and
-behind on article (0.933/0.938), documentation (0.910/0.917) and product (0.622/0.637) pages;
-47.5 pages/s on 2 processes there, 0.81x trafilatura's speed in the same run.
+F1) 0.828 against trafilatura's 0.823, ahead on service, listing, forum and collection pages and
+behind on article (0.933/0.938), documentation (0.910/0.917) and product (0.625/0.637) pages.
+Speed there, on 2 processes: 0.78-0.81x trafilatura's in the same run (47.5 pages/s against
+58.4 in a quieter run, 19.5 against 24.9 in a busier one).
 """
 
 from __future__ import annotations
