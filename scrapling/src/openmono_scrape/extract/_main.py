@@ -71,7 +71,10 @@ def select_main(
         if len(_text(html_body)) < MIN_SEEN_SHARE * before:
             # It chose a hidden block (a closed modal, say): read the cleaned page instead.
             body = _trafilatura(root, precision=False, comments=page_type == "forum")
-            html_body = None if body is None or not len(body) else to_html(body, store)
+            if body is not None and len(body):
+                html_body = to_html(body, store)
+    if html_body is not None and not _text(html_body):
+        html_body = None
     if html_body is None:
         if page_type not in ("listing", "collection"):
             return None
