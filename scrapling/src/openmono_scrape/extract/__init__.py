@@ -20,8 +20,8 @@ on the shared article benchmark (181 news/blog pages, 4-token shingle F1) 0.972 
 trafilatura's 0.960; on the wcxb development split (1,495 pages of seven page types, mean word
 F1) 0.828 against trafilatura's 0.823, ahead on service, listing, forum and collection pages and
 behind on article (0.933/0.938), documentation (0.910/0.917) and product (0.625/0.637) pages.
-Speed there, on 2 processes: 0.78-0.81x trafilatura's in the same run (47.5 pages/s against
-58.4 in a quieter run, 19.5 against 24.9 in a busier one).
+Speed there, on 2 processes: 0.78-0.81x trafilatura's in the same run over three runs (47.5
+pages/s against 58.4 in the quietest, 19.5 against 24.9 in the busiest).
 """
 
 from __future__ import annotations

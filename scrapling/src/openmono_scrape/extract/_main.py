@@ -52,10 +52,10 @@ def select_main(
     `root` is the page without what a reader never sees, `store` the code blocks
     `protect_code_blocks` took out of the tree trafilatura reads; trafilatura works on its own
     copy. `headlines` are the page's normalised titles. A page that says it is an article is
-    read from `root`. Any other page is read from `pristine`
-    (the page as served, which trafilatura's own cleaning was built for; our cleanup shifts its
-    choices there), comments included on forums (the replies are the content); text that does
-    not appear in `root` is then removed, so hidden text stays out either way.
+    read from `root`. Any other page is read from `pristine` (the page as served, which
+    trafilatura's own cleaning was built for; our cleanup shifts its choices there), comments
+    included on forums (the replies are the content); text that does not appear in `root` is
+    then removed, so hidden text stays out either way.
     """
     if page_type == "article" or pristine is None:
         # Balanced, not precision mode: precision scored higher on the article benchmark
