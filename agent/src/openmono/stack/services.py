@@ -18,6 +18,7 @@ from pathlib import Path
 from openmono.stack.errors import StackError
 from openmono.stack.health import HttpProbe, LogProbe, Probe, RedisProbe
 from openmono.stack.settings import StackSettings
+from openmono.stack.upstreams import caddy_key_lines, caddy_list, parse_keys, parse_upstreams
 
 HOST = "127.0.0.1"
 
@@ -113,27 +114,24 @@ def _llama_command(ctx: Context) -> list[str]:
 
 def _gateway_env(ctx: Context) -> dict[str, str]:
     s = ctx.settings
+    llama = parse_upstreams(s.llama_upstream, "LLAMA_UPSTREAM") or [f"{HOST}:{s.llama_port}"]
+    searxng = parse_upstreams(s.searxng_upstream, "SEARXNG_UPSTREAM") or [f"{HOST}:9"]
+    scrape = parse_upstreams(s.scrape_upstream, "SCRAPE_UPSTREAM") or [f"{HOST}:{s.scrape_port}"]
+    keys = parse_keys(s.llama_upstream_keys.get_secret_value(), llama)
     return {
         # host and port apart: `127.0.0.1:PORT` as the site address would also match on the Host
         # header, and requests through a relay (other Host) would get an empty 200
         "GATEWAY_LISTEN": f":{s.gateway_port}",
         "GATEWAY_TLS_LISTEN": f":{s.gateway_tls_port}",
         "GATEWAY_BIND": HOST,
-        "LLAMA_UPSTREAM": strip_scheme(s.llama_upstream) or f"{HOST}:{s.llama_port}",
-        "SEARXNG_UPSTREAM": strip_scheme(s.searxng_upstream) or f"{HOST}:9",
-        "SCRAPE_UPSTREAM": f"{HOST}:{s.scrape_port}",
+        "UPSTREAM_DISCOVERY": "static",
+        "LLAMA_UPSTREAM": caddy_list(llama),
+        "GATEWAY_LLAMA_KEYS": caddy_key_lines(keys),
+        "SEARXNG_UPSTREAM": caddy_list(searxng),
+        "SCRAPE_UPSTREAM": caddy_list(scrape),
         "WEB_SEARCH_ENABLED": "true" if s.search_enabled and s.searxng_upstream else "false",
         "WEB_SCRAPE_ENABLED": "true" if s.scrape_enabled else "false",
     }
-
-
-def strip_scheme(url: str) -> str:
-    """`http://host:port/` → `host:port` (the Caddyfile takes host:port upstreams)."""
-    url = url.strip()
-    for prefix in ("http://", "https://"):
-        if url.startswith(prefix):
-            url = url[len(prefix) :]
-    return url.rstrip("/")
 
 
 REDIS = ServiceSpec(
@@ -184,7 +182,8 @@ LLAMA = ServiceSpec(
 
 SCRAPE = ServiceSpec(
     name="scrape",
-    enabled=lambda s: s.scrape_enabled,
+    # SCRAPE_UPSTREAM set: the gateway uses those scrape services instead of starting one
+    enabled=lambda s: s.scrape_enabled and not s.scrape_upstream,
     command=lambda ctx: [
         sys.executable,
         "-m",
