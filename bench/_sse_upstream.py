@@ -32,6 +32,12 @@ def _chunk(data: bytes) -> bytes:
     return f"{len(data):x}\r\n".encode() + data + b"\r\n"
 
 
+HEALTH = (
+    b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 15\r\n\r\n"
+    b'{"status":"ok"}'
+)
+
+
 def _head(name: str) -> bytes:
     replica = f"X-Openmono-Replica: {name}\r\n".encode() if name else b""
     return (
@@ -60,7 +66,11 @@ async def _serve_connection(
                     length = int(value.strip())
             if length:
                 await reader.readexactly(length)
-            if slots is None:
+            if head.split(b" ", 2)[1:2] == [b"/health"]:
+                # as llama-server's: answered at once, never waiting for a slot
+                writer.write(HEALTH)
+                await writer.drain()
+            elif slots is None:
                 await _respond(writer, events, interval_s, head_bytes)
             else:
                 async with slots:

@@ -67,7 +67,7 @@ def test_gateway_env_renders_lists_for_caddy(tmp_path: Path) -> None:
     assert env["LLAMA_UPSTREAM"] == "127.0.0.1:7001 127.0.0.1:7002"
     assert env["GATEWAY_LLAMA_KEYS"] == "127.0.0.1:7002 remote-key"
     assert env["SCRAPE_UPSTREAM"] == "127.0.0.1:5001 127.0.0.1:5002"
-    assert env["UPSTREAM_DISCOVERY"] == "static"
+    assert env["LLAMA_DISCOVERY"] == env["SCRAPE_DISCOVERY"] == "static"
     # nothing given: the stack's own services
     env = _gateway_env(Context(tmp_path, StackSettings(_env_file=None, llama_port=7474)))
     assert env["LLAMA_UPSTREAM"] == "127.0.0.1:7474"

@@ -124,7 +124,10 @@ def _gateway_env(ctx: Context) -> dict[str, str]:
         "GATEWAY_LISTEN": f":{s.gateway_port}",
         "GATEWAY_TLS_LISTEN": f":{s.gateway_tls_port}",
         "GATEWAY_BIND": HOST,
-        "UPSTREAM_DISCOVERY": "static",
+        # the listed upstreams only (compose finds its replicas by DNS instead)
+        "LLAMA_DISCOVERY": "static",
+        "SEARXNG_DISCOVERY": "static",
+        "SCRAPE_DISCOVERY": "static",
         "LLAMA_UPSTREAM": caddy_list(llama),
         "GATEWAY_LLAMA_KEYS": caddy_key_lines(keys),
         "SEARXNG_UPSTREAM": caddy_list(searxng),
