@@ -17,6 +17,7 @@ llama-server.
 from __future__ import annotations
 
 import argparse
+import signal
 import statistics
 import sys
 import tempfile
@@ -128,6 +129,8 @@ def main() -> None:
     ap.add_argument("--max-tokens", type=int, default=8)
     ap.add_argument("--caddyfile", type=Path, default=CADDYFILE, help="compare another config")
     args = ap.parse_args()
+    # SIGTERM (timeout, make) unwinds the ExitStack too, so no upstream or gateway is left behind
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
 
     with tempfile.TemporaryDirectory(prefix="bench-gateway-") as tmp_name, ExitStack() as stack:
         tmp = Path(tmp_name)

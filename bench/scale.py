@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import signal
 import statistics
 import sys
 import tempfile
@@ -145,6 +146,8 @@ def main() -> None:
     ap.add_argument("--per-client", type=int, default=2)
     ap.add_argument("--svg", type=Path, default=None, help="write the curves as an SVG plot")
     args = ap.parse_args()
+    # SIGTERM (timeout, make) unwinds the ExitStack too, so no upstream or gateway is left behind
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
     levels = [int(x) for x in args.levels.split(",")]
 
     with tempfile.TemporaryDirectory(prefix="bench-scale-") as tmp_name, ExitStack() as stack:
