@@ -148,3 +148,55 @@ def test_each_replica_gets_its_own_key(tmp_path: Path) -> None:
         assert remote_keys == {"Bearer remote-box-key"}
         # the client's own key never reaches either
         assert KEY not in str(local_keys | remote_keys)
+
+
+@contextmanager
+def _restarting() -> Iterator[tuple[str, list[str]]]:
+    """A replica in the window before a health check sees it loading: /health still 200 (or no
+    check at all, as with dns discovery), every other path 503 as llama-server's while it loads."""
+    seen: list[str] = []
+
+    class Handler(BaseHTTPRequestHandler):
+        def _answer(self) -> None:
+            self.rfile.read(int(self.headers.get("Content-Length") or 0))
+            status = 200 if self.path == "/health" else 503
+            if self.path != "/health" or not self.headers.get("X-Openmono-Health-Check"):
+                seen.append(self.path)
+            body = b'{"error":{"code":503,"message":"Loading model","type":"unavailable_error"}}'
+            self.send_response(status)
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        do_GET = do_POST = _answer
+
+        def log_message(self, format: str, *args: object) -> None:
+            pass
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    server.daemon_threads = True
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        yield f"127.0.0.1:{server.server_address[1]}", seen
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+def test_a_loading_replica_between_health_checks_costs_no_request(tmp_path: Path) -> None:
+    with (
+        recording_upstream("ready") as ready,
+        _restarting() as (loading, seen),
+        gateway(tmp_path, api_key=KEY, llama_upstream=f"{loading} {ready.address}") as gw,
+        httpx.Client(timeout=10, headers=BEARER) as client,
+    ):
+        for _ in range(20):
+            resp = client.post(f"{gw.url}/v1/chat/completions", json={})
+            assert resp.status_code == 200, resp.text
+        assert len(ready.requests()) == 20
+        assert seen, "least_conn never tried the loading replica: the test proves nothing"
+        # its own health path is never retried away: a loading model stays visible
+        with gateway(tmp_path / "one", api_key=KEY, llama_upstream=loading) as alone:
+            resp = client.get(f"{alone.url}/v1/health")
+            assert resp.status_code == 503
+            assert resp.json()["error"]["message"] == "Loading model"
