@@ -402,7 +402,7 @@ def test_upstream_connections_are_pooled_with_a_short_idle_timeout(tmp_path: Pat
         assert balancing["retries"] >= 1
         # a transport error is retried on every route; the llm route also retries a loading
         # replica's 503 (test_gateway_upstreams.py)
-        assert [m["expression"] for m in balancing["retry_match"]][0] == (
+        assert balancing["retry_match"][0]["expression"] == (
             "{http.reverse_proxy.is_transport_error} == true"
         )
         assert proxy["request_buffers"] > 0  # a retried body can be sent again
