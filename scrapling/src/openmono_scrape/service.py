@@ -11,7 +11,8 @@
    is needed, and where it is missing the caller gets `ENGINE_UNAVAILABLE`.
 5. When escalation was only about a status code and the next engine is missing or fails, the
    fetcher's page is still a page: it is returned with the site's status.
-6. The page becomes text (`content.render`), is cut to `max_length`, and is returned.
+6. The page becomes text (`content.render`; a PDF in a thread, within the same budget), is cut
+   to `max_length`, and is returned.
 """
 
 from __future__ import annotations
@@ -24,7 +25,7 @@ from openmono_contracts.netguard import system_resolver
 
 from openmono_scrape import fetcher
 from openmono_scrape.browser import BrowserEngine
-from openmono_scrape.content import kind_of, render, truncate
+from openmono_scrape.content import kind_of, render_off_loop, truncate
 from openmono_scrape.decode import decode_body
 from openmono_scrape.errors import (
     BlockedURL,
@@ -36,6 +37,7 @@ from openmono_scrape.errors import (
 )
 from openmono_scrape.escalation import escalation_reason, is_challenge
 from openmono_scrape.page import Budget, FetchedPage
+from openmono_scrape.pdf import PdfLimits
 from openmono_scrape.settings import ScrapeSettings
 from openmono_scrape.stealthy import StealthyEngine
 
@@ -176,7 +178,10 @@ class ScrapeService:
             ) from exc
         if page.engine == "stealthy":
             escalated_from = "browser"
-        rendered = render(page, req.format, req.main_content)
+        limits = PdfLimits(
+            self.settings.pdf_max_bytes, self.settings.pdf_max_pages, budget.deadline
+        )
+        rendered = await render_off_loop(page, req.format, req.main_content, limits)
         content, truncated = truncate(rendered.content, req.max_length)
         return ScrapeResponse(
             status=page.status,

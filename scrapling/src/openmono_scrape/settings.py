@@ -43,6 +43,10 @@ class ScrapeSettings(BaseSettings):
     static_hosts: Annotated[dict[str, str], NoDecode] = Field(default_factory=dict)
     system_dns: bool = True
     max_download_bytes: int = Field(default=10 * 1024 * 1024, ge=1024)
+    # PDFs: a file over either limit is TOO_LARGE (413) before any page is read. The download
+    # limit applies first; conversion runs at tens of pages per second (scrapling/README.md).
+    pdf_max_bytes: int = Field(default=10 * 1024 * 1024, ge=1024)
+    pdf_max_pages: int = Field(default=200, ge=1, le=10_000)
     max_redirects: int = Field(default=10, ge=0, le=30)
     default_timeout_s: float = Field(default=60.0, gt=0, le=120)
     max_timeout_s: float = Field(default=120.0, gt=0, le=600)

@@ -1,0 +1,173 @@
+"""PDF bytes to text: headings, paragraphs and ruled tables, in the caller's format.
+
+pdfplumber (MIT, over pdfminer.six) reads the text layer: every character with its font, size
+and position, and the ruled lines from which it finds tables. We chose it over pypdf (text only,
+no positions worth building headings from) and pypdfium2 (fast text, but neither tables nor font
+sizes without its raw C API); it is the slowest of the three, which the page limit bounds.
+
+The layout rules (`pdf_layout`) turn lines into blocks. Limits, each a clear error:
+- over `max_bytes` or `max_pages`: `TOO_LARGE` (413), before any page is read;
+- past the request's deadline (checked between pages): `TIMEOUT` (504);
+- not parseable, or encrypted with a password: `UNSUPPORTED_CONTENT` (415);
+- no page with a text layer (a scan): `EMPTY_CONTENT` (422) saying so; there is no OCR here.
+
+pdfminer decompresses each stream whole: a small file can still inflate to a large content
+stream. The byte limit bounds the input, not that, and the conversion runs off the event loop.
+"""
+
+from __future__ import annotations
+
+import io
+import logging
+import time
+from dataclasses import dataclass
+from typing import Any
+
+from openmono_contracts import ScrapeFormat
+
+from openmono_scrape.errors import EmptyContent, FetchTimeout, TooLarge, UnsupportedContent
+from openmono_scrape.pdf_layout import (
+    Line,
+    PageLines,
+    TableBlock,
+    TextBlock,
+    blocks_of,
+    format_blocks,
+)
+
+log = logging.getLogger("openmono_scrape")
+
+PDF_TYPES = frozenset({"application/pdf", "application/x-pdf", "application/acrobat"})
+
+
+@dataclass(frozen=True)
+class PdfLimits:
+    max_bytes: int = 10 * 1024 * 1024
+    max_pages: int = 200
+    deadline: float | None = None  # time.monotonic() value; None = no deadline
+
+
+@dataclass(frozen=True)
+class PdfText:
+    content: str
+    title: str | None
+    pages: int
+
+
+def looks_like_pdf(body: bytes) -> bool:
+    """The PDF header, which readers accept anywhere in the first KiB."""
+    return b"%PDF-" in body[:1024]
+
+
+def _inside(obj: dict[str, Any], boxes: list[tuple[float, float, float, float]]) -> bool:
+    cx = (float(obj["x0"]) + float(obj["x1"])) / 2
+    cy = (float(obj["top"]) + float(obj["bottom"])) / 2
+    return any(x0 <= cx <= x1 and top <= cy <= bottom for x0, top, x1, bottom in boxes)
+
+
+def _cell(value: object) -> str:
+    return " ".join(str(value).split()) if value is not None else ""
+
+
+def _read_page(page: Any) -> PageLines:
+    """The page's tables (ruled, at least 2 x 2) and the text lines outside them."""
+    tables: list[TableBlock] = []
+    boxes: list[tuple[float, float, float, float]] = []
+    for table in page.find_tables():
+        rows = [[_cell(c) for c in row] for row in table.extract()]
+        rows = [row for row in rows if any(row)]
+        if len(rows) >= 2 and max(len(r) for r in rows) >= 2:
+            tables.append(TableBlock(top=float(table.bbox[1]), rows=rows))
+            boxes.append(tuple(float(v) for v in table.bbox))  # type: ignore[arg-type]
+    text_page = page
+    if boxes:
+        text_page = page.filter(lambda o: o.get("object_type") != "char" or not _inside(o, boxes))
+    lines = []
+    for raw in text_page.extract_text_lines(return_chars=True, strip=True):
+        chars = [c for c in raw["chars"] if str(c.get("text", "")).strip()]
+        if not chars or not str(raw["text"]).strip():
+            continue
+        sizes = sorted(round(float(c["size"]) * 2) / 2 for c in chars)
+        bold = all(_is_bold(str(c.get("fontname", ""))) for c in chars)
+        lines.append(
+            Line(
+                text=str(raw["text"]),
+                top=float(raw["top"]),
+                bottom=float(raw["bottom"]),
+                x0=float(raw["x0"]),
+                size=sizes[len(sizes) // 2],
+                bold=bold,
+                chars=len(chars),
+            )
+        )
+    return PageLines(height=float(page.height), lines=lines, tables=tables)
+
+
+def _is_bold(fontname: str) -> bool:
+    name = fontname.partition("+")[2] or fontname  # subset prefix "ABCDEF+Font-Bold"
+    return any(w in name.lower() for w in ("bold", "black", "heavy", "semibold"))
+
+
+def _open(body: bytes) -> Any:
+    import pdfplumber
+
+    try:
+        return pdfplumber.open(io.BytesIO(body))
+    except Exception as exc:  # the parser raises assorted errors on damaged files
+        raise _unreadable(exc) from exc
+
+
+def _unreadable(exc: Exception) -> UnsupportedContent:
+    text = f"{type(exc).__name__} {exc}".lower()
+    if "password" in text or "encrypt" in text:
+        return UnsupportedContent("the PDF is encrypted with a password; it cannot be read")
+    return UnsupportedContent("the PDF could not be read: the file is damaged or not a PDF")
+
+
+def pdf_to_text(body: bytes, fmt: ScrapeFormat, limits: PdfLimits) -> PdfText:
+    """Convert a whole PDF; raises TooLarge, FetchTimeout, UnsupportedContent or EmptyContent."""
+    if len(body) > limits.max_bytes:
+        raise TooLarge(
+            f"the PDF is {len(body)} bytes, over the limit of {limits.max_bytes} "
+            "(SCRAPE_PDF_MAX_BYTES)"
+        )
+    started = time.monotonic()
+    pdf = _open(body)
+    try:
+        try:
+            count = len(pdf.pages)
+        except Exception as exc:
+            raise _unreadable(exc) from exc
+        if count == 0:
+            raise EmptyContent("the PDF has no pages")
+        if count > limits.max_pages:
+            raise TooLarge(
+                f"the PDF has {count} pages, over the limit of {limits.max_pages} "
+                "(SCRAPE_PDF_MAX_PAGES)"
+            )
+        pages = []
+        for number, page in enumerate(pdf.pages, start=1):
+            if limits.deadline is not None and time.monotonic() > limits.deadline:
+                raise FetchTimeout(
+                    f"the time budget ran out converting the PDF (page {number} of {count})",
+                    retryable=False,
+                )
+            try:
+                pages.append(_read_page(page))
+            except Exception as exc:
+                raise _unreadable(exc) from exc
+            finally:
+                page.close()  # frees its cached objects: memory stays per page, not per file
+        meta_title = _cell(pdf.metadata.get("Title")) if isinstance(pdf.metadata, dict) else ""
+    finally:
+        pdf.close()
+    if not any(p.lines or p.tables for p in pages):
+        raise EmptyContent(
+            f"the PDF's {count} page(s) have no text layer (scanned images?); "
+            "OCR is not available in this service"
+        )
+    blocks = blocks_of(pages)
+    content = format_blocks(blocks, fmt)
+    heading = next((b.text for b in blocks if isinstance(b, TextBlock) and b.level), None)
+    log.info("converted a PDF: %d pages in %.0f ms", count, (time.monotonic() - started) * 1000)
+    return PdfText(content=content, title=meta_title or heading, pages=count)
