@@ -43,8 +43,10 @@ def test_kinds() -> None:
     assert kind_of(fetched(b"{}", "application/json")) == "text"
     assert kind_of(fetched(b"{}", "application/problem+json")) == "text"
     assert kind_of(fetched(b"a", "text/plain")) == "text"
-    assert kind_of(fetched(fw.PDF_BYTES, "application/pdf")) == "binary"
-    assert kind_of(fetched(fw.PDF_BYTES, None)) == "binary"
+    assert kind_of(fetched(fw.PDF_BYTES, "application/pdf")) == "pdf"
+    assert kind_of(fetched(fw.PDF_BYTES, None)) == "pdf"
+    assert kind_of(fetched(fw.PDF_BYTES, "application/octet-stream")) == "pdf"
+    assert kind_of(fetched(b"\x00\x01rest", None)) == "binary"
     assert kind_of(fetched(b"<!DOCTYPE html><html><body>x", None)) == "html"
     assert kind_of(fetched(b"plain words", "application/octet-stream")) == "text"
 
@@ -56,8 +58,8 @@ def test_passthrough_keeps_json_and_text_as_sent() -> None:
     assert out.title is None
 
 
-def test_pdf_and_images_are_unsupported() -> None:
-    with pytest.raises(UnsupportedContent):
+def test_images_are_unsupported_and_a_pdf_without_pages_is_empty() -> None:
+    with pytest.raises(EmptyContent, match="no pages"):
         render(fetched(fw.PDF_BYTES, "application/pdf"), "markdown", True)
     with pytest.raises(UnsupportedContent):
         render(fetched(b"\x89PNG", "image/png"), "text", True)
@@ -72,6 +74,17 @@ def test_html_goes_through_extraction() -> None:
     out = render(fetched(fw.article_page().encode(), "text/html"), "markdown", True)
     assert fw.ARTICLE_SENTINEL in out.content
     assert out.title == fw.ARTICLE_TITLE
+
+
+def test_hidden_characters_are_stripped_from_every_kind() -> None:
+    html = fw.page(
+        "T\u200bitle", "<article><p>" + "Hid\u200bden\u202e text. " * 20 + "</p></article>"
+    )
+    out = render(fetched(html.encode(), "text/html; charset=utf-8"), "markdown", True)
+    assert "Hidden text." in out.content and "\u200b" not in out.content
+    assert out.title == "Title"
+    plain = render(fetched("a\u2066b\ufeff".encode(), "text/plain"), "text", True)
+    assert plain.content == "ab"
 
 
 def test_truncate_on_characters() -> None:

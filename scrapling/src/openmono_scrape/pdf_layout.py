@@ -112,12 +112,18 @@ def _level_of(line: Line, levels: dict[float, int], alone: bool) -> int:
     return 0
 
 
-def _page_blocks(page: PageLines, levels: dict[float, int], running: set[str]) -> list[Block]:
+def _without_furniture(page: PageLines, running: set[str]) -> PageLines:
+    """The page without running headers/footers and page numbers in its margins."""
     lines = [
         ln
         for ln in page.lines
         if not (_in_margin(ln, page.height) and (ln.text in running or _PAGE_NUMBER.match(ln.text)))
     ]
+    return PageLines(page.height, lines, page.tables)
+
+
+def _page_blocks(page: PageLines, levels: dict[float, int]) -> list[Block]:
+    lines = page.lines
     placed: list[tuple[float, Block]] = [(t.top, t) for t in page.tables]
     group: list[Line] = []
     group_level = -1
@@ -149,10 +155,10 @@ def _page_blocks(page: PageLines, levels: dict[float, int], running: set[str]) -
 
 def blocks_of(pages: list[PageLines]) -> list[Block]:
     """Every page's blocks in reading order (paragraphs do not continue across pages)."""
-    body = _body_size(pages)
-    levels = _levels(pages, body)
     running = _running_lines(pages)
-    return [block for page in pages for block in _page_blocks(page, levels, running)]
+    pages = [_without_furniture(page, running) for page in pages]
+    levels = _levels(pages, _body_size(pages))
+    return [block for page in pages for block in _page_blocks(page, levels)]
 
 
 def _md_cell(text: str) -> str:

@@ -1,0 +1,119 @@
+"""PDF to text on hand-written PDFs: layout rules, formats, limits and refusals."""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+from openmono_scrape.errors import EmptyContent, FetchTimeout, TooLarge, UnsupportedContent
+from openmono_scrape.pdf import PdfLimits, looks_like_pdf, pdf_to_text
+
+from tests.support import pdfgen as pg
+
+REPORT_HEAD = "# Tidal Survey of the Western Approaches\n\n## Section 1: Observations\n\n"
+TABLE_MD = (
+    "| Port | High water | Range (m) |\n| --- | --- | --- |\n"
+    "| Brest | 04:12 | 6.1 |\n| Roscoff | 04:40 | 7.9 |"
+)
+
+
+def test_headings_paragraphs_and_table_as_markdown() -> None:
+    out = pdf_to_text(pg.report_pdf(1), "markdown", PdfLimits())
+    assert out.pages == 1 and out.title == "Tidal Survey"  # the document's Title wins
+    assert out.content.startswith(REPORT_HEAD)
+    # lines of one paragraph are joined; the gap starts the next paragraph
+    assert (
+        "Tide gauges along the coast were read every ten minutes for a lunar month. The "
+        "readings were corrected" in out.content
+    )
+    assert "listed in table 1 below.\n\nLocal effects" in out.content
+    assert f"the ebb.\n\n{TABLE_MD}\n\n## Method\n\nEach constituent" in out.content
+    assert out.content.count("Brest") == 1  # table text is not repeated as a paragraph
+
+
+def test_text_and_html_formats() -> None:
+    text = pdf_to_text(pg.report_pdf(1), "text", PdfLimits()).content
+    assert text.startswith("Tidal Survey of the Western Approaches\n\nSection 1")
+    assert "Brest | 04:12 | 6.1" in text and "#" not in text and "---" not in text
+    html = pdf_to_text(pg.report_pdf(1), "html", PdfLimits()).content
+    assert html.startswith("<h1>Tidal Survey of the Western Approaches</h1>\n\n<h2>Section 1")
+    assert "<tr><td>Brest</td><td>04:12</td><td>6.1</td></tr>" in html
+    assert "<p>Each constituent was fitted by least squares" in html
+
+
+def test_title_falls_back_to_the_first_heading() -> None:
+    words = "The harbour keeps its own notes & tables."
+    body = pg.build_pdf([[pg.Text(72, 700, 20, "Harbour <Notes>"), pg.Text(72, 660, 11, words)]])
+    out = pdf_to_text(body, "html", PdfLimits())
+    assert out.title == "Harbour <Notes>"
+    assert out.content == f"<h1>Harbour &lt;Notes&gt;</h1>\n\n<p>{words.replace('&', '&amp;')}</p>"
+
+
+def test_hyphenated_line_ends_join_and_bold_lines_become_headings() -> None:
+    page = [
+        pg.Text(72, 700, 11, "Summary", bold=True),
+        *pg.paragraph_ops(72, 670, ["The gauges were recali-", "brated twice a week."]),
+    ]
+    out = pdf_to_text(pg.build_pdf([page]), "markdown", PdfLimits()).content
+    assert out == "# Summary\n\nThe gauges were recalibrated twice a week."
+
+
+def test_running_headers_and_page_numbers_are_dropped() -> None:
+    pages = [
+        [
+            pg.Text(72, 760, 9, "Tidal Survey - draft"),
+            pg.Text(72, 600, 11, f"Body text of page {n}."),
+            pg.Text(300, 30, 9, str(n)),
+        ]
+        for n in range(1, 5)
+    ]
+    out = pdf_to_text(pg.build_pdf(pages), "markdown", PdfLimits()).content
+    assert out == "\n\n".join(f"Body text of page {n}." for n in range(1, 5))
+
+
+def test_a_single_boxed_cell_is_text_not_a_table() -> None:
+    box = [pg.Line(70, 700, 300, 700), pg.Line(70, 680, 300, 680)]
+    box += [pg.Line(70, 700, 70, 680), pg.Line(300, 700, 300, 680)]
+    page = [*box, pg.Text(74, 686, 11, "Note: readings are in metres.")]
+    out = pdf_to_text(pg.build_pdf([page]), "markdown", PdfLimits()).content
+    assert out == "Note: readings are in metres."
+
+
+def test_scan_without_text_layer_is_empty_content() -> None:
+    with pytest.raises(EmptyContent, match="no text layer") as info:
+        pdf_to_text(pg.scanned_pdf(3), "markdown", PdfLimits())
+    assert "OCR is not available" in info.value.message and "3 page" in info.value.message
+
+
+def test_limits_are_too_large_before_reading() -> None:
+    body = pg.report_pdf(5)
+    with pytest.raises(TooLarge, match="5 pages, over the limit of 4"):
+        pdf_to_text(body, "markdown", PdfLimits(max_pages=4))
+    with pytest.raises(TooLarge, match="SCRAPE_PDF_MAX_BYTES"):
+        pdf_to_text(body, "markdown", PdfLimits(max_bytes=len(body) - 1))
+    assert pdf_to_text(body, "markdown", PdfLimits(max_pages=5, max_bytes=len(body))).pages == 5
+
+
+def test_deadline_is_checked_between_pages() -> None:
+    with pytest.raises(FetchTimeout, match="converting the PDF"):
+        pdf_to_text(pg.report_pdf(2), "markdown", PdfLimits(deadline=time.monotonic() - 1))
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        b"%PDF-1.7\nthis is not a PDF at all\n%%EOF\n",
+        pg.report_pdf(2)[:400],  # cut off mid-file
+        b"%PDF-1.4\n" + bytes(range(256)) * 40,
+    ],
+)
+def test_damaged_files_are_unsupported_content(body: bytes) -> None:
+    with pytest.raises((UnsupportedContent, EmptyContent)) as info:
+        pdf_to_text(body, "markdown", PdfLimits())
+    assert "PDF" in info.value.message
+
+
+def test_sniffing() -> None:
+    assert looks_like_pdf(b"%PDF-1.4\n...")
+    assert looks_like_pdf(b"\r\n junk before %PDF-1.7")
+    assert not looks_like_pdf(b"<html>%PDF</html>")
