@@ -5,11 +5,13 @@ from __future__ import annotations
 import pytest
 from openmono_scrape.content import kind_of, render, truncate
 from openmono_scrape.decode import charset_of, decode_body
-from openmono_scrape.errors import EmptyContent, UnsupportedContent
+from openmono_scrape.errors import EmptyContent, TooLarge, UnsupportedContent
 from openmono_scrape.page import Budget, FetchedPage
+from openmono_scrape.pdf import PdfLimits
 from openmono_scrape.settings import ScrapeSettings
 
 from tests.support import fixture_web as fw
+from tests.support import pdfgen
 
 
 def fetched(body: bytes, ctype: str | None, status: int = 200) -> FetchedPage:
@@ -74,6 +76,15 @@ def test_html_goes_through_extraction() -> None:
     out = render(fetched(fw.article_page().encode(), "text/html"), "markdown", True)
     assert fw.ARTICLE_SENTINEL in out.content
     assert out.title == fw.ARTICLE_TITLE
+
+
+def test_pdf_goes_through_the_converter() -> None:
+    out = render(fetched(pdfgen.report_pdf(1), "application/pdf"), "markdown", True)
+    assert out.title == "Tidal Survey"
+    assert out.content.startswith("# Tidal Survey of the Western Approaches\n\n## Section 1")
+    with pytest.raises(TooLarge) as info:
+        render(fetched(pdfgen.report_pdf(2), None), "markdown", True, PdfLimits(max_pages=1))
+    assert (info.value.url, info.value.engine) == ("http://example.org/a", "fetcher")
 
 
 def test_hidden_characters_are_stripped_from_every_kind() -> None:

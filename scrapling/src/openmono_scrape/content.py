@@ -82,7 +82,7 @@ def render(
         raise UnsupportedContent(
             f"{ctype} cannot be turned into text by this service", url=page.url, engine=page.engine
         )
-    if kind == "html":
+    elif kind == "html":
         html = page.rendered_html
         if html is None:
             html = decode_body(page.body, page.header("content-type"))
@@ -90,9 +90,8 @@ def render(
         result = Rendered(extracted.content, extracted.title)
     else:
         result = Rendered(decode_body(page.body, page.header("content-type")), None)
-    result = Rendered(
-        clean_text(result.content), clean_text(result.title) if result.title else None
-    )
+    title = clean_text(result.title) if result.title else None
+    result = Rendered(clean_text(result.content), title)
     if not result.content.strip():
         raise EmptyContent(
             f"the page was fetched (HTTP {page.status}) but holds no text",
