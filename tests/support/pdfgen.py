@@ -176,3 +176,31 @@ def report_pdf(pages: int = 1) -> bytes:
         )
         out.append(ops)
     return build_pdf(out, title="Tidal Survey")
+
+
+_WORDS = [
+    *"tide gauge reading corrected harmonic constituent estuary flood ebb surge datum".split(" "),
+    *"chart spring neap amplitude phase lunar solar shelf basin harbour survey record".split(" "),
+]
+
+
+def dense_pdf(pages: int) -> bytes:
+    """Pages as full as a typical report's: a heading, ~44 lines in four paragraphs, a table."""
+    out: list[list[Op]] = []
+    for p in range(pages):
+        ops: list[Op] = [Text(72, 740, 15, f"Chapter {p + 1}", bold=True)]
+        y = 715.0
+        for para in range(4):
+            lines = [
+                " ".join(_WORDS[(p * 7 + para * 5 + i * 3 + k) % len(_WORDS)] for k in range(13))
+                for i in range(11 if para < 3 else 8)
+            ]
+            ops += paragraph_ops(72, y, lines, size=10)
+            y -= len(lines) * 13 + 10
+        rows = [["Station", "Mean", "Max", "Min"]]
+        rows += [
+            [f"S{p}-{r}", f"{r * 1.1:.2f}", f"{r * 2.3:.2f}", f"{r * 0.4:.2f}"] for r in range(5)
+        ]
+        ops += table_ops(72, y - 6, [110, 80, 80, 80], rows)
+        out.append(ops)
+    return build_pdf(out, title="Dense report")

@@ -43,7 +43,7 @@ PDF_TYPES = frozenset({"application/pdf", "application/x-pdf", "application/acro
 @dataclass(frozen=True)
 class PdfLimits:
     max_bytes: int = 10 * 1024 * 1024
-    max_pages: int = 200
+    max_pages: int = 100
     deadline: float | None = None  # time.monotonic() value; None = no deadline
 
 
