@@ -16,7 +16,7 @@ from openmono_worker import run_tool
 from openmono_worker.web import clear_probe_cache, wrap_untrusted
 
 from tests.support import pdfgen
-from tests.support.httpfake import FakeServer, Reply, Seen, serve
+from tests.support.httpfake import FakeServer, Handler, Reply, Seen, serve
 
 KEY = "test-key-untrusted"
 INJECTION = (
@@ -91,10 +91,12 @@ def site() -> Iterator[FakeServer]:
         yield server
 
 
-def _gateway(content: str) -> object:
+def _gateway(content: str, error: dict[str, object] | None = None) -> Handler:
     def handle(req: Seen) -> Reply:
         if req.path == "/services":
             return Reply(200, b'{"llm": true, "search": false, "scrape": true}', "application/json")
+        if error is not None:
+            return Reply(422, json.dumps(error).encode(), "application/json")
         asked = json.loads(req.body)
         body = {
             "status": 200, "url": asked["url"], "engine": "fetcher", "format": "markdown",
@@ -159,3 +161,18 @@ def test_direct_fetch_refuses_pdfs_clearly(site: FakeServer, tmp_path: Path, pat
     res = fetch(f"{site.url}{path}", WebAccess(search=False, scrape=False), tmp_path)
     assert not res.ok
     assert "the page is a PDF" in (res.error or "") and "scrape service" in (res.error or "")
+
+
+def test_scrape_service_reason_is_kept_when_the_direct_fetch_meets_a_pdf(
+    site: FakeServer, tmp_path: Path
+) -> None:
+    scan = {
+        "error": "EMPTY_CONTENT",
+        "message": "the PDF's 2 page(s) have no text layer (scanned images?); OCR is not available",
+        "retryable": False,
+    }
+    with serve(_gateway("", scan)) as gw:
+        res = fetch(f"{site.url}/report.pdf", WebAccess(gateway=gw.url, api_key=KEY), tmp_path)
+    assert not res.ok
+    assert "the page is a PDF, which only the gateway's scrape service reads" in (res.error or "")
+    assert "EMPTY_CONTENT: the PDF's 2 page(s) have no text layer" in (res.error or "")

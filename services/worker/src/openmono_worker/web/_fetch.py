@@ -63,8 +63,8 @@ async def _direct_page(url: str, settings: WebToolSettings) -> tuple[str, int, s
     sniffed = raw.content_type in ("", "application/octet-stream") and raw.text.startswith("%PDF-")
     if raw.content_type in _PDF_TYPES or sniffed:
         raise FallbackError(
-            "the page is a PDF: PDFs are read by the gateway's scrape service, and the direct "
-            "fetch cannot read them"
+            "the page is a PDF, which only the gateway's scrape service reads (the direct "
+            "fetch does not)"
         )
     if raw.content_type in HTML_TYPES or (not raw.content_type and looks_like_html(raw.text)):
         return raw.url, raw.status, title_of(raw.text), html_to_markdown(raw.text, raw.url)
