@@ -25,6 +25,8 @@ REPORT = pdfgen.report_pdf(2)
 LONG = pdfgen.report_pdf(150)
 BYTE_LIMIT = 400 * 1024  # over the long files below, so the page limit is what they meet
 PAGE_LIMIT = 160
+INFLATE_LIMIT = 2 * 1024 * 1024
+BOMB = pdfgen.build_pdf([[pdfgen.Text(72, 700, 11, "boom")]], flate=True, pad=8 * 1024 * 1024)
 DAMAGED = {
     "/garbage.pdf": b"%PDF-1.7\nnot really a PDF\n%%EOF\n",
     "/cut.pdf": REPORT[: len(REPORT) // 3],
@@ -48,6 +50,7 @@ def _site(req: Seen) -> Reply:
         "/long.pdf": Reply(200, LONG, pdf),
         "/many-pages.pdf": Reply(200, pdfgen.report_pdf(PAGE_LIMIT + 1), pdf),
         "/big.pdf": Reply(200, REPORT + b"%" + b"x" * BYTE_LIMIT + b"\n", pdf),
+        "/bomb.pdf": Reply(200, BOMB, pdf),
         "/hidden": Reply(200, HIDDEN.encode(), "text/html; charset=utf-8"),
     }
     routes.update({path: Reply(200, body, pdf) for path, body in DAMAGED.items()})
@@ -66,6 +69,7 @@ def svc(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
         "SCRAPE_BROWSER_PATH": "",
         "SCRAPE_PDF_MAX_BYTES": str(BYTE_LIMIT),
         "SCRAPE_PDF_MAX_PAGES": str(PAGE_LIMIT),
+        "SCRAPE_PDF_MAX_INFLATED_BYTES": str(INFLATE_LIMIT),
     }
     with scrape_service(tmp_path_factory.mktemp("svc"), env) as url:
         yield url
@@ -107,6 +111,9 @@ def test_over_the_limits_is_too_large(svc: str, site: FakeServer) -> None:
     assert f"{PAGE_LIMIT + 1} pages" in pages.message and "SCRAPE_PDF_MAX_PAGES" in pages.message
     size = err(scrape(svc, url=f"{site.url}/big.pdf"), 413, "TOO_LARGE")
     assert "SCRAPE_PDF_MAX_BYTES" in size.message
+    assert len(BOMB) < 50_000  # a small file that inflates to 8 MiB
+    bomb = err(scrape(svc, url=f"{site.url}/bomb.pdf"), 413, "TOO_LARGE")
+    assert "SCRAPE_PDF_MAX_INFLATED_BYTES" in bomb.message
 
 
 @pytest.mark.parametrize("path", sorted(DAMAGED))

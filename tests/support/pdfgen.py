@@ -11,6 +11,7 @@ exact cross-reference table. A page is a list of drawing operations:
 
 from __future__ import annotations
 
+import zlib
 from dataclasses import dataclass
 
 PAGE_W, PAGE_H = 612, 792  # US Letter, points
@@ -64,12 +65,21 @@ def _content(ops: list[Op]) -> bytes:
     return b"\n".join(out)
 
 
-def _stream(dictionary: bytes, data: bytes) -> bytes:
+def _stream(dictionary: bytes, data: bytes, flate: bool = False) -> bytes:
+    if flate:
+        dictionary += b"/Filter/FlateDecode"
+        data = zlib.compress(data, 9)
     return b"<<%s/Length %d>>stream\n%s\nendstream" % (dictionary, len(data), data)
 
 
-def build_pdf(pages: list[list[Op]], title: str | None = None) -> bytes:
-    """A complete PDF file with one page per list of operations."""
+def build_pdf(
+    pages: list[list[Op]], title: str | None = None, *, flate: bool = False, pad: int = 0
+) -> bytes:
+    """A complete PDF file with one page per list of operations.
+
+    `flate` compresses the content streams; `pad` puts that many spaces (valid, meaningless
+    content) before each page's operations: with `flate`, a small file that inflates large.
+    """
     n = len(pages)
     # 1 catalog, 2 page tree, 3-4 fonts, 5 image, 6 info, then (page, contents) pairs
     page_ids = [7 + 2 * i for i in range(n)]
@@ -91,7 +101,7 @@ def build_pdf(pages: list[list[Op]], title: str | None = None) -> bytes:
             b"/Resources<</Font<</F1 3 0 R/F2 4 0 R>>/XObject<</Im1 5 0 R>>>>/Contents %d 0 R>>"
             % (PAGE_W, PAGE_H, pid + 1)
         )
-        objects[pid + 1] = _stream(b"", _content(ops))
+        objects[pid + 1] = _stream(b"", b" " * pad + _content(ops), flate)
     out = bytearray(b"%PDF-1.4\n%\xe2\xe3\xcf\xd3\n")
     offsets: dict[int, int] = {}
     for num in sorted(objects):

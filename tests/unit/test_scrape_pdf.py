@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import time
+import zlib
 
 import pytest
+from openmono_scrape import pdf_inflate
 from openmono_scrape.errors import EmptyContent, FetchTimeout, TooLarge, UnsupportedContent
 from openmono_scrape.pdf import PdfLimits, looks_like_pdf, pdf_to_text
 
@@ -94,6 +96,19 @@ def test_limits_are_too_large_before_reading() -> None:
     assert pdf_to_text(body, "markdown", PdfLimits(max_pages=5, max_bytes=len(body))).pages == 5
 
 
+def test_compressed_streams_convert_and_a_zip_bomb_is_too_large() -> None:
+    ops = [pg.Text(72, 700, 11, "Compressed words on a compressed page.")]
+    small = pg.build_pdf([ops], flate=True, pad=100_000)
+    out = pdf_to_text(small, "markdown", PdfLimits(max_inflated_bytes=1024 * 1024))
+    assert out.content == "Compressed words on a compressed page."
+    bomb = pg.build_pdf([ops, ops], flate=True, pad=3 * 1024 * 1024)
+    assert len(bomb) < 20_000
+    with pytest.raises(TooLarge, match="inflate to more than 4194304 bytes"):
+        pdf_to_text(bomb, "markdown", PdfLimits(max_inflated_bytes=4 * 1024 * 1024))
+    # the allowance is per conversion: the next one starts afresh, and a big one passes
+    assert pdf_to_text(bomb, "markdown", PdfLimits(max_inflated_bytes=8 * 1024 * 1024)).pages == 2
+
+
 def test_deadline_is_checked_between_pages() -> None:
     with pytest.raises(FetchTimeout, match="converting the PDF"):
         pdf_to_text(pg.report_pdf(2), "markdown", PdfLimits(deadline=time.monotonic() - 1))
@@ -117,3 +132,20 @@ def test_sniffing() -> None:
     assert looks_like_pdf(b"%PDF-1.4\n...")
     assert looks_like_pdf(b"\r\n junk before %PDF-1.7")
     assert not looks_like_pdf(b"<html>%PDF</html>")
+
+
+def test_bounded_zlib_behaves_like_zlib() -> None:
+    bounded = pdf_inflate._BoundedZlib()
+    data = zlib.compress(b"tide " * 1000)
+    assert bounded.decompress(data) == b"tide " * 1000  # no allowance: plain zlib
+    with pdf_inflate.inflate_allowance(10_000):
+        assert bounded.decompress(data) == b"tide " * 1000
+        with pytest.raises(zlib.error):
+            bounded.decompress(data[:-8])  # cut stream: the error pdfminer expects
+        with pytest.raises(pdf_inflate.InflateLimitExceeded):
+            bounded.decompress(data)  # 15,000 bytes charged in this allowance by now
+    wrapped = RuntimeError(ValueError("x"))
+    wrapped.__cause__ = pdf_inflate.InflateLimitExceeded()
+    assert pdf_inflate.hit_limit(RuntimeError(wrapped)) and not pdf_inflate.hit_limit(
+        wrapped.args[0]
+    )

@@ -2,17 +2,18 @@
 
 pdfplumber (MIT, over pdfminer.six) reads the text layer: every character with its font, size
 and position, and the ruled lines from which it finds tables. We chose it over pypdf (text only,
-no positions worth building headings from) and pypdfium2 (fast text, but neither tables nor font
-sizes without its raw C API); it is the slowest of the three, which the page limit bounds.
+no positions worth building headings from) and pypdfium2 (fast plain text, but no tables, and
+font sizes only character by character through its C API, which ran at 24 pages/s here against
+pdfplumber's 6 on dense pages, before any table finding). The page limit bounds its slowness.
 
 The layout rules (`pdf_layout`) turn lines into blocks. Limits, each a clear error:
-- over `max_bytes` or `max_pages`: `TOO_LARGE` (413), before any page is read;
+- over `max_bytes` or `max_pages`: `TOO_LARGE` (413), before any page is read; streams that
+  inflate past `max_inflated_bytes` in all (`pdf_inflate`): `TOO_LARGE` when it happens;
 - past the request's deadline (checked between pages): `TIMEOUT` (504);
 - not parseable, or encrypted with a password: `UNSUPPORTED_CONTENT` (415);
 - no page with a text layer (a scan): `EMPTY_CONTENT` (422) saying so; there is no OCR here.
 
-pdfminer decompresses each stream whole: a small file can still inflate to a large content
-stream. The byte limit bounds the input, not that, and the conversion runs off the event loop.
+The conversion is CPU-bound and runs in a worker thread (`content.render_off_loop`).
 """
 
 from __future__ import annotations
@@ -25,7 +26,14 @@ from typing import Any
 
 from openmono_contracts import ScrapeFormat
 
-from openmono_scrape.errors import EmptyContent, FetchTimeout, TooLarge, UnsupportedContent
+from openmono_scrape.errors import (
+    EmptyContent,
+    FetchTimeout,
+    ScrapeError,
+    TooLarge,
+    UnsupportedContent,
+)
+from openmono_scrape.pdf_inflate import hit_limit, inflate_allowance
 from openmono_scrape.pdf_layout import (
     Line,
     PageLines,
@@ -44,6 +52,7 @@ PDF_TYPES = frozenset({"application/pdf", "application/x-pdf", "application/acro
 class PdfLimits:
     max_bytes: int = 10 * 1024 * 1024
     max_pages: int = 100
+    max_inflated_bytes: int = 256 * 1024 * 1024
     deadline: float | None = None  # time.monotonic() value; None = no deadline
 
 
@@ -109,35 +118,30 @@ def _is_bold(fontname: str) -> bool:
 
 
 def _open(body: bytes) -> Any:
+    # imported here: pdfplumber (and pdfminer) cost ~0.3 s to import, paid on the first PDF
     import pdfplumber
 
-    try:
-        return pdfplumber.open(io.BytesIO(body))
-    except Exception as exc:  # the parser raises assorted errors on damaged files
-        raise _unreadable(exc) from exc
+    return pdfplumber.open(io.BytesIO(body))
 
 
-def _unreadable(exc: Exception) -> UnsupportedContent:
+def _failure(exc: Exception, limits: PdfLimits) -> ScrapeError:
+    """What a parser error means for the caller (the parser raises assorted types)."""
+    if hit_limit(exc):
+        return TooLarge(
+            f"the PDF's streams inflate to more than {limits.max_inflated_bytes} bytes "
+            "(SCRAPE_PDF_MAX_INFLATED_BYTES)"
+        )
     text = f"{type(exc).__name__} {exc}".lower()
     if "password" in text or "encrypt" in text:
         return UnsupportedContent("the PDF is encrypted with a password; it cannot be read")
     return UnsupportedContent("the PDF could not be read: the file is damaged or not a PDF")
 
 
-def pdf_to_text(body: bytes, fmt: ScrapeFormat, limits: PdfLimits) -> PdfText:
-    """Convert a whole PDF; raises TooLarge, FetchTimeout, UnsupportedContent or EmptyContent."""
-    if len(body) > limits.max_bytes:
-        raise TooLarge(
-            f"the PDF is {len(body)} bytes, over the limit of {limits.max_bytes} "
-            "(SCRAPE_PDF_MAX_BYTES)"
-        )
-    started = time.monotonic()
+def _read_all(body: bytes, limits: PdfLimits) -> tuple[list[PageLines], str]:
+    """Every page's lines and tables, and the document's Title ("" when none)."""
     pdf = _open(body)
     try:
-        try:
-            count = len(pdf.pages)
-        except Exception as exc:
-            raise _unreadable(exc) from exc
+        count = len(pdf.pages)
         if count == 0:
             raise EmptyContent("the PDF has no pages")
         if count > limits.max_pages:
@@ -154,13 +158,30 @@ def pdf_to_text(body: bytes, fmt: ScrapeFormat, limits: PdfLimits) -> PdfText:
                 )
             try:
                 pages.append(_read_page(page))
-            except Exception as exc:
-                raise _unreadable(exc) from exc
             finally:
                 page.close()  # frees its cached objects: memory stays per page, not per file
-        meta_title = _cell(pdf.metadata.get("Title")) if isinstance(pdf.metadata, dict) else ""
+        meta = pdf.metadata
+        return pages, _cell(meta.get("Title")) if isinstance(meta, dict) else ""
     finally:
         pdf.close()
+
+
+def pdf_to_text(body: bytes, fmt: ScrapeFormat, limits: PdfLimits) -> PdfText:
+    """Convert a whole PDF; raises TooLarge, FetchTimeout, UnsupportedContent or EmptyContent."""
+    if len(body) > limits.max_bytes:
+        raise TooLarge(
+            f"the PDF is {len(body)} bytes, over the limit of {limits.max_bytes} "
+            "(SCRAPE_PDF_MAX_BYTES)"
+        )
+    started = time.monotonic()
+    try:
+        with inflate_allowance(limits.max_inflated_bytes):
+            pages, meta_title = _read_all(body, limits)
+    except ScrapeError:
+        raise
+    except Exception as exc:  # a damaged or hostile file must cost one clear error
+        raise _failure(exc, limits) from exc
+    count = len(pages)
     if not any(p.lines or p.tables for p in pages):
         raise EmptyContent(
             f"the PDF's {count} page(s) have no text layer (scanned images?); "

@@ -178,8 +178,9 @@ class ScrapeService:
             ) from exc
         if page.engine == "stealthy":
             escalated_from = "browser"
+        cfg = self.settings
         limits = PdfLimits(
-            self.settings.pdf_max_bytes, self.settings.pdf_max_pages, budget.deadline
+            cfg.pdf_max_bytes, cfg.pdf_max_pages, cfg.pdf_max_inflated_bytes, budget.deadline
         )
         rendered = await render_off_loop(page, req.format, req.main_content, limits)
         content, truncated = truncate(rendered.content, req.max_length)

@@ -49,6 +49,8 @@ class ScrapeSettings(BaseSettings):
     # conversion stops between pages with TIMEOUT.
     pdf_max_bytes: int = Field(default=10 * 1024 * 1024, ge=1024)
     pdf_max_pages: int = Field(default=100, ge=1, le=10_000)
+    # What a PDF's compressed streams may inflate to in all (a zip bomb), also TOO_LARGE.
+    pdf_max_inflated_bytes: int = Field(default=256 * 1024 * 1024, ge=1024 * 1024)
     max_redirects: int = Field(default=10, ge=0, le=30)
     default_timeout_s: float = Field(default=60.0, gt=0, le=120)
     max_timeout_s: float = Field(default=120.0, gt=0, le=600)
