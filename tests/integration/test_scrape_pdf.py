@@ -51,6 +51,9 @@ def _site(req: Seen) -> Reply:
         "/many-pages.pdf": Reply(200, pdfgen.report_pdf(PAGE_LIMIT + 1), pdf),
         "/big.pdf": Reply(200, REPORT + b"%" + b"x" * BYTE_LIMIT + b"\n", pdf),
         "/bomb.pdf": Reply(200, BOMB, pdf),
+        "/locked.pdf": Reply(
+            200, pdfgen.build_pdf([[pdfgen.Text(72, 700, 11, "x")]], locked=True), pdf
+        ),
         "/hidden": Reply(200, HIDDEN.encode(), "text/html; charset=utf-8"),
     }
     routes.update({path: Reply(200, body, pdf) for path, body in DAMAGED.items()})
@@ -121,6 +124,11 @@ def test_damaged_pdf_is_a_clear_error(svc: str, site: FakeServer, path: str) -> 
     body = err(scrape(svc, url=f"{site.url}{path}"), 415, "UNSUPPORTED_CONTENT")
     assert body.message == "the PDF could not be read: the file is damaged or not a PDF"
     assert body.retryable is False
+
+
+def test_password_protected_pdf_says_so(svc: str, site: FakeServer) -> None:
+    body = err(scrape(svc, url=f"{site.url}/locked.pdf"), 415, "UNSUPPORTED_CONTENT")
+    assert body.message == "the PDF is encrypted with a password; it cannot be read"
 
 
 def test_conversion_does_not_block_the_service(svc: str, site: FakeServer) -> None:

@@ -73,12 +73,19 @@ def _stream(dictionary: bytes, data: bytes, flate: bool = False) -> bytes:
 
 
 def build_pdf(
-    pages: list[list[Op]], title: str | None = None, *, flate: bool = False, pad: int = 0
+    pages: list[list[Op]],
+    title: str | None = None,
+    *,
+    flate: bool = False,
+    pad: int = 0,
+    locked: bool = False,
 ) -> bytes:
     """A complete PDF file with one page per list of operations.
 
     `flate` compresses the content streams; `pad` puts that many spaces (valid, meaningless
     content) before each page's operations: with `flate`, a small file that inflates large.
+    `locked` adds a standard security handler (RC4, revision 2) whose user-password check no
+    empty password passes: a reader needs a password it does not have.
     """
     n = len(pages)
     # 1 catalog, 2 page tree, 3-4 fonts, 5 image, 6 info, then (page, contents) pairs
@@ -113,6 +120,13 @@ def build_pdf(
     for num in range(1, size):
         out += b"%010d 00000 n \n" % offsets[num]
     info = b"/Info 6 0 R" if title is not None else b""
+    if locked:
+        info += b"/Encrypt<</Filter/Standard/V 1/R 2/P -4/O<%s>/U<%s>>>/ID[<%s><%s>]" % (
+            b"ab" * 32,
+            b"cd" * 32,
+            b"01" * 16,
+            b"01" * 16,
+        )
     out += b"trailer\n<</Size %d/Root 1 0 R%s>>\nstartxref\n%d\n%%%%EOF\n" % (size, info, xref)
     return bytes(out)
 

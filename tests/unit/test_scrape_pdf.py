@@ -128,6 +128,13 @@ def test_damaged_files_are_unsupported_content(body: bytes) -> None:
     assert "PDF" in info.value.message
 
 
+def test_password_protected_pdf_says_so() -> None:
+    with pytest.raises(UnsupportedContent, match="encrypted with a password"):
+        pdf_to_text(
+            pg.build_pdf([[pg.Text(72, 700, 11, "secret")]], locked=True), "text", PdfLimits()
+        )
+
+
 def test_sniffing() -> None:
     assert looks_like_pdf(b"%PDF-1.4\n...")
     assert looks_like_pdf(b"\r\n junk before %PDF-1.7")

@@ -33,7 +33,7 @@ from openmono_scrape.errors import (
     TooLarge,
     UnsupportedContent,
 )
-from openmono_scrape.pdf_inflate import hit_limit, inflate_allowance
+from openmono_scrape.pdf_inflate import causes, hit_limit, inflate_allowance
 from openmono_scrape.pdf_layout import (
     Line,
     PageLines,
@@ -131,7 +131,7 @@ def _failure(exc: Exception, limits: PdfLimits) -> ScrapeError:
             f"the PDF's streams inflate to more than {limits.max_inflated_bytes} bytes "
             "(SCRAPE_PDF_MAX_INFLATED_BYTES)"
         )
-    text = f"{type(exc).__name__} {exc}".lower()
+    text = " ".join(f"{type(e).__name__} {e}" for e in causes(exc)).lower()
     if "password" in text or "encrypt" in text:
         return UnsupportedContent("the PDF is encrypted with a password; it cannot be read")
     return UnsupportedContent("the PDF could not be read: the file is damaged or not a PDF")

@@ -101,16 +101,19 @@ def inflate_allowance(max_bytes: int) -> Iterator[None]:
         _state.left = None
 
 
-def hit_limit(exc: BaseException) -> bool:
-    """Whether `exc` is, wraps or was caused by `InflateLimitExceeded` (pdfplumber wraps)."""
+def causes(exc: BaseException) -> Iterator[BaseException]:
+    """`exc` and every exception it wraps (in its args: pdfplumber's way) or was caused by."""
     seen: set[int] = set()
     todo: list[object] = [exc]
     while todo:
         item = todo.pop()
         if not isinstance(item, BaseException) or id(item) in seen:
             continue
-        if isinstance(item, InflateLimitExceeded):
-            return True
         seen.add(id(item))
+        yield item
         todo += [item.__cause__, item.__context__, *item.args]
-    return False
+
+
+def hit_limit(exc: BaseException) -> bool:
+    """Whether `exc` is, wraps or was caused by `InflateLimitExceeded`."""
+    return any(isinstance(item, InflateLimitExceeded) for item in causes(exc))
