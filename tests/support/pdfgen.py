@@ -1,8 +1,8 @@
 """Minimal PDF files written by hand, for the scrape service's PDF tests and bench.
 
-No PDF library writes them: each file is a catalog, a page tree, the two standard Type 1 fonts
-(Helvetica, Helvetica-Bold: every reader has their metrics), one content stream per page and an
-exact cross-reference table. A page is a list of drawing operations:
+No PDF library writes them: each file is a catalog, a page tree, three standard Type 1 fonts
+(Helvetica, Helvetica-Bold, Courier: every reader has their metrics), one content stream per
+page and an exact cross-reference table. A page is a list of drawing operations:
 
     Text(x, y, size, "words", bold=False)   text at (x, y) in points from the bottom left
     Line(x0, y0, x1, y1)                    a stroked line (table rules)
@@ -24,6 +24,7 @@ class Text:
     size: float
     text: str
     bold: bool = False
+    mono: bool = False  # Courier
 
 
 @dataclass(frozen=True)
@@ -54,7 +55,7 @@ def _content(ops: list[Op]) -> bytes:
     out: list[bytes] = []
     for op in ops:
         if isinstance(op, Text):
-            font = b"/F2" if op.bold else b"/F1"
+            font = b"/F3" if op.mono else b"/F2" if op.bold else b"/F1"
             out.append(
                 b"BT %s %g Tf %g %g Td %s Tj ET" % (font, op.size, op.x, op.y, _pdf_string(op.text))
             )
@@ -95,6 +96,7 @@ def build_pdf(
         2: b"<</Type/Pages/Kids[%s]/Count %d>>" % (b" ".join(b"%d 0 R" % p for p in page_ids), n),
         3: b"<</Type/Font/Subtype/Type1/BaseFont/Helvetica/Encoding/WinAnsiEncoding>>",
         4: b"<</Type/Font/Subtype/Type1/BaseFont/Helvetica-Bold/Encoding/WinAnsiEncoding>>",
+        5 + 2 * n + 2: b"<</Type/Font/Subtype/Type1/BaseFont/Courier/Encoding/WinAnsiEncoding>>",
         5: _stream(
             b"/Type/XObject/Subtype/Image/Width 8/Height 8/ColorSpace/DeviceGray"
             b"/BitsPerComponent 8",
@@ -105,8 +107,8 @@ def build_pdf(
     for pid, ops in zip(page_ids, pages, strict=True):
         objects[pid] = (
             b"<</Type/Page/Parent 2 0 R/MediaBox[0 0 %d %d]"
-            b"/Resources<</Font<</F1 3 0 R/F2 4 0 R>>/XObject<</Im1 5 0 R>>>>/Contents %d 0 R>>"
-            % (PAGE_W, PAGE_H, pid + 1)
+            b"/Resources<</Font<</F1 3 0 R/F2 4 0 R/F3 %d 0 R>>/XObject<</Im1 5 0 R>>>>"
+            b"/Contents %d 0 R>>" % (PAGE_W, PAGE_H, 5 + 2 * n + 2, pid + 1)
         )
         objects[pid + 1] = _stream(b"", b" " * pad + _content(ops), flate)
     out = bytearray(b"%PDF-1.4\n%\xe2\xe3\xcf\xd3\n")

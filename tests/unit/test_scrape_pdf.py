@@ -60,6 +60,37 @@ def test_hyphenated_line_ends_join_and_bold_lines_become_headings() -> None:
     assert out == "# Summary\n\nThe gauges were recalibrated twice a week."
 
 
+def test_code_lists_and_contents_lines() -> None:
+    code = ["def tide(hour):", "    return hour % 12.42", "", "print(tide(3))"]
+    page = [
+        pg.Text(72, 720, 11, "Contents . . . . . . . . . . . 1"),
+        pg.Text(72, 706, 11, "Method . . . . . . . . . . . . 2"),
+        *pg.paragraph_ops(
+            72, 680, ["The gauges are read by a short function, shown here in", "full:"]
+        ),
+        *[
+            pg.Text(
+                72 + 6.6 * (len(ln) - len(ln.lstrip())), 650 - 14.3 * i, 11, ln.strip(), mono=True
+            )
+            for i, ln in enumerate(code)
+            if ln
+        ],
+        pg.Text(72, 580, 11, "\u2022 Read at high water and at low"),
+        pg.Text(72, 565.7, 11, "water, every day."),
+        pg.Text(72, 551.4, 11, "\u2022 Correct for pressure."),
+    ]
+    out = pdf_to_text(pg.build_pdf([page]), "markdown", PdfLimits()).content
+    assert out == (
+        "Contents … 1\n\nMethod … 2\n\n"
+        "The gauges are read by a short function, shown here in full:\n\n"
+        "```\ndef tide(hour):\n    return hour % 12.42\n\nprint(tide(3))\n```\n\n"
+        "- Read at high water and at low water, every day.\n\n- Correct for pressure."
+    )
+    html = pdf_to_text(pg.build_pdf([page]), "html", PdfLimits()).content
+    assert "<pre><code>def tide(hour):\n    return hour % 12.42" in html
+    assert "<p>• Correct for pressure.</p>" in html
+
+
 def test_running_headers_and_page_numbers_are_dropped() -> None:
     pages = [
         [
@@ -69,8 +100,11 @@ def test_running_headers_and_page_numbers_are_dropped() -> None:
         ]
         for n in range(1, 5)
     ]
+    # the title page's title is the running header's text, at another size: it stays
+    pages[0].insert(0, pg.Text(72, 740, 24, "Tidal Survey - draft", bold=True))
     out = pdf_to_text(pg.build_pdf(pages), "markdown", PdfLimits()).content
-    assert out == "\n\n".join(f"Body text of page {n}." for n in range(1, 5))
+    bodies = "\n\n".join(f"Body text of page {n}." for n in range(1, 5))
+    assert out == f"# Tidal Survey - draft\n\n{bodies}"
 
 
 def test_a_single_boxed_cell_is_text_not_a_table() -> None:

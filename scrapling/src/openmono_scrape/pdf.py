@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import io
 import logging
+import re
 import time
 from dataclasses import dataclass
 from typing import Any
@@ -45,6 +46,11 @@ from openmono_scrape.pdf_layout import (
 
 log = logging.getLogger("openmono_scrape")
 
+# Glyphs pdfminer cannot map to Unicode come out as "(cid:13)": noise to a reader.
+_CID = re.compile(r"\(cid:\d+\)")
+_BOLD = re.compile(r"bold|black|heavy|semibold|cmbx|sfbx")
+# Fixed-width families, TeX's typewriter fonts (cmtt, sftt, lmmono) included.
+_MONO = re.compile(r"mono|courier|consol|menlo|typewriter|cmtt|sftt|inconsolata|code")
 PDF_TYPES = frozenset({"application/pdf", "application/x-pdf", "application/acrobat"})
 
 
@@ -92,29 +98,32 @@ def _read_page(page: Any) -> PageLines:
     if boxes:
         text_page = page.filter(lambda o: o.get("object_type") != "char" or not _inside(o, boxes))
     lines = []
-    for raw in text_page.extract_text_lines(return_chars=True, strip=True):
+    for raw in text_page.extract_text_lines(return_chars=True, strip=True, x_tolerance_ratio=0.15):
         chars = [c for c in raw["chars"] if str(c.get("text", "")).strip()]
         if not chars or not str(raw["text"]).strip():
             continue
+        text = _CID.sub("", str(raw["text"])).strip()
+        if not text:
+            continue
         sizes = sorted(round(float(c["size"]) * 2) / 2 for c in chars)
-        bold = all(_is_bold(str(c.get("fontname", ""))) for c in chars)
+        fonts = [_font_name(str(c.get("fontname", ""))) for c in chars]
         lines.append(
             Line(
-                text=str(raw["text"]),
+                text=text,
                 top=float(raw["top"]),
                 bottom=float(raw["bottom"]),
                 x0=float(raw["x0"]),
                 size=sizes[len(sizes) // 2],
-                bold=bold,
+                bold=all(_BOLD.search(f) for f in fonts),
                 chars=len(chars),
+                mono=all(_MONO.search(f) for f in fonts),
             )
         )
     return PageLines(height=float(page.height), lines=lines, tables=tables)
 
 
-def _is_bold(fontname: str) -> bool:
-    name = fontname.partition("+")[2] or fontname  # subset prefix "ABCDEF+Font-Bold"
-    return any(w in name.lower() for w in ("bold", "black", "heavy", "semibold"))
+def _font_name(fontname: str) -> str:
+    return (fontname.partition("+")[2] or fontname).lower()  # subset prefix "ABCDEF+Font-Bold"
 
 
 def _open(body: bytes) -> Any:

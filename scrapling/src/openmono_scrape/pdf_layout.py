@@ -8,7 +8,10 @@ A PDF has no structure, only glyphs at positions; these rules recover the usual 
   kind of line changes); a hyphen at a line end before a lower-case letter joins the word;
 - a line that repeats in the top or bottom tenth of most pages (a running header or footer) and a
   bare page number there are dropped;
-- tables come from pdfplumber (ruled tables only) and sit where their top edge is.
+- tables come from pdfplumber (ruled tables only) and sit where their top edge is;
+- lines wholly in a fixed-width font are code: kept line by line, indented by their offset,
+  fenced in markdown; a bullet glyph starts a list item (`- `); a table-of-contents line (dot
+  leaders, which become one `…`) stands alone.
 Reading order is top to bottom per page: two-column layouts interleave their columns.
 """
 
@@ -25,6 +28,8 @@ HEADING_RATIO = 1.15
 MAX_HEADING_CHARS = 200
 MAX_BOLD_HEADING_CHARS = 80
 MAX_LEVEL = 4
+BULLETS = ("•", "◦", "▪", "●", "■", "‣", "⁃")
+_LEADER = re.compile(r"(?:\s?\.){4,}\s*")
 _PAGE_NUMBER = re.compile(
     r"^(page\s*)?\d{1,4}(\s*(/|of)\s*\d{1,4})?$|^[-–]\s*\d{1,4}\s*[-–]$", re.I
 )
@@ -39,6 +44,7 @@ class Line:
     size: float
     bold: bool
     chars: int
+    mono: bool = False  # every character in a fixed-width font
 
 
 @dataclass(frozen=True)
@@ -57,7 +63,8 @@ class PageLines:
 @dataclass
 class TextBlock:
     text: str
-    level: int = 0  # 0 = paragraph, 1.. = heading level
+    level: int = 0  # 0 = paragraph (or code), 1.. = heading level
+    code: bool = False
 
 
 Block = TextBlock | TableBlock
@@ -75,14 +82,24 @@ def _in_margin(line: Line, height: float) -> bool:
     return line.top < height * 0.1 or line.bottom > height * 0.9
 
 
-def _running_lines(pages: list[PageLines]) -> set[str]:
-    """Texts that sit in the page margins on at least half of the pages (three or more)."""
+def _running_lines(pages: list[PageLines]) -> dict[str, float]:
+    """Texts in the page margins on at least half of the pages (three or more), with the size
+    they usually have there: the same words at another size (the title on the title page) stay.
+    """
     if len(pages) < 3:
-        return set()
+        return {}
     seen: Counter[str] = Counter()
+    sizes: dict[str, Counter[float]] = {}
     for page in pages:
-        seen.update({ln.text for ln in page.lines if _in_margin(ln, page.height)})
-    return {text for text, n in seen.items() if n >= max(3, len(pages) / 2)}
+        margin = [ln for ln in page.lines if _in_margin(ln, page.height)]
+        seen.update({ln.text for ln in margin})
+        for ln in margin:
+            sizes.setdefault(ln.text, Counter())[ln.size] += 1
+    return {
+        text: sizes[text].most_common(1)[0][0]
+        for text, n in seen.items()
+        if n >= max(3, len(pages) / 2)
+    }
 
 
 def _join(lines: list[str]) -> str:
@@ -95,15 +112,34 @@ def _join(lines: list[str]) -> str:
     return out
 
 
+def _code(lines: list[Line]) -> str:
+    """Lines as they stand, indented by their offset in (estimated) character widths, with a
+    blank line where the gap is one."""
+    left = min(ln.x0 for ln in lines)
+    out: list[str] = []
+    for prev, ln in zip([None, *lines], lines, strict=False):
+        if prev is not None and ln.top - prev.bottom > (prev.bottom - prev.top) * 0.8:
+            out.append("")  # the blank line the gap stands for
+        width = max(ln.size * 0.6, 1.0)  # fixed-width fonts are ~0.6 em wide
+        out.append(" " * round((ln.x0 - left) / width) + ln.text)
+    return "\n".join(out)
+
+
 def _levels(pages: list[PageLines], body: float) -> dict[float, int]:
     big = sorted(
-        {ln.size for p in pages for ln in p.lines if ln.size >= body * HEADING_RATIO}, reverse=True
+        {
+            ln.size
+            for p in pages
+            for ln in p.lines
+            if ln.size >= body * HEADING_RATIO and not ln.mono
+        },
+        reverse=True,
     )
     return {size: min(i + 1, MAX_LEVEL) for i, size in enumerate(big)}
 
 
 def _level_of(line: Line, levels: dict[float, int], alone: bool) -> int:
-    if len(line.text) > MAX_HEADING_CHARS:
+    if len(line.text) > MAX_HEADING_CHARS or line.mono or _LEADER.search(line.text):
         return 0
     if line.size in levels:
         return levels[line.size]
@@ -112,41 +148,59 @@ def _level_of(line: Line, levels: dict[float, int], alone: bool) -> int:
     return 0
 
 
-def _without_furniture(page: PageLines, running: set[str]) -> PageLines:
+def _without_furniture(page: PageLines, running: dict[str, float]) -> PageLines:
     """The page without running headers/footers and page numbers in its margins."""
-    lines = [
-        ln
-        for ln in page.lines
-        if not (_in_margin(ln, page.height) and (ln.text in running or _PAGE_NUMBER.match(ln.text)))
-    ]
-    return PageLines(page.height, lines, page.tables)
+
+    def furniture(ln: Line) -> bool:
+        if not _in_margin(ln, page.height):
+            return False
+        return running.get(ln.text) == ln.size or bool(_PAGE_NUMBER.match(ln.text))
+
+    return PageLines(page.height, [ln for ln in page.lines if not furniture(ln)], page.tables)
+
+
+def _kind(line: Line, level: int) -> tuple[str, float]:
+    if line.mono:
+        return ("code", 0.0)
+    if level:
+        return ("heading", line.size)
+    return ("text", 0.0)
 
 
 def _page_blocks(page: PageLines, levels: dict[float, int]) -> list[Block]:
     lines = page.lines
     placed: list[tuple[float, Block]] = [(t.top, t) for t in page.tables]
     group: list[Line] = []
-    group_level = -1
+    group_level = 0
+    group_kind = ("", 0.0)
+    group_alone = False
 
     def flush() -> None:
-        if group:
-            block = TextBlock(_join([ln.text for ln in group]), max(group_level, 0))
-            placed.append((group[0].top, block))
-            group.clear()
+        if not group:
+            return
+        if group_kind[0] == "code":
+            block = TextBlock(_code(group), code=True)
+        else:
+            block = TextBlock(_join([ln.text for ln in group]), group_level)
+        placed.append((group[0].top, block))
+        group.clear()
 
     for i, line in enumerate(lines):
         prev = lines[i - 1] if i else None
         nxt = lines[i + 1] if i + 1 < len(lines) else None
         height = max(line.bottom - line.top, 1.0)
-        gap_before = prev is None or line.top - prev.bottom > height * 0.5
+        gap = 2.0 if line.mono else 0.5  # code keeps going across one blank line
+        gap_before = prev is None or line.top - prev.bottom > height * gap
         gap_after = nxt is None or nxt.top - line.bottom > height * 0.5
         level = _level_of(line, levels, gap_before and gap_after)
-        same_kind = bool(group) and level == group_level
-        same_kind = same_kind and (level == 0 or line.size == group[-1].size)
-        if group and (gap_before or not same_kind):
+        kind = _kind(line, level)
+        # a bullet starts an item; a table-of-contents line (dot leaders) stands alone
+        alone = _LEADER.search(line.text) is not None and not line.mono
+        starts = alone or line.text.startswith(BULLETS)
+        if group and (gap_before or kind != group_kind or starts or group_alone):
             flush()
         if not group:
-            group_level = level
+            group_level, group_kind, group_alone = level, kind, alone
         group.append(line)
     flush()
     placed.sort(key=lambda item: item[0])
@@ -172,15 +226,23 @@ def _markdown(block: Block) -> str:
         lines = ["| " + " | ".join(rows[0]) + " |", "|" + " --- |" * width]
         lines += ["| " + " | ".join(r) + " |" for r in rows[1:]]
         return "\n".join(lines)
+    if block.code:
+        return f"```\n{block.text}\n```"
     if block.level:
         return "#" * block.level + " " + block.text
-    return block.text
+    return _prose(block.text, "- ")
+
+
+def _prose(text: str, bullet: str) -> str:
+    """Dot leaders become one ellipsis; a leading bullet glyph becomes `bullet`."""
+    text = _LEADER.sub(" … ", text).strip()
+    return bullet + text[1:].lstrip() if text.startswith(BULLETS) else text
 
 
 def _text(block: Block) -> str:
     if isinstance(block, TableBlock):
         return "\n".join(" | ".join(r) for r in block.rows)
-    return block.text
+    return block.text if block.code else _prose(block.text, "• ")
 
 
 def _html(block: Block) -> str:
@@ -189,8 +251,10 @@ def _html(block: Block) -> str:
         out = ["<table>", "<tr>" + "".join(f"<th>{html.escape(c)}</th>" for c in head) + "</tr>"]
         out += ["<tr>" + "".join(f"<td>{html.escape(c)}</td>" for c in r) + "</tr>" for r in rest]
         return "\n".join([*out, "</table>"])
+    if block.code:
+        return f"<pre><code>{html.escape(block.text)}</code></pre>"
     tag = f"h{block.level}" if block.level else "p"
-    return f"<{tag}>{html.escape(block.text)}</{tag}>"
+    return f"<{tag}>{html.escape(_prose(block.text, '• '))}</{tag}>"
 
 
 def format_blocks(blocks: list[Block], fmt: ScrapeFormat) -> str:
