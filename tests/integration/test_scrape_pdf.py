@@ -13,6 +13,7 @@ from pathlib import Path
 
 import httpx
 import pytest
+from openmono_scrape.settings import ScrapeSettings
 
 from tests.support import pdfgen
 from tests.support.fixture_web import scrape_service
@@ -162,3 +163,15 @@ def test_hidden_characters_never_reach_the_caller(svc: str, site: FakeServer) ->
 
 def test_the_service_is_still_healthy(svc: str, tmp_path: Path) -> None:
     assert httpx.get(f"{svc}/health", timeout=10).status_code == 200
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(
+    ScrapeSettings().browser_path is None, reason="no Chromium installed (apt-get install chromium)"
+)
+def test_render_true_still_reads_the_file(site: FakeServer, tmp_path: Path) -> None:
+    """Chromium shows a PDF in its viewer; the service fetches the file itself instead."""
+    with scrape_service(tmp_path) as browser_svc:
+        r = ok(scrape(browser_svc, url=f"{site.url}/report.pdf", render=True))
+    assert r.engine == "fetcher" and r.title == "Tidal Survey"
+    assert r.content.startswith("# Tidal Survey of the Western Approaches")

@@ -11,8 +11,9 @@
    is needed, and where it is missing the caller gets `ENGINE_UNAVAILABLE`.
 5. When escalation was only about a status code and the next engine is missing or fails, the
    fetcher's page is still a page: it is returned with the site's status.
-6. The page becomes text (`content.render`; a PDF in a thread, within the same budget), is cut
-   to `max_length`, and is returned.
+6. The page becomes text (`content.render`; a PDF in a thread, within the same budget; a PDF a
+   browser loaded is fetched again by the fetcher, as a browser only hands back its viewer), is
+   cut to `max_length`, and is returned.
 """
 
 from __future__ import annotations
@@ -37,7 +38,7 @@ from openmono_scrape.errors import (
 )
 from openmono_scrape.escalation import escalation_reason, is_challenge
 from openmono_scrape.page import Budget, FetchedPage
-from openmono_scrape.pdf import PdfLimits
+from openmono_scrape.pdf import PdfLimits, looks_like_pdf
 from openmono_scrape.settings import ScrapeSettings
 from openmono_scrape.stealthy import StealthyEngine
 
@@ -178,6 +179,10 @@ class ScrapeService:
             ) from exc
         if page.engine == "stealthy":
             escalated_from = "browser"
+        if page.engine != "fetcher" and kind_of(page) == "pdf" and not looks_like_pdf(page.body):
+            # A browser shows a PDF in its viewer and hands back the viewer's HTML; the file
+            # itself needs no script, so the fetcher brings it (within the same budget).
+            page = await self._fetch_fast(page.url, budget)
         cfg = self.settings
         limits = PdfLimits(
             cfg.pdf_max_bytes, cfg.pdf_max_pages, cfg.pdf_max_inflated_bytes, budget.deadline
