@@ -16,6 +16,9 @@ What stays, because it carries meaning and cannot hide text:
 - one variation selector after a character (emoji presentation, keycaps, CJK ideographic
   variants); a run of them is how data is hidden in "emoji smuggling", so the rest go;
 - tag characters inside a subdivision flag (black flag, 2-6 tag letters/digits, cancel tag).
+
+Cost (600-725k characters of French and Japanese text, loaded 2-core machine): 7 ms without
+emoji, 24 ms with them; ASCII text ~9 ms per million characters.
 """
 
 from __future__ import annotations
