@@ -214,12 +214,14 @@ class RedisStore:
 class ScrapeCache:
     """Pages by key; Redis when configured and answering, else memory. Never raises."""
 
-    def __init__(self, max_bytes: int, redis_url: str | None = None) -> None:
+    def __init__(
+        self, max_bytes: int, redis_url: str | None = None, redis_prefix: str = "openmono:scrape:"
+    ) -> None:
         self.max_bytes = max_bytes
         # One entry may take at most a quarter of the cache, so one huge page cannot flush it.
         self.max_entry_bytes = max(1, max_bytes // 4)
         self.memory = MemoryStore(max_bytes)
-        self.redis = RedisStore(redis_url, max_bytes) if redis_url else None
+        self.redis = RedisStore(redis_url, max_bytes, redis_prefix) if redis_url else None
         self._redis_down_until = 0.0
         self.hits = 0
         self.misses = 0
