@@ -72,6 +72,7 @@ def web_stack(
     api_key: str,
     result_urls: Sequence[str],
     scrape_env: Mapping[str, str] | None = None,
+    scrape_enabled: str = "true",
 ) -> Iterator[WebStack]:
     env = {"SCRAPE_BROWSER_PATH": ""}
     env.update(scrape_env or {})
@@ -85,7 +86,7 @@ def web_stack(
                 llama_upstream=closed_upstream(),
                 scrape_upstream=svc.removeprefix("http://"),
                 searxng_upstream=sx.url.removeprefix("http://"),
-                scrape_enabled="true",
+                scrape_enabled=scrape_enabled,
                 search_enabled="true",
             ) as gw,
         ):
