@@ -22,8 +22,8 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from openmono_contracts import ScrapeErrorBody, ScrapeRequest, ScrapeResponse
 
+from openmono_scrape import firecrawl
 from openmono_scrape.errors import EngineUnavailable, FetchFailed, ScrapeError
-from openmono_scrape.firecrawl import build_router
 from openmono_scrape.service import ScrapeService
 from openmono_scrape.settings import ScrapeSettings
 
@@ -95,7 +95,9 @@ def create_app(settings: ScrapeSettings | None = None) -> FastAPI:
     app.state.service = service
 
     @app.exception_handler(RequestValidationError)
-    async def _invalid(_: Request, exc: RequestValidationError) -> JSONResponse:
+    async def _invalid(request: Request, exc: RequestValidationError) -> JSONResponse:
+        if request.url.path.startswith(firecrawl.PREFIX + "/"):
+            return firecrawl.invalid_body(exc)
         detail = [
             {
                 "loc": list(err.get("loc", ())),
@@ -142,7 +144,7 @@ def create_app(settings: ScrapeSettings | None = None) -> FastAPI:
         )
         return result
 
-    app.include_router(build_router(service, admit))
+    app.include_router(firecrawl.build_router(service, admit))
     return app
 
 

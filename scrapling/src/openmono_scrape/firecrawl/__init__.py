@@ -7,6 +7,7 @@ checks the key and forwards the path unchanged. Modules: `_routes` (the endpoint
 `_errors` (Firecrawl's error shape and status codes). Wire models: `openmono_contracts.firecrawl`.
 """
 
-from openmono_scrape.firecrawl._routes import build_router
+from openmono_scrape.firecrawl._errors import invalid_body
+from openmono_scrape.firecrawl._routes import PREFIX, build_router
 
-__all__ = ["build_router"]
+__all__ = ["PREFIX", "build_router", "invalid_body"]

@@ -15,9 +15,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from openmono_contracts.firecrawl import FirecrawlErrorBody
-from pydantic import ValidationError
 
 from openmono_scrape.errors import FetchTimeout, ScrapeError
 
@@ -61,12 +61,15 @@ def error_response(exc: ScrapeError) -> JSONResponse:
     )
 
 
-def invalid_body(exc: ValidationError) -> BadRequest:
-    """Which fields are wrong and why, never the input echoed back."""
+def invalid_body(exc: RequestValidationError) -> JSONResponse:
+    """400: which fields are wrong and why, never the input echoed back."""
     details = [
-        {"path": [str(p) for p in err.get("loc", ())], "message": str(err.get("msg", ""))}
-        for err in exc.errors(include_input=False, include_url=False)
+        {
+            "path": [str(p) for p in err.get("loc", ()) if p != "body"],
+            "message": str(err.get("msg", "")),
+        }
+        for err in exc.errors()
     ]
     first = details[0] if details else {"path": [], "message": "invalid"}
     where = ".".join(first["path"]) or "body"
-    return BadRequest(f"Bad Request: {where}: {first['message']}", details)
+    return error_response(BadRequest(f"Bad Request: {where}: {first['message']}", details))

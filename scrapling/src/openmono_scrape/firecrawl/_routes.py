@@ -1,9 +1,11 @@
 """`POST /firecrawl/{v1,v2}/{scrape,search}`: Firecrawl's API over the scrape service.
 
-Steps of a scrape: 1. validate the body (400 with the field) and the formats  2. map Firecrawl's
-options onto the service (`timeout` ms → budget, `maxAge` ms → cache age, `waitFor` → the browser
-when one is installed, `headers` → the fetcher, `storeInCache`)  3. `ScrapeService.get_page`
-(cache, per-host limit, engines, escalation)  4. the document (`_document`).
+Steps of a scrape: 1. FastAPI validates the body against the wire model (the app answers a failure
+on these paths with 400 in Firecrawl's shape, `invalid_body`); the formats are checked here
+2. map Firecrawl's options onto the service (`timeout` ms → budget, `maxAge` ms → cache age,
+`waitFor` → the browser when one is installed, `headers` → the fetcher, `storeInCache`)
+3. `ScrapeService.get_page` (cache, per-host limit, engines, escalation)  4. the document
+(`_document`).
 A search asks SearXNG, then scrapes the results in parallel (at most `search_scrape_concurrency`
 at once, the per-host limit still applies) when `scrapeOptions` names formats; a result that
 cannot be scraped stays in the answer with `metadata.error`, the others are not held back by it.
@@ -17,9 +19,9 @@ import logging
 import time
 from collections.abc import Awaitable, Callable
 from contextlib import AbstractAsyncContextManager
-from typing import Any, Literal, TypeVar
+from typing import Any, Literal
 
-from fastapi import APIRouter, Request
+from fastapi import APIRouter
 from fastapi.responses import JSONResponse
 from openmono_contracts.firecrawl import (
     V1_DEFAULT_MAX_AGE_MS,
@@ -35,24 +37,19 @@ from openmono_contracts.firecrawl import (
     FirecrawlSearchResponseV1,
     FirecrawlSearchResponseV2,
 )
-from pydantic import BaseModel, ValidationError
+from pydantic import BaseModel
 
 from openmono_scrape.errors import ScrapeError
 from openmono_scrape.firecrawl import _searxng
 from openmono_scrape.firecrawl._document import document, parse_formats
-from openmono_scrape.firecrawl._errors import (
-    BadRequest,
-    FirecrawlError,
-    error_response,
-    invalid_body,
-)
+from openmono_scrape.firecrawl._errors import FirecrawlError, error_response
 from openmono_scrape.service import ScrapeService
 
 log = logging.getLogger("openmono_scrape")
 
+PREFIX = "/firecrawl"
 Version = Literal["v1", "v2"]
 Admit = Callable[[str | None], AbstractAsyncContextManager[None]]
-M = TypeVar("M", bound=BaseModel)
 
 _RESPONSES: dict[int | str, dict[str, Any]] = {
     code: {"model": FirecrawlErrorBody, "description": text}
@@ -64,23 +61,13 @@ _RESPONSES: dict[int | str, dict[str, Any]] = {
         (415, "the page is not HTML, JSON or text"),
         (502, "the site or the search engine could not be reached"),
         (503, "the needed engine is missing, search is not configured, or the service is busy"),
+        (504, "the search engine did not answer in time"),
     )
 }
 
 
 def _json(model: BaseModel) -> JSONResponse:
     return JSONResponse(model.model_dump(mode="json", exclude_none=True, by_alias=True))
-
-
-async def _body(request: Request, model: type[M]) -> M:
-    try:
-        raw = await request.json()
-    except ValueError as exc:
-        raise BadRequest("Bad Request: the body is not JSON") from exc
-    try:
-        return model.model_validate(raw)
-    except ValidationError as exc:
-        raise invalid_body(exc) from exc
 
 
 async def _answer(make: Callable[[], Awaitable[JSONResponse]], path: str) -> JSONResponse:
@@ -131,8 +118,7 @@ class FirecrawlAPI:
         )
         return document(result, url, formats, opts.only_main_content), warnings
 
-    async def scrape(self, request: Request, version: Version) -> JSONResponse:
-        req = await _body(request, FirecrawlScrapeRequest)
+    async def scrape(self, req: FirecrawlScrapeRequest, version: Version) -> JSONResponse:
         async with self.admit(req.url):
             doc, warnings = await self.scrape_one(req.url, req, version)
         return _json(FirecrawlScrapeResponse(data=doc, warning="; ".join(warnings) or None))
@@ -149,8 +135,7 @@ class FirecrawlAPI:
         doc.url, doc.title, doc.description = hit.url, hit.title, hit.description
         return doc
 
-    async def search(self, request: Request, version: Version) -> JSONResponse:
-        req = await _body(request, FirecrawlSearchRequest)
+    async def search(self, req: FirecrawlSearchRequest, version: Version) -> JSONResponse:
         total = min(
             req.timeout / 1000.0 if req.timeout else self.settings.default_timeout_s,
             self.settings.max_timeout_s,
@@ -184,20 +169,36 @@ class FirecrawlAPI:
 def build_router(service: ScrapeService, admit: Admit) -> APIRouter:
     """The `/firecrawl` routes (the gateway forwards its paths unchanged)."""
     api = FirecrawlAPI(service, admit)
-    router = APIRouter(prefix="/firecrawl", tags=["firecrawl"])
+    router = APIRouter(prefix=PREFIX, tags=["firecrawl"])
 
-    def route(kind: Literal["scrape", "search"], version: Version) -> None:
-        path = f"/{version}/{kind}"
-        handler = api.scrape if kind == "scrape" else api.search
+    def scrape_route(version: Version) -> None:
+        path = f"/{version}/scrape"
 
-        async def endpoint(request: Request) -> JSONResponse:
-            return await _answer(lambda: handler(request, version), f"/firecrawl{path}")
+        async def endpoint(body: FirecrawlScrapeRequest) -> JSONResponse:
+            return await _answer(lambda: api.scrape(body, version), f"/firecrawl{path}")
 
-        endpoint.__name__ = f"firecrawl_{kind}_{version}"
-        router.add_api_route(path, endpoint, methods=["POST"], responses=_RESPONSES)
+        endpoint.__name__ = f"firecrawl_scrape_{version}"
+        router.add_api_route(
+            path,
+            endpoint,
+            methods=["POST"],
+            responses={200: {"model": FirecrawlScrapeResponse}, **_RESPONSES},
+        )
+
+    def search_route(version: Version) -> None:
+        path = f"/{version}/search"
+        answer = FirecrawlSearchResponseV1 if version == "v1" else FirecrawlSearchResponseV2
+
+        async def endpoint(body: FirecrawlSearchRequest) -> JSONResponse:
+            return await _answer(lambda: api.search(body, version), f"/firecrawl{path}")
+
+        endpoint.__name__ = f"firecrawl_search_{version}"
+        router.add_api_route(
+            path, endpoint, methods=["POST"], responses={200: {"model": answer}, **_RESPONSES}
+        )
 
     versions: tuple[Version, ...] = ("v1", "v2")
     for version in versions:
-        route("scrape", version)
-        route("search", version)
+        scrape_route(version)
+        search_route(version)
     return router
