@@ -30,7 +30,7 @@ KEY = "firecrawl-test-key-5d1e"
 
 @pytest.fixture(scope="module")
 def stack(tmp_path_factory: pytest.TempPathFactory, web: str) -> Iterator[WebStack]:
-    results = [f"{web}/article", f"{web}/code", f"{web}/pdf"]
+    results = [f"{web}/article", f"{web}/code", f"{web}/image"]
     with web_stack(tmp_path_factory.mktemp("fc"), KEY, results) as s:
         yield s
 
@@ -69,12 +69,12 @@ def test_sdk_v2_search_scrapes_the_results(fc: Firecrawl, stack: WebStack, web: 
     found = fc.search("hello", limit=3, scrape_options=ScrapeOptions(formats=["markdown"]))
     assert len(stack.searxng.searches()) == before + 1
     assert found.web is not None and len(found.web) == 3
-    article, code, pdf = found.web
+    article, code, image = found.web
     assert getattr(article, "markdown", None) and fw.ARTICLE_SENTINEL in article.markdown
     assert getattr(code, "markdown", None) and "def tide" in code.markdown
-    # the PDF cannot be read here: it stays a result, without text
-    assert getattr(pdf, "url", None) == f"{web}/pdf"
-    assert getattr(pdf, "markdown", None) is None
+    # the image cannot be read as text: it stays a result, without text
+    assert getattr(image, "url", None) == f"{web}/image"
+    assert getattr(image, "markdown", None) is None
 
 
 def test_sdk_v2_search_without_scrape_options_lists_results(fc: Firecrawl, web: str) -> None:
@@ -127,8 +127,8 @@ def test_raw_error_bodies(stack: WebStack, web: str) -> None:
     assert body["success"] is False and "url" in body["error"] and "Traceback" not in invalid.text
     not_json = httpx.post(f"{base}/v1/scrape", content=b"{", headers=auth)
     assert not_json.status_code == 400 and not_json.json()["success"] is False
-    pdf = httpx.post(f"{base}/v1/scrape", json={"url": f"{web}/pdf"}, headers=auth, timeout=30)
-    assert pdf.status_code == 415 and pdf.json()["success"] is False
+    image = httpx.post(f"{base}/v1/scrape", json={"url": f"{web}/image"}, headers=auth, timeout=30)
+    assert image.status_code == 415 and image.json()["success"] is False
     empty = httpx.post(f"{base}/v2/search", json={"query": ""}, headers=auth)
     assert empty.status_code == 400 and empty.json()["success"] is False
 

@@ -39,8 +39,8 @@ class Origin:
         time.sleep(0.4)
         with self.lock:
             self.now -= 1
-        if req.path == "/pdf":
-            return Reply(200, b"%PDF-1.4\n%\xe2\xe3\n", "application/pdf")
+        if req.path == "/image":
+            return Reply(200, b"\x89PNG\r\n\x1a\n" + bytes(64), "image/png")
         title = req.path.strip("/")
         body = f"<html><head><title>{title}</title></head><body><article><h1>{title}</h1>"
         body += f"<p>{title}: {TEXT}</p></article></body></html>"
@@ -67,7 +67,7 @@ def origin() -> Iterator[tuple[Origin, FakeServer]]:
 @pytest.fixture
 def stack(tmp_path: Path, origin: tuple[Origin, FakeServer]) -> Iterator[WebStack]:
     _, server = origin
-    urls = [f"{server.url}/tides", f"{server.url}/currents", f"{server.url}/pdf"]
+    urls = [f"{server.url}/tides", f"{server.url}/currents", f"{server.url}/image"]
     with web_stack(tmp_path, KEY, urls) as s:
         yield s
 
@@ -93,10 +93,10 @@ def test_read_top_reads_the_first_results_in_parallel_through_the_gateway(
     # each text is cut to the budget: 500 characters, not the page's ~2,500
     tides = out.split("tides: Slack water", 1)[1].split("[read via", 1)[0]
     assert len(tides) < 600
-    # the PDF is refused by the scrape service and by the direct fetch: said, not fatal
-    assert "[not read: the page is application/pdf" in out
+    # the image is refused by the scrape service and by the direct fetch: said, not fatal
+    assert "[not read: the page is image/png" in out
     assert state.peak >= 2  # the reads overlapped
-    assert sorted(r.path for r in server.requests) == ["/currents", "/pdf", "/pdf", "/tides"]
+    assert sorted(r.path for r in server.requests) == ["/currents", "/image", "/image", "/tides"]
 
 
 def test_read_top_zero_reads_nothing(
