@@ -8,6 +8,7 @@ service and the real Caddy gateway (tests/support/web_stack.py). The SDK is give
 from __future__ import annotations
 
 from collections.abc import Iterator
+from pathlib import Path
 
 import httpx
 import pytest
@@ -21,6 +22,8 @@ from firecrawl.v2.utils.error_handler import (
 )
 
 from tests.support import fixture_web as fw
+from tests.support.fixture_web import scrape_service
+from tests.support.gateway import closed_upstream
 from tests.support.web_stack import WebStack, web_stack
 
 pytestmark = pytest.mark.integration
@@ -141,3 +144,25 @@ def test_auth_is_refused_without_the_key(stack: WebStack, web: str) -> None:
         assert resp.headers["www-authenticate"] == "Bearer"
     with pytest.raises(UnauthorizedError):
         Firecrawl(api_key="not-the-key", api_url=stack.firecrawl).scrape(f"{web}/article")
+
+
+def test_switched_off_scrape_switches_firecrawl_off(tmp_path: Path, web: str) -> None:
+    with web_stack(tmp_path, KEY, [f"{web}/article"], scrape_enabled="false") as s:
+        resp = httpx.post(
+            f"{s.firecrawl}/v1/scrape", json={"url": f"{web}/article"}, headers=s.gateway.auth
+        )
+        refused = httpx.post(f"{s.firecrawl}/v1/scrape", json={"url": f"{web}/article"})
+    assert resp.status_code == 503
+    assert resp.json() == {"success": False, "error": "service_disabled", "service": "scrape"}
+    assert refused.status_code == 401  # the key is checked first
+
+
+def test_search_without_searxng_is_503_and_searxng_down_is_502(tmp_path: Path) -> None:
+    body = {"query": "tides"}
+    with scrape_service(tmp_path, {"SCRAPE_BROWSER_PATH": ""}) as svc:
+        unset = httpx.post(f"{svc}/firecrawl/v2/search", json=body, timeout=30)
+    down_env = {"SCRAPE_BROWSER_PATH": "", "SCRAPE_SEARXNG_URL": f"http://{closed_upstream()}"}
+    with scrape_service(tmp_path, down_env) as svc:
+        down = httpx.post(f"{svc}/firecrawl/v1/search", json=body, timeout=30)
+    assert unset.status_code == 503 and "SCRAPE_SEARXNG_URL" in unset.json()["error"]
+    assert down.status_code == 502 and down.json()["success"] is False
