@@ -50,8 +50,8 @@ from openmono_contracts.trust import TrustError
 
 __all__ = [
     "AskUserEffect",
-    "CacheState",
     "BlockedTargetError",
+    "CacheState",
     "CheckedTarget",
     "ContractError",
     "MemorySavedEffect",
