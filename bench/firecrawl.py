@@ -8,8 +8,9 @@ loopback ports.
 
 1. Cache: `POST /firecrawl/v2/scrape` through the gateway for a URL never seen (a miss: the
    origin is asked, the page extracted and stored), then the same URL again (a hit: served from
-   the cache, the origin not asked). The origin answers at once here, so the miss is the service's
-   own cost (pinned fetch, extraction), not a remote site's latency; a real site adds its own.
+   the cache, the origin not asked). First with an origin that answers at once, so the miss is
+   the service's own cost (pinned fetch, extraction); then with one that takes
+   `--origin-delay-ms`, standing in for a remote site, whose latency a hit skips.
 2. Search-and-read: WebSearch with `read_top=3` (one call, the three pages read in parallel)
    against WebSearch followed by three WebFetch calls in a row, as a model would do without it,
    both through `run_tool` and the gateway. Here the result pages take `--origin-delay-ms` to
@@ -101,8 +102,18 @@ def main() -> None:
                 hit.append(took)
             asked = sum(1 for r in origin.requests if r.path == "/page")
             assert asked == args.rounds, f"the origin saw {asked} cache requests"
+            m_miss, m_hit = statistics.median(miss), statistics.median(hit)
 
             _delay_s = args.origin_delay_ms / 1000.0
+            slow_miss, slow_hit = [], []
+            for _ in range(args.read_rounds):
+                url = f"{origin.url}/page?i={next(counter)}"
+                took, state = fc(url)
+                assert state == "miss", state
+                slow_miss.append(took)
+                took, state = fc(url)
+                assert state == "hit", state
+                slow_hit.append(took)
             web = WebAccess(gateway=stack.gateway.url, api_key=KEY)
             _tool("WebSearch", {"query": "hello"}, web, tmp)  # probe cached, imports done
             combined, sequential = [], []
@@ -116,11 +127,14 @@ def main() -> None:
                     _tool("WebFetch", {"url": url, "max_length": 4000}, web, tmp)
                 sequential.append(_ms(start))
 
-    m_miss, m_hit = statistics.median(miss), statistics.median(hit)
+    s_miss, s_hit = statistics.median(slow_miss), statistics.median(slow_hit)
     m_comb, m_seq = statistics.median(combined), statistics.median(sequential)
     print(f"scrape cache via gateway /firecrawl/v2/scrape, {args.rounds} rounds, local origin:")
     print(f"  miss  median {m_miss:8.1f} ms")
     print(f"  hit   median {m_hit:8.1f} ms   hit/miss = {m_hit / m_miss:.2f}")
+    print(f"same, {args.read_rounds} rounds, origin answering in {args.origin_delay_ms:g} ms:")
+    print(f"  miss  median {s_miss:8.1f} ms")
+    print(f"  hit   median {s_hit:8.1f} ms   hit/miss = {s_hit / s_miss:.2f}")
     print(
         f"search-and-read k=3, {args.read_rounds} rounds, pages answer in "
         f"{args.origin_delay_ms:g} ms:"
