@@ -12,7 +12,7 @@ from pathlib import Path
 
 import httpx
 import pytest
-from firecrawl import Firecrawl
+from firecrawl import AsyncFirecrawl, Firecrawl
 from firecrawl.v1 import V1FirecrawlApp
 from firecrawl.v2.types import ScrapeOptions
 from firecrawl.v2.utils.error_handler import (
@@ -166,3 +166,10 @@ def test_search_without_searxng_is_503_and_searxng_down_is_502(tmp_path: Path) -
         down = httpx.post(f"{svc}/firecrawl/v1/search", json=body, timeout=30)
     assert unset.status_code == 503 and "SCRAPE_SEARXNG_URL" in unset.json()["error"]
     assert down.status_code == 502 and down.json()["success"] is False
+
+
+async def test_sdk_async_client_scrapes_too(stack: WebStack, web: str) -> None:
+    # the async client keeps the base URL's path (/firecrawl/v2/...), unlike the sync one
+    fc = AsyncFirecrawl(api_key=KEY, api_url=stack.firecrawl)
+    doc = await fc.scrape(f"{web}/article", formats=["markdown"], max_age=0)
+    assert doc.markdown is not None and fw.ARTICLE_SENTINEL in doc.markdown
