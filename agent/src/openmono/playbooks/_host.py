@@ -25,7 +25,7 @@ from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from fnmatch import fnmatchcase
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from openmono_contracts import ToolRequest
 
@@ -43,6 +43,9 @@ from openmono.permissions import Approver, Mode, PermissionRequest
 from openmono.playbooks._errors import GateUnavailable, TemplateError
 from openmono.playbooks._model import GateKind
 from openmono.playbooks._template import shown
+
+if TYPE_CHECKING:
+    from openmono.agent import Agent
 
 NESTED = ("Agent", "Playbook")
 SHELL_TIMEOUT_MS = 60_000
@@ -131,6 +134,19 @@ class Host:
     mode: Callable[[], Mode]
     transcripts: Path
     data_dir: Path
+
+    @classmethod
+    def of(cls, agent: Agent, data_dir: Path) -> Host:
+        """The host for runs inside `agent`'s session (transcripts beside its sub-agents')."""
+        loop = agent.loop
+        return cls(
+            dispatcher=loop.dispatcher,
+            model=lambda: loop.model,
+            options=loop.options,
+            mode=lambda: loop.mode,
+            transcripts=agent.store.root / agent.session_id / "playbooks",
+            data_dir=data_dir,
+        )
 
     @property
     def workspace(self) -> Path:
