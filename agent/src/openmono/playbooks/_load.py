@@ -90,7 +90,8 @@ def _pydantic_error(file: Path, data: dict[str, Any], exc: ValidationError) -> P
         entry = raw[loc[1]] if loc[1] < len(raw) else None
         step_id = entry.get("id") if isinstance(entry, dict) else None
         step = str(step_id) if step_id is not None else f"#{loc[1] + 1}"
-        loc = loc[2:]
+        # A rule over the whole step is the prompt rule (exactly one of inline-prompt and file).
+        loc = loc[2:] or ["inline-prompt"]
     elif len(loc) >= 2 and loc[0] == "parameters" and isinstance(loc[1], int):
         params = FrontMatter._named(data.get("parameters"))
         entry = params[loc[1]] if isinstance(params, list) and loc[1] < len(params) else None
