@@ -147,7 +147,8 @@ CASES: list[tuple[str, str, str, dict[str, str], str, str | None, str]] = [
     (
         "cycle",
         "name: x\nsteps:\n  - {id: a, inline-prompt: p, requires: [c]}\n"
-        "  - {id: b, inline-prompt: p, requires: [a]}\n  - {id: c, inline-prompt: p, requires: [b]}",
+        "  - {id: b, inline-prompt: p, requires: [a]}\n"
+        "  - {id: c, inline-prompt: p, requires: [b]}",
         "",
         {},
         "requires",
