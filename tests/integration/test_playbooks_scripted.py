@@ -115,7 +115,12 @@ def runner_for(
     agent: Agent, ws: Path, name: str, gate: Any, events: list[LoopEvent]
 ) -> PlaybookRunner:
     data = ws.parent / "data"
-    return PlaybookRunner(discover(ws, data).get(name), Host.of(agent, data), gate, events.append)
+    return PlaybookRunner(
+        discover(ws, data).get(name),
+        Host.of(agent.loop, agent.store.root / agent.session_id, data),
+        gate,
+        events.append,
+    )
 
 
 def last_user(request: dict[str, Any]) -> str:

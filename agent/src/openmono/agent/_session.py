@@ -220,7 +220,7 @@ async def _extend(agent: Agent, settings: Settings, mcp: McpManager | None) -> N
         agent.store.root / agent.session_id / "agents",
         max_turns=settings.subagents.max_turns,
     ).install()
-    PlaybookTool(Host.of(agent, settings.data_dir)).install()
+    PlaybookTool(Host.of(loop, agent.store.root / agent.session_id, settings.data_dir)).install()
 
 
 def _assemble(

@@ -80,7 +80,9 @@ async def run_playbook(repl: Repl, pb: Playbook, arg: str) -> None:
         repl.console.print(f"[red]{escape(str(exc))}[/red]")
         return
     gate = approve_all if "--yes" in flags else _gate(repl)
-    host = Host.of(repl.current, repl.settings.data_dir)
+    host = Host.of(
+        repl.current.loop, repl.current.store.root / repl.current.session_id, repl.settings.data_dir
+    )
     runner = PlaybookRunner(pb, host, gate, repl.renderer)
     loop = asyncio.get_running_loop()
     task = asyncio.ensure_future(runner.run(given, resume="--resume" in flags))

@@ -142,7 +142,12 @@ async def _run(
         click.echo(f"openmono: {exc}", err=True)
         return EXIT_INVALID
     gate = approve_all if yes else (_terminal_gate if interactive else no_gate)
-    runner = PlaybookRunner(pb, Host.of(agent, data_dir), gate, PlainRenderer())
+    runner = PlaybookRunner(
+        pb,
+        Host.of(agent.loop, agent.store.root / agent.session_id, data_dir),
+        gate,
+        PlainRenderer(),
+    )
     loop = asyncio.get_running_loop()
     task = asyncio.ensure_future(runner.run(given, resume=resume))
     for sig in (signal.SIGINT, signal.SIGTERM):

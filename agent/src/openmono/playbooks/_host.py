@@ -25,13 +25,14 @@ from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from fnmatch import fnmatchcase
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
+from typing import Any, Literal
 
 from openmono_contracts import ToolRequest
 
 from openmono.llm import Model
 from openmono.loop import (
     PREPARE_STEPS,
+    AgentLoop,
     Dispatcher,
     LoopOptions,
     Pending,
@@ -43,9 +44,6 @@ from openmono.permissions import Approver, Mode, PermissionRequest
 from openmono.playbooks._errors import GateUnavailable, TemplateError
 from openmono.playbooks._model import GateKind
 from openmono.playbooks._template import shown
-
-if TYPE_CHECKING:
-    from openmono.agent import Agent
 
 NESTED = ("Agent", "Playbook")
 SHELL_TIMEOUT_MS = 60_000
@@ -136,15 +134,15 @@ class Host:
     data_dir: Path
 
     @classmethod
-    def of(cls, agent: Agent, data_dir: Path) -> Host:
-        """The host for runs inside `agent`'s session (transcripts beside its sub-agents')."""
-        loop = agent.loop
+    def of(cls, loop: AgentLoop, session_dir: Path, data_dir: Path) -> Host:
+        """The host for runs inside the session of `loop`, whose files are in `session_dir`
+        (`<data>/sessions/<id>/`: transcripts go beside its sub-agents')."""
         return cls(
             dispatcher=loop.dispatcher,
             model=lambda: loop.model,
             options=loop.options,
             mode=lambda: loop.mode,
-            transcripts=agent.store.root / agent.session_id / "playbooks",
+            transcripts=session_dir / "playbooks",
             data_dir=data_dir,
         )
 
