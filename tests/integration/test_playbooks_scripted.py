@@ -367,3 +367,34 @@ def test_cli_gate_stops_a_non_interactive_run_then_resume_with_yes(
     assert len(llm.chat_requests) == 3
     listed = CliRunner().invoke(main, ["-C", str(ws), "playbook", "list"])
     assert listed.exit_code == 0 and "three" in listed.output and "commit" in listed.output
+
+
+REVIEWED = """
+name: reviewed
+context-mode: isolated
+steps:
+  - {id: draft, inline-prompt: "Draft it.", output: draft}
+  - {id: polish, inline-prompt: "Polish {{state.draft}}", requires: [draft], gate: Review}
+"""
+
+
+async def test_a_review_gate_shows_the_answer_and_isolated_steps_start_afresh(
+    scripted_llm: Callable[..., ScriptedLLM], open_with: OpenAgent, ws: Path
+) -> None:
+    name = add_playbook(ws, REVIEWED)
+    llm = scripted_llm(
+        [Turn(text="rough"), Turn(text="polished"), Turn(text="polished again")],
+        api_key=KEY,
+        n_ctx=32768,
+    )
+    agent = await open_with(llm)
+    gate = RecordingGate(False)
+    result = await runner_for(agent, ws, name, gate, []).run()
+    assert result.status == "denied" and result.run.completed == ["draft"]
+    assert [(g.step, g.kind, g.phase) for g in gate.asked] == [("polish", "Review", "after")]
+    assert gate.asked[0].text == "Polish rough\n\n--- answer ---\npolished"
+    isolated = llm.chat_requests[1].json["messages"]
+    assert [m["role"] for m in isolated] == ["system", "user"]  # nothing of step 1
+    gate.answer = True
+    result = await runner_for(agent, ws, name, gate, []).run(resume=True)
+    assert result.ok and result.run.outputs["polish"] == "polished again"
