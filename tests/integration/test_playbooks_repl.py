@@ -44,9 +44,13 @@ def ws(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
             monkeypatch.delenv(name)
     monkeypatch.setenv("OPENMONO_DATA_DIR", str(tmp_path / "data"))
     root = tmp_path / "ws"
-    folder = root / ".openmono" / "playbooks" / "hello"
-    folder.mkdir(parents=True)
-    (folder / "PLAYBOOK.md").write_text(HELLO)
+    user = tmp_path / "data" / "playbooks" / "hello"  # a user playbook may auto-run
+    user.mkdir(parents=True)
+    (user / "PLAYBOOK.md").write_text(HELLO)
+    project = root / ".openmono" / "playbooks" / "bye"  # a project one is only suggested
+    project.mkdir(parents=True)
+    bye = HELLO.replace("name: hello", "name: bye").replace("say hello", "say bye")
+    (project / "PLAYBOOK.md").write_text(bye)
     return root
 
 
@@ -60,7 +64,9 @@ async def test_slash_commands_gates_and_auto_trigger(
     scripted_llm: Callable[..., ScriptedLLM], ws: Path, pipe: PipeInput
 ) -> None:
     llm = scripted_llm(
-        [Turn(text="Hello, Ada!"), Turn(text="A normal answer.")], api_key=KEY, n_ctx=32768
+        [Turn(text="Hello, Ada!"), Turn(text="A normal answer."), Turn(text="Bye.")],
+        api_key=KEY,
+        n_ctx=32768,
     )
     out = io.StringIO()
     console = Console(file=out, width=200, force_terminal=False, color_system=None)
@@ -73,6 +79,7 @@ async def test_slash_commands_gates_and_auto_trigger(
         "say hello",  # a strong match: runs the playbook...
         "n",  # ...and its gate is denied
         "could you say hello to everyone",  # a weak match: a tip, then an ordinary turn
+        "say bye",  # a project playbook: a tip, then an ordinary turn
         "/exit",
     ]
     pipe.send_text("".join(f"{line}\n" for line in lines))
@@ -85,7 +92,8 @@ async def test_slash_commands_gates_and_auto_trigger(
     assert "the Confirm gate of step 'greet' was denied" in shown
     assert "tip: the playbook hello may do this" in shown
     assert "A normal answer." in shown
+    assert "tip: the playbook bye may do this" in shown and "Bye." in shown
     requests = [r.json for r in llm.chat_requests]
-    assert len(requests) == 2
+    assert len(requests) == 3
     assert requests[0]["messages"][-1]["content"] == "Greet Ada."
     assert requests[1]["messages"][-1]["content"] == "could you say hello to everyone"

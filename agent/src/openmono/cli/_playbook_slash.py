@@ -5,7 +5,9 @@
     /NAME k=v ...                      the same, for a playbook with `user-invocable: true`
 A gate shows the rendered step and asks at the prompt. A message that matches a playbook's
 `trigger-patterns` as a whole runs it (when it needs no parameter that has no default); a weak
-match only prints a suggestion, and the message goes to the model as usual.
+match only prints a suggestion, and the message goes to the model as usual. A project playbook
+(one that came with the repository) is only ever suggested: its scripts and `{{shell:}}` commands
+run code, so it runs when the user asks for it by name, never because a message matched.
 
 The handlers have the REPL's slash-command signature (`async def handler(repl, arg)`); the command
 table takes `COMMANDS` and asks `fallback` for names it does not know.
@@ -135,7 +137,7 @@ async def auto_trigger(repl: Repl, text: str) -> bool:
         return False
     pb = found.playbook
     needs = [p.name for p in pb.front.parameters if p.required and p.default is None]
-    if found.strength == "weak" or needs:
+    if found.strength == "weak" or needs or pb.source == "project":
         args = " ".join(f"{n}=..." for n in needs)
         repl.console.print(
             f"[dim]tip: the playbook {escape(pb.name)} may do this: "

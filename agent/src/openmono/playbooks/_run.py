@@ -126,6 +126,11 @@ class PlaybookRunner:
         run = self._start(parameters, resume)
         self._save(run)
         total = len(self.playbook.order)
+        pb = self.playbook
+        verb = "resuming" if resume else "running"
+        self._note(
+            f"{verb} {pb.name} {pb.front.version} from the {pb.source} playbooks ({pb.file})"
+        )
         try:
             system = await self._system(run)
             for index, step in enumerate(self.playbook.order, 1):
