@@ -229,8 +229,8 @@ class PlaybookRunner:
         )
         return self._loop
 
-    async def _ask(self, step: Step, phase: str, text: str) -> None:
-        request = GateRequest(self.playbook.name, step.id, step.gate, phase, text)  # type: ignore[arg-type]
+    async def _ask(self, step: Step, phase: Literal["before", "after"], text: str) -> None:
+        request = GateRequest(self.playbook.name, step.id, step.gate, phase, text)
         self._note(f"{step.gate} gate {phase} step {step.id!r}")
         if not await self.gate(request):
             raise _Stop("denied", f"the {step.gate} gate of step {step.id!r} was denied")

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import json
 import re
-from contextlib import aclosing
 from typing import Any
 
 import jsonschema_rs
@@ -82,12 +81,15 @@ async def correct(
         conv.wire(), None, max_tokens=max_tokens, response_format=response_format(step, schema)
     )
     try:
-        async with aclosing(stream) as events:  # type: ignore[type-var]
-            async for event in events:
-                if isinstance(event, TextDelta):
-                    parts.append(event.text)
-                    emit(TextChunk(text=event.text))
+        async for event in stream:
+            if isinstance(event, TextDelta):
+                parts.append(event.text)
+                emit(TextChunk(text=event.text))
     finally:
+        # Close the stream (hence the HTTP response) also when stopped early.
+        aclose = getattr(stream, "aclose", None)
+        if aclose is not None:
+            await aclose()
         text = "".join(parts)
         if text:
             conv.add(ChatMessage(role="assistant", content=text))

@@ -46,7 +46,8 @@ def scan(text: str) -> list[Placeholder]:
             continue
         head, _, key = inner.partition(".")
         if head in ("parameters", "state") and key and " " not in key:
-            found.append(Placeholder(head, key, match.group(0)))  # type: ignore[arg-type]
+            kind: Kind = "parameters" if head == "parameters" else "state"
+            found.append(Placeholder(kind, key, match.group(0)))
             continue
         raise TemplateError(
             f"unknown placeholder {match.group(0)!r} (known: {{{{parameters.NAME}}}}, "
