@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import subprocess
 import textwrap
 from collections.abc import AsyncIterator, Awaitable, Callable
 from pathlib import Path
@@ -398,3 +399,42 @@ async def test_a_review_gate_shows_the_answer_and_isolated_steps_start_afresh(
     gate.answer = True
     result = await runner_for(agent, ws, name, gate, []).run(resume=True)
     assert result.ok and result.run.outputs["polish"] == "polished again"
+
+
+def git(ws: Path, *args: str) -> str:
+    done = subprocess.run(
+        ["git", "-C", str(ws), *args], capture_output=True, text=True, check=True, timeout=30
+    )
+    return done.stdout
+
+
+async def test_the_shipped_commit_playbook_commits_the_staged_change(
+    scripted_llm: Callable[..., ScriptedLLM], open_with: OpenAgent, ws: Path
+) -> None:
+    git(ws, "init", "-q")
+    git(ws, "config", "user.email", "t@example.invalid")
+    git(ws, "config", "user.name", "Test")
+    git(ws, "add", "calc.py")
+    git(ws, "commit", "-qm", "start")
+    (ws / "calc.py").write_text("def add(a, b):\n    return a + b\n")
+    git(ws, "add", "calc.py")
+    commit = "git commit -qm 'fix(calc): add adds'"
+    llm = scripted_llm(
+        [
+            Turn(text="add() now adds instead of subtracting"),
+            Turn(text='{"subject": "fix(calc): add adds", "body": ""}'),
+            Turn(tool_calls=[Call("Bash", {"command": commit})]),
+            Turn(text="committed"),
+        ],
+        api_key=KEY,
+        n_ctx=32768,
+    )
+    agent = await open_with(llm, allow=("Bash:git commit *",))
+    result = await runner_for(agent, ws, "commit", approve_all, []).run()
+    assert result.ok, result.message
+    inspect = last_user(llm.chat_requests[0].json)
+    assert "## staged changes" in inspect and "+    return a + b" in inspect
+    assert result.run.state["message"] == {"subject": "fix(calc): add adds", "body": ""}
+    assert "{{state.message.subject}}" not in last_user(llm.chat_requests[2].json)
+    assert "fix(calc): add adds" in last_user(llm.chat_requests[2].json)
+    assert git(ws, "log", "-1", "--format=%s").strip() == "fix(calc): add adds"
