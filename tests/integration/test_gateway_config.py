@@ -389,10 +389,10 @@ def test_upstream_connections_are_pooled_with_a_short_idle_timeout(tmp_path: Pat
     env = gateway_env(tmp_path, api_key=KEY, listen=":8080", llama_upstream="127.0.0.1:7474")
     config = _adapt(env)
     proxies = _proxies(config)
-    assert len(proxies) == 12  # (3 routes + 3 probes) x 2 listeners
+    assert len(proxies) == 14  # (4 routes, /firecrawl included, + 3 probes) x 2 listeners
     routes = [p for p in proxies if "health_checks" in p]
     probes = [p for p in proxies if "health_checks" not in p]
-    assert len(routes) == len(probes) == 6
+    assert (len(routes), len(probes)) == (8, 6)
     for proxy in routes:
         transport = proxy["transport"]
         assert transport["keep_alive"]["idle_timeout"] < 5 * 10**9

@@ -72,3 +72,12 @@ def test_gateway_env_renders_lists_for_caddy(tmp_path: Path) -> None:
     env = _gateway_env(Context(tmp_path, StackSettings(_env_file=None, llama_port=7474)))
     assert env["LLAMA_UPSTREAM"] == "127.0.0.1:7474"
     assert env["GATEWAY_LLAMA_KEYS"] == ""
+
+
+def test_the_scrape_service_gets_the_first_searxng_of_a_list(tmp_path: Path) -> None:
+    from openmono.stack.services import _scrape_env
+
+    settings = StackSettings(
+        _env_file=None, searxng_upstream="127.0.0.1:8081, 127.0.0.1:8082", web_search_enabled="1"
+    )
+    assert _scrape_env(Context(tmp_path, settings))["SCRAPE_SEARXNG_URL"] == "http://127.0.0.1:8081"
