@@ -74,7 +74,8 @@ class MemorySave(Tool[Params]):
         verb = "Updated" if existed else "Saved"
         effect = MemorySavedEffect(name=params.name, type=params.type, path=shown)
         return ToolOutcome(
-            f"{verb} {params.scope} memory '{params.name}' ({params.type}) in {shown}", effect=effect
+            f"{verb} {params.scope} memory '{params.name}' ({params.type}) in {shown}",
+            effect=effect,
         )
 
 
