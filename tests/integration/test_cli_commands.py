@@ -108,7 +108,7 @@ async def test_model_think_debug_btw_stats(
     assert "tools" not in aside and user_texts(aside) == ["hi", "what is six times seven?"]
     assert "It is 42." in shown
     assert third["chat_template_kwargs"] == {"enable_thinking": True}
-    assert third["reasoning_effort"] == "high"
+    assert third["reasoning_effort"] == "high" == fourth["reasoning_effort"]
     assert user_texts(third) == ["hi", "look"]  # the aside did not enter the conversation
     assert "thinking: on, effort high" in shown and "thinking: off" in shown
     assert "debug: on" in shown and "debug › request:" in shown and "debug › usage:" in shown
