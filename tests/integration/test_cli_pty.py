@@ -94,7 +94,7 @@ def test_interactive_session_in_a_terminal(
         OPENMONO_DATA_DIR=str(tmp_path / "data"), LLAMA_API_KEY="k", OPENMONO_LLM_ENDPOINT=llm.url,
         TERM="xterm", COLUMNS="100", LINES="40", HOME=str(tmp_path),
     )  # fmt: skip
-    term = Terminal([OPENMONO], env, ws)
+    term = Terminal([OPENMONO, "--classic"], env, ws)
     try:
         term.expect("agent ›")
         term.send("hello\r")
