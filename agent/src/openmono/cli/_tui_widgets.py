@@ -182,10 +182,9 @@ def _diff(name: str, args: dict[str, Any]) -> str | None:
     """A unified diff for an edit's arguments (the new content for a FileWrite)."""
     path = str(args.get("file_path") or args.get("path") or "")
     if name == "FileEdit" and isinstance(args.get("old_string"), str):
-        old = str(args["old_string"]).splitlines(keepends=True)
-        new = str(args.get("new_string", "")).splitlines(keepends=True)
-        lines = difflib.unified_diff(old, new, f"a/{path}", f"b/{path}", n=2)
-        return "".join(lines)
+        old = str(args["old_string"]).splitlines()
+        new = str(args.get("new_string") or "").splitlines()
+        return "\n".join(difflib.unified_diff(old, new, f"a/{path}", f"b/{path}", lineterm=""))
     if name == "FileWrite" and isinstance(args.get("content"), str):
         return "".join(f"+{line}" for line in str(args["content"]).splitlines(keepends=True))
     for key in ("patch", "diff"):
