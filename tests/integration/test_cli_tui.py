@@ -169,7 +169,8 @@ async def test_every_command_runs_in_the_tui(
             before = len(app.transcript.children)
             await send(pilot, line)
             await wait_for(pilot, lambda: not app.busy, what=line)
-            await wait_for(pilot, lambda: len(app.transcript.children) > before + 1, what=line)
+            grew = lambda n=before: len(app.transcript.children) > n + 1  # noqa: E731
+            await wait_for(pilot, grew, what=line)
         shown = screen_text(app)
         await send(pilot, "/exit")
         await wait_for(pilot, lambda: not app.is_running, what="/exit")
