@@ -63,9 +63,12 @@ class SessionHost:
     stats: SessionStats
     debug: bool
     thinking: RequestOptions
+    model_override: Model | None
 
-    def init_host(self, opts: RunOptions) -> None:
+    def init_host(self, opts: RunOptions, model: Model | None = None) -> None:
+        """`model`: talk to this one instead of the configured endpoint (benchmarks)."""
         self.opts = opts
+        self.model_override = model
         self.settings = opts.settings()
         self.workspace = opts.workspace_dir(self.settings)
         self.agent = None
@@ -106,6 +109,7 @@ class SessionHost:
             yolo=self.opts.yolo,
             approver=self.approve,
             asker=self.ask_user,
+            model=self.model_override,
         )
         self.wire_model()
         return self.agent

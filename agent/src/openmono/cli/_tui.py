@@ -31,6 +31,7 @@ from openmono.cli._render import call_label
 from openmono.cli._tui_transcript import Transcript
 from openmono.cli._tui_widgets import PermissionPrompt, PromptArea, StatusBar
 from openmono.config import RunOptions, project_trust_question, record_project_trust
+from openmono.llm import Model
 from openmono.loop import EventSink, LoopEvent, UsageReport
 from openmono.permissions import Answer, PermissionRequest
 
@@ -53,8 +54,8 @@ Collapsible.failed CollapsibleTitle { color: $error; }
 class TuiSurface(SessionHost):
     """The `Surface` of the full-screen UI: output goes to the transcript, questions inline."""
 
-    def __init__(self, app: OpenMonoApp, opts: RunOptions) -> None:
-        self.init_host(opts)
+    def __init__(self, app: OpenMonoApp, opts: RunOptions, model: Model | None = None) -> None:
+        self.init_host(opts, model)
         self.app = app
         self.answering: asyncio.Future[str] | None = None
 
@@ -130,9 +131,9 @@ class OpenMonoApp(App[int]):
         Binding("ctrl+c", "interrupt", "interrupt", show=False, priority=True),
     ]
 
-    def __init__(self, opts: RunOptions) -> None:
+    def __init__(self, opts: RunOptions, model: Model | None = None) -> None:
         super().__init__()
-        self.surface = TuiSurface(self, opts)
+        self.surface = TuiSurface(self, opts, model)
         self.queue: deque[str] = deque()
         self.turn_task: asyncio.Task[object] | None = None
         self.busy = False

@@ -8,6 +8,7 @@ still rendering the previous ones, so a fast stream never queues behind the scre
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import time
 
 from rich.markup import escape
@@ -29,15 +30,23 @@ from openmono.loop import (
     UsageReport,
 )
 
+APPEND_INTERVAL_S = 0.05
+
 
 class Streamer:
-    """Appends fragments to one Markdown widget, at most one update in flight."""
+    """Appends fragments to one Markdown widget, at most one update in flight.
+
+    Between two appends it leaves the loop to keys and frames for up to `APPEND_INTERVAL_S`
+    (a fast stream otherwise keeps it busy appending, and typing lags); `finish()` (the reply
+    ended) cuts that pause short so the last words show at once.
+    """
 
     def __init__(self, widget: Markdown) -> None:
         self.widget = widget
         self.pending: list[str] = []
         self.text = ""
         self.task: asyncio.Task[None] | None = None
+        self.finished = asyncio.Event()
 
     def feed(self, fragment: str) -> None:
         self.pending.append(fragment)
@@ -45,14 +54,23 @@ class Streamer:
         if self.task is None or self.task.done():
             self.task = asyncio.ensure_future(self._run())
 
+    def finish(self) -> None:
+        self.finished.set()
+
     async def _run(self) -> None:
+        loop = asyncio.get_running_loop()
         while self.pending:
+            started = loop.time()
             chunk = "".join(self.pending)
             self.pending.clear()
             await self.widget.append(chunk)
             parent = self.widget.parent
             if isinstance(parent, VerticalScroll):
                 parent.scroll_end(animate=False, immediate=False)
+            pause = APPEND_INTERVAL_S - (loop.time() - started)
+            if pause > 0 and not self.finished.is_set():
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(self.finished.wait(), pause)
 
     async def drain(self) -> None:
         while self.task is not None and not self.task.done():
@@ -85,6 +103,8 @@ class Transcript(VerticalScroll):
         self.add(Static(Text(text), classes="user"))
 
     def _end_text(self) -> None:
+        if self.streamer is not None:
+            self.streamer.finish()
         self.streamer = None
 
     def _close_thinking(self) -> None:
@@ -126,7 +146,9 @@ class Transcript(VerticalScroll):
             style = {"info": "dim", "warning": "yellow", "error": "red"}[event.level]
             self.note(f"[{style}]{escape(event.message)}[/{style}]")
         elif isinstance(event, UsageReport):
-            self.last_usage = event
+            self.last_usage = event  # the reply is over: show its last words now
+            if self.streamer is not None:
+                self.streamer.finish()
         elif isinstance(event, TurnDone):
             self._close_thinking()
             self._end_text()
