@@ -111,8 +111,7 @@ async def tui_lag(ws: Path, tokens: int, rate: float) -> float:
     app = OpenMonoApp(RunOptions(workspace=ws), model=model)
     async with app.run_test(size=SIZE) as pilot:
         painted = Painted(app)
-        while not app.ready.is_set():
-            await asyncio.sleep(0.01)
+        await app.ready.wait()
         app.prompt.load_text("write")
         await pilot.press("enter")
 
@@ -149,12 +148,13 @@ async def keystrokes(ws: Path, rate: float, streaming: bool, presses: int = 20) 
         painted = Painted(app)
         driver = app._driver
         assert driver is not None
-        while not app.ready.is_set():
-            await asyncio.sleep(0.01)
+        await app.ready.wait()
         if streaming:
             app.prompt.load_text("write")
             await pilot.press("enter")
-            while not app.transcript.query(Markdown):
+            for _ in range(10_000):  # the reply's first words are on the widget
+                if app.transcript.query(Markdown):
+                    break
                 await asyncio.sleep(0.005)
         for _ in range(presses):
             before = len(app.prompt.text)
