@@ -64,9 +64,6 @@ class Streamer:
             chunk = "".join(self.pending)
             self.pending.clear()
             await self.widget.append(chunk)
-            parent = self.widget.parent
-            if isinstance(parent, VerticalScroll):
-                parent.scroll_end(animate=False, immediate=False)
             pause = APPEND_INTERVAL_S - (loop.time() - started)
             if pause > 0 and not self.finished.is_set():
                 with contextlib.suppress(TimeoutError):
@@ -90,9 +87,12 @@ class Transcript(VerticalScroll):
         self.last_usage: UsageReport | None = None
         self.streamers: list[Streamer] = []
 
+    def on_mount(self) -> None:
+        # Anchored: stays at the bottom as content grows, until the user scrolls up.
+        self.anchor()
+
     def add(self, widget: Widget) -> Widget:
         self.mount(widget)
-        self.scroll_end(animate=False, immediate=False)
         return widget
 
     def note(self, markup: str, classes: str = "note") -> None:
