@@ -231,10 +231,12 @@ async def test_worker_redelivered_side_effect_is_refused(
     """A second delivery of a side-effecting message whose process died never runs the tool."""
     app = create_app(WorkerSettings(broker_url=stack.redis.url))
     ws = tmp_path / "ws"
-    payload = tool_request("Bash", {"command": "echo ran >> effects.log"}, ws).model_dump()
+    req = tool_request("Bash", {"command": "echo ran >> effects.log"}, ws)
+    payload = req.model_dump()
+    assert req.route is not None
 
     def send(task_id: str) -> ToolResult:
-        res = app.send_task(TASK_NAME, args=[payload], task_id=task_id)
+        res = app.send_task(TASK_NAME, args=[payload], task_id=task_id, queue=req.route.queue)
         return ToolResult.model_validate(res.get(timeout=60))
 
     try:

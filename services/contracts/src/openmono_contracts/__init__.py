@@ -9,6 +9,7 @@ Modules:
     effects   -- typed effects of agent-side tools (AskUser, TodoWrite, plan mode, MemorySave)
     scrape    -- the scrape service's request, response and error bodies
     netguard  -- the SSRF guard shared by the scrape service and the agent's WebFetch
+    routing   -- which tool worker may run a call (workspace id, box id, queue names)
     trust     -- how a client trusts the gateway across a relay (trust anchor, http refusal)
 
 Shared helpers both sides must do the same way (imported from their modules, which pull in httpx):
@@ -34,6 +35,7 @@ from openmono_contracts.netguard import (
     NetGuardError,
     UnresolvableHostError,
 )
+from openmono_contracts.routing import Route
 from openmono_contracts.scrape import (
     ScrapeEngine,
     ScrapeErrorBody,
@@ -56,6 +58,7 @@ __all__ = [
     "NetGuard",
     "NetGuardError",
     "PlanModeEffect",
+    "Route",
     "ScrapeEngine",
     "ScrapeErrorBody",
     "ScrapeErrorCode",
