@@ -26,7 +26,7 @@ from types import SimpleNamespace
 import pytest
 from openmono.executor import Executor, LocalExecutor, select_executor
 from openmono.executor.celery import UNREACHABLE, CeleryExecutor
-from openmono_contracts import ToolResult
+from openmono_contracts import Route, ToolResult
 from openmono_worker import WorkerSettings
 from openmono_worker.callstate import ABANDONED, alive_key, claim_key
 from openmono_worker.celery_app import TASK_NAME, create_app
@@ -220,6 +220,26 @@ async def test_worker_pool_process_killed_mid_read_is_redelivered(
     result = await asyncio.wait_for(task, 60)
     assert result.ok and "page /doc" in result.output, result
     assert pages.count == 2  # read twice: once by the dead process, once after redelivery
+
+
+async def test_worker_box_mode_refuses_a_call_for_another_box(
+    stack: WorkerStack, tmp_path: Path
+) -> None:
+    """A worker without WORKER_WORKSPACES runs this box's calls only: a forged box id is refused."""
+    app = create_app(WorkerSettings(broker_url=stack.redis.url))
+    ws = tmp_path / "ws"
+    req = tool_request("FileWrite", {"file_path": "x.txt", "content": "x"}, ws)
+    assert req.route is not None and req.route.kind == "box"
+    other_box = Route(kind="box", id="0" * 24)
+    forged = req.model_copy(update={"route": other_box})
+    try:
+        # On this box's queue, as if another box's agent had picked the wrong queue.
+        res = app.send_task(TASK_NAME, args=[forged.model_dump()], queue=req.route.queue)
+        result = ToolResult.model_validate(await asyncio.to_thread(res.get, timeout=60))
+    finally:
+        app.close()
+    assert not result.ok and "refused by tool worker" in (result.error or ""), result
+    assert not (ws / "x.txt").exists()
 
 
 # --- 4. the redelivery guard (claim keys) ---------------------------------------------------------
