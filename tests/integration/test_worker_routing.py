@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-from openmono.executor.celery import CeleryExecutor
+from openmono.executor.celery import CeleryExecutor, route_report
 from openmono_contracts import Route, ToolRequest, ToolResult
 from openmono_contracts.routing import (
     WORKSPACE_ID_FILE,
@@ -275,3 +275,17 @@ def test_routing_a_root_that_cannot_serve_stops_the_worker(tmp_path: Path) -> No
     done = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=120, check=False)
     assert done.returncode != 0
     assert f"WORKER_WORKSPACES: {missing} is not an existing directory" in done.stderr
+
+
+async def test_routing_doctor_reports_who_serves_the_workspace(
+    fleet: Fleet, tmp_path: Path
+) -> None:
+    ok, detail = await route_report(fleet.redis.url, fleet.ws_a / "sub")
+    assert ok, detail
+    assert detail.startswith("2 serve workspace"), detail
+    assert fleet.a1.node in detail and fleet.a2.node in detail and fleet.b.node not in detail
+    lonely = tmp_path / "lonely"
+    lonely.mkdir()
+    ensure_workspace_id(lonely)
+    ok, detail = await route_report(fleet.redis.url, lonely)
+    assert not ok and "no tool worker serves" in detail, detail

@@ -23,8 +23,17 @@ from openmono_contracts.routing import (
     find_workspace_id,
     route_for,
 )
+from openmono_worker import WorkerSettings, create_app
 
-__all__ = ["Consumers", "RouteError", "consumers", "no_consumer_error", "routed", "where"]
+__all__ = [
+    "Consumers",
+    "RouteError",
+    "consumers",
+    "no_consumer_error",
+    "route_report",
+    "routed",
+    "where",
+]
 
 _INSPECT_TIMEOUT_S = 1.0
 
@@ -101,3 +110,29 @@ def no_consumer_error(req: ToolRequest, found: Consumers) -> str:
         f"no tool worker serves {where(req)}: nobody consumes queue {route.queue}; "
         f"{online} worker(s) online consume {others}. {hint} (docs/worker.md)"
     )
+
+
+async def route_report(broker_url: str, workspace: Path) -> tuple[bool, str]:
+    """For `openmono doctor`: does a worker serve `workspace`, and on which queue."""
+    probe = ToolRequest(tool="ListDirectory", call_id="doctor", session_id="doctor",
+                        workspace=str(workspace))  # fmt: skip
+    try:
+        req = routed(probe)
+    except RouteError as exc:
+        return False, f"cannot route calls on {workspace}: {exc}"
+    route = req.route
+    if route is None:  # routed() always sets it
+        return False, f"cannot route calls on {workspace}"
+    app = create_app(WorkerSettings(broker_url=broker_url))
+    try:
+        found = await consumers(app, timeout_s=2.0)
+    except Exception as exc:  # kombu's connection errors
+        return False, f"cannot ask the workers: {exc}"
+    finally:
+        await asyncio.to_thread(app.close)
+    if not found.nodes:
+        return False, "no worker answered (is the worker running?)"
+    nodes = found.serving(route.queue)
+    if not nodes:
+        return False, no_consumer_error(req, found)
+    return True, f"{len(nodes)} serve {where(req)} on {route.queue}: {', '.join(nodes)}"

@@ -45,8 +45,16 @@ from openmono_worker import WorkerSettings, create_app, get_tool
 from redis.asyncio.retry import Retry
 from redis.backoff import NoBackoff
 
-from openmono.executor._routes import RouteError, consumers, no_consumer_error, routed
+from openmono.executor._routes import (
+    RouteError,
+    consumers,
+    no_consumer_error,
+    route_report,
+    routed,
+)
 from openmono.executor._select import ExecutorSettings
+
+__all__ = ["UNREACHABLE", "CeleryExecutor", "route_report"]
 
 UNREACHABLE = "tool worker unreachable"
 _POLL_S = 0.5
