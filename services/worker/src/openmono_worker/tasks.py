@@ -46,8 +46,8 @@ def _choose_queues(sender: object = None, instance: Any = None, **_: Any) -> Non
     """Worker startup (main process): consume the queues of what this worker serves."""
     if getattr(instance, "app", None) is not app:
         return
-    served = consume_served_queues(app, WorkerSettings())
-    log.info("serving %s on %s", served.describe(), ", ".join(served.queues))
+    # The startup banner lists the chosen queues under [queues].
+    consume_served_queues(app, WorkerSettings())
 
 
 # After the soft limit, how long the tool's own timeout gets to answer before we cancel it.
