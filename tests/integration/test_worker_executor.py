@@ -27,6 +27,7 @@ import pytest
 from openmono.executor import Executor, LocalExecutor, select_executor
 from openmono.executor.celery import UNREACHABLE, CeleryExecutor
 from openmono_contracts import Route, ToolResult
+from openmono_contracts.routing import ensure_workspace_id
 from openmono_worker import WorkerSettings
 from openmono_worker.callstate import ABANDONED, alive_key, claim_key
 from openmono_worker.celery_app import TASK_NAME, create_app
@@ -240,6 +241,23 @@ async def test_worker_box_mode_refuses_a_call_for_another_box(
         app.close()
     assert not result.ok and "refused by tool worker" in (result.error or ""), result
     assert not (ws / "x.txt").exists()
+
+
+async def test_worker_marked_workspace_beside_a_box_worker_says_what_to_do(
+    stack: WorkerStack, tmp_path: Path
+) -> None:
+    """An id file (say, from a compose run) routes past this box's worker: the error says why."""
+    ws = tmp_path / "marked"
+    ws.mkdir()
+    ensure_workspace_id(ws)
+    ex = CeleryExecutor(stack.redis.url, pickup_timeout_s=1.0)
+    try:
+        result = await ex.run(tool_request("FileWrite", {"file_path": "x", "content": "x"}, ws))
+    finally:
+        await ex.aclose()
+    assert not result.ok and "no tool worker serves workspace" in (result.error or ""), result
+    assert f"delete {ws}/.openmono/workspace-id" in (result.error or ""), result
+    assert not (ws / "x").exists()
 
 
 # --- 4. the redelivery guard (claim keys) ---------------------------------------------------------

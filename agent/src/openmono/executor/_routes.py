@@ -17,6 +17,7 @@ from pathlib import Path
 from celery import Celery
 from openmono_contracts import ToolRequest
 from openmono_contracts.routing import (
+    QUEUE_PREFIX,
     WORKSPACE_ID_FILE,
     Route,
     WorkspaceIdError,
@@ -101,6 +102,9 @@ def no_consumer_error(req: ToolRequest, found: Consumers) -> str:
         found_root = find_workspace_id(Path(req.workspace).resolve())
         root = found_root[0] if found_root is not None else req.workspace
         hint = f"start a worker with WORKER_WORKSPACES={root} where these files are"
+        if any(q.startswith(f"{QUEUE_PREFIX}.box.") for q in found.others(route.queue)):
+            # e.g. a folder once served by a compose worker, now used with the native stack
+            hint += f", or delete {Path(root) / WORKSPACE_ID_FILE} to use the workers of its box"
     else:
         hint = (
             "start a worker on this box without WORKER_WORKSPACES (`python -m openmono_worker`), "
