@@ -51,6 +51,7 @@ __all__ = [
 
 QUEUE_PREFIX = "openmono.tools"
 WORKSPACE_ID_FILE = Path(".openmono") / "workspace-id"
+_ID_FILE = os.fspath(WORKSPACE_ID_FILE)
 _ID_RE = re.compile(r"^[0-9a-f]{16,64}$")
 ID_PATTERN = _ID_RE.pattern
 
@@ -75,13 +76,20 @@ class Route(BaseModel):
 
 def read_workspace_id(root: Path) -> str | None:
     """The id stored in `root`, or None when it has none; a malformed file is an error."""
-    path = root / WORKSPACE_ID_FILE
+    return _read_id(os.fspath(root))
+
+
+def _read_id(root: str) -> str | None:
+    # Plain os calls on strings: this runs for every call the agent sends (pathlib is ~3x slower).
+    path = os.path.join(root, _ID_FILE)  # noqa: PTH118
     try:
-        text = path.read_text(encoding="ascii").strip()
+        with open(path, "rb") as fh:  # noqa: PTH123
+            raw = fh.read(256)
     except (FileNotFoundError, NotADirectoryError):
         return None
-    except (OSError, UnicodeDecodeError) as exc:
+    except OSError as exc:
         raise WorkspaceIdError(f"cannot read {path}: {exc}") from exc
+    text = raw.decode("ascii", "replace").strip()
     if not _ID_RE.match(text):
         raise WorkspaceIdError(f"{path} does not hold a workspace id (16-64 hex digits)")
     return text
@@ -117,11 +125,15 @@ def ensure_workspace_id(root: Path) -> str:
 
 def find_workspace_id(workspace: Path) -> tuple[Path, str] | None:
     """The nearest folder at or above `workspace` that holds an id, and that id."""
-    for folder in (workspace, *workspace.parents):
-        found = read_workspace_id(folder)
+    folder = os.fspath(workspace)
+    while True:
+        found = _read_id(folder)
         if found is not None:
-            return folder, found
-    return None
+            return Path(folder), found
+        parent = os.path.dirname(folder)  # noqa: PTH120
+        if parent == folder:
+            return None
+        folder = parent
 
 
 @cache
@@ -140,7 +152,7 @@ def box_id() -> str:
 def route_for(workspace: str | os.PathLike[str]) -> Route:
     """The route of a call on `workspace` as seen from this process (see the module docstring)."""
     # Resolved like the worker resolves it, so both sides look at the same folders.
-    found = find_workspace_id(Path(workspace).resolve())
+    found = find_workspace_id(Path(os.path.realpath(workspace)))
     if found is not None:
         return Route(kind="workspace", id=found[1])
     return Route(kind="box", id=box_id())
