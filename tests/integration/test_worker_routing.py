@@ -43,6 +43,7 @@ from tests.support.celery_worker import (
     claim_holder,
     start_worker,
     tool_request,
+    wait_for,
 )
 from tests.support.gated_pages import GatedPages
 from tests.support.redis import RedisServer, start_redis
@@ -175,6 +176,74 @@ async def test_routing_workers_on_one_workspace_share_its_calls(
     finally:
         pages.release.set()
         pages.close()
+
+
+async def test_routing_a_busy_worker_leaves_the_next_write_to_an_idle_one(
+    fleet: Fleet, executor: CeleryExecutor
+) -> None:
+    """Two held Bash calls on ws-a, the second sent while the first runs: they run at the same
+    time, one on each of A1 and A2 (the busy one does not sit on the second)."""
+    tag = uuid.uuid4().hex[:6]
+    release = fleet.ws_a / f"release-{tag}"
+    script = (
+        f"touch started-{tag}-$N; while [ ! -e {release.name} ]; do sleep 0.05; done; "
+        'echo "$ROUTE_TEST_MARK"'
+    )
+    calls = [tool_request("Bash", {"command": f"N={i}; {script}"}, fleet.ws_a, 60) for i in (1, 2)]
+    started = [fleet.ws_a / f"started-{tag}-{i}" for i in (1, 2)]
+    tasks: list[asyncio.Future[ToolResult]] = []
+    try:
+        # One at a time: the second is sent while the first runs, the moment a busy worker
+        # could pull it.
+        for call, mark in zip(calls, started, strict=True):
+            tasks.append(asyncio.ensure_future(executor.run(call)))
+            deadline = time.monotonic() + 30
+            while not mark.exists():
+                assert time.monotonic() < deadline, "a write waited behind the other one"
+                assert not any(t.done() for t in tasks), [t.result() for t in tasks if t.done()]
+                await asyncio.sleep(0.05)
+    finally:
+        release.touch()
+    results = await asyncio.wait_for(asyncio.gather(*tasks), 60)
+    assert all(r.ok for r in results), results
+    assert {r.output.splitlines()[0] for r in results} == {"a1", "a2"}, results
+
+
+async def test_routing_a_busy_worker_holds_no_waiting_call(
+    fleet: Fleet, executor: CeleryExecutor
+) -> None:
+    """B (concurrency 1) runs a held write; the next call on ws-b stays in Redis for any worker
+    that can start it, instead of waiting inside B. (A side-effecting call is acknowledged when
+    it starts, which frees its prefetch slot; measured here, Celery 5.7 with prefetch 1 still
+    does not pull another message while the pool is full: this test guards that.)"""
+    id_b = read_workspace_id(fleet.ws_b)
+    queue = f"openmono.tools.ws.{id_b}"
+    tag = uuid.uuid4().hex[:6]
+    release = fleet.ws_b / f"release-{tag}"
+    held = f"touch started-{tag}; while [ ! -e {release.name} ]; do sleep 0.05; done"
+    first = asyncio.ensure_future(
+        executor.run(tool_request("Bash", {"command": held}, fleet.ws_b, 60))
+    )
+    second: asyncio.Future[ToolResult] | None = None
+    try:
+        while not (fleet.ws_b / f"started-{tag}").exists():
+            assert not first.done(), first.result()
+            await asyncio.sleep(0.05)
+        second = asyncio.ensure_future(
+            executor.run(tool_request("Bash", {"command": "echo second"}, fleet.ws_b))
+        )
+        # B polls its queue about once a second: over 3 s, a worker that prefetched would
+        # have taken the message out of Redis.
+        with fleet.redis.client() as c:
+            await wait_for(lambda: c.llen(queue) == 1, 10, "the second call queued")
+            deadline = time.monotonic() + 3
+            while time.monotonic() < deadline:
+                assert c.llen(queue) == 1, "the busy worker pulled the next call"
+                await asyncio.sleep(0.1)
+    finally:
+        release.touch()
+    results = await asyncio.wait_for(asyncio.gather(first, second), 60)
+    assert all(r.ok for r in results), results
 
 
 async def test_routing_forged_and_misrouted_calls_are_refused(fleet: Fleet, tmp_path: Path) -> None:
