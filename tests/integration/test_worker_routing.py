@@ -8,9 +8,12 @@ Three prefork workers (concurrency 1), two workspaces, one Redis:
 Each worker's environment carries a mark (`ROUTE_TEST_MARK`) that a Bash call echoes, so which
 worker ran a call is a fact the call itself reports, and FileWrite results are checked on disk.
 1. calls from agent A only touch ws-a and run on A1/A2; agent B's only ws-b and B;
-2. A1 and A2 share ws-a's calls: two reads held open at once are held by both workers;
-3. a forged or misrouted message is refused by the worker (an error result, the file untouched);
-4. a workspace no worker serves: a clear error naming it and its queue, within seconds;
+2. A1 and A2 share ws-a's calls: two reads held open at once are held by both workers, and so
+   are two held writes sent one after the other; a busy worker leaves the next call in Redis;
+3. a forged or misrouted message is refused by the worker (an error result, the file untouched),
+   and so is a call on a folder whose id file was replaced after the worker started;
+4. a workspace no worker serves: a clear error naming it and its queue, within seconds; the
+   doctor's "workers" line says who serves a workspace;
 5. a worker whose WORKER_WORKSPACES cannot serve stops at once with the reason.
 """
 
