@@ -297,7 +297,7 @@ async def test_routing_forged_and_misrouted_calls_are_refused(fleet: Fleet, tmp_
 async def test_routing_a_replaced_workspace_id_is_refused(
     fleet: Fleet, executor: CeleryExecutor
 ) -> None:
-    """ws-b's id file swapped after the worker started: the files are not the ones it serves."""
+    """ws-b's id file swapped or removed after the worker started: not the files it serves."""
     path = fleet.ws_b / WORKSPACE_ID_FILE
     old = path.read_text()
     try:
@@ -308,6 +308,12 @@ async def test_routing_a_replaced_workspace_id_is_refused(
             _send_raw, fleet, req.model_copy(update={"route": b_route}), b_route.queue
         )
         assert not result.ok and "now holds workspace id" in (result.error or ""), result
+        assert not (fleet.ws_b / "swapped.txt").exists()
+        path.unlink()
+        result = await asyncio.to_thread(
+            _send_raw, fleet, req.model_copy(update={"route": b_route}), b_route.queue
+        )
+        assert not result.ok and "has no workspace id any more" in (result.error or ""), result
         assert not (fleet.ws_b / "swapped.txt").exists()
     finally:
         path.write_text(old)

@@ -22,6 +22,7 @@ from pathlib import Path
 
 from openmono_contracts import ToolRequest
 from openmono_contracts.routing import (
+    WORKSPACE_ID_FILE,
     Route,
     WorkspaceIdError,
     box_id,
@@ -85,6 +86,8 @@ class ServedRoutes:
             now = read_workspace_id(root)
         except WorkspaceIdError as exc:
             return str(exc)
+        if now is None:
+            return f"{root} has no workspace id any more ({WORKSPACE_ID_FILE} was removed)"
         if now != route.id:
             # Someone replaced or removed the id file since startup: these are not the same
             # files any more, whatever the queue says.

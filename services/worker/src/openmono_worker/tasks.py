@@ -28,7 +28,7 @@ from openmono_contracts import ToolRequest, ToolResult
 from openmono_worker._request import is_read_only
 from openmono_worker.callstate import Heartbeat, claim, lost_worker_error
 from openmono_worker.celery_app import TASK_NAME, app, consume_served_queues
-from openmono_worker.routing import ServedRoutes, served_routes
+from openmono_worker.routing import RoutingError, ServedRoutes, served_routes
 from openmono_worker.runner import run_tool
 from openmono_worker.settings import WorkerSettings
 from openmono_worker.tools import registry
@@ -67,7 +67,13 @@ class _ProcessState:
         self.pid = os.getpid()
         self.settings = WorkerSettings()
         # The main process created any missing id file before the fork; read them, never write.
-        self.routes: ServedRoutes = served_routes(self.settings)
+        # One gone since (deleted by hand): every call is refused with that reason.
+        self.routes: ServedRoutes | None = None
+        self.routes_error = ""
+        try:
+            self.routes = served_routes(self.settings)
+        except RoutingError as exc:
+            self.routes_error = str(exc)
         self.heartbeat = Heartbeat(task.backend.client)
         self.current: _Running | None = None
         signal.signal(signal.SIGUSR1, self._on_soft_limit)
@@ -112,7 +118,11 @@ def run(self: Task, request: dict[str, Any]) -> dict[str, Any]:
     req = ToolRequest.model_validate(request)
     state = _process_state(self)
     delivery = self.request.delivery_info or {}
-    why = state.routes.refusal(req, delivery.get("routing_key"))
+    routes = state.routes
+    if routes is not None:
+        why = routes.refusal(req, delivery.get("routing_key"))
+    else:
+        why = state.routes_error
     if why is not None:
         log.warning("refused call %s (%s): %s", req.call_id, req.tool, why)
         return _refused(req, f"refused by tool worker {self.request.hostname}: {why}")
