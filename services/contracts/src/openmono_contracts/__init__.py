@@ -8,6 +8,7 @@ Modules:
     tools     -- `ToolRequest` / `ToolResult` exchanged between the agent and the tool worker
     effects   -- typed effects of agent-side tools (AskUser, TodoWrite, plan mode, MemorySave)
     scrape    -- the scrape service's request, response and error bodies
+    firecrawl -- the Firecrawl-compatible API's wire shapes (an external contract, camelCase)
     netguard  -- the SSRF guard shared by the scrape service and the agent's WebFetch
     routing   -- which tool worker may run a call (workspace id, box id, queue names)
     trust     -- how a client trusts the gateway across a relay (trust anchor, http refusal)
@@ -37,6 +38,7 @@ from openmono_contracts.netguard import (
 )
 from openmono_contracts.routing import Route
 from openmono_contracts.scrape import (
+    CacheState,
     ScrapeEngine,
     ScrapeErrorBody,
     ScrapeErrorCode,
@@ -51,6 +53,7 @@ from openmono_contracts.trust import TrustError
 __all__ = [
     "AskUserEffect",
     "BlockedTargetError",
+    "CacheState",
     "CheckedTarget",
     "ContractError",
     "MemorySavedEffect",

@@ -18,13 +18,14 @@ from openmono_worker.web._fetch import FetchedPage, web_fetch
 from openmono_worker.web._http import run_cancellable
 from openmono_worker.web._probe import clear as clear_probe_cache
 from openmono_worker.web._results import SearchHit, SearchPage
-from openmono_worker.web._search import SearchAnswer, web_search
+from openmono_worker.web._search import PageRead, SearchAnswer, search_and_read, web_search
 from openmono_worker.web._searxng import normalise as normalise_searxng
 
 __all__ = [
     "FallbackError",
     "FetchedPage",
     "GatewayError",
+    "PageRead",
     "SearchAnswer",
     "SearchDegraded",
     "SearchHit",
@@ -38,6 +39,7 @@ __all__ = [
     "parse_switch",
     "resolve_web_access",
     "run_cancellable",
+    "search_and_read",
     "web_fetch",
     "web_search",
 ]
