@@ -20,6 +20,7 @@ worker ran a call is a fact the call itself reports, and FileWrite results are c
 from __future__ import annotations
 
 import asyncio
+import os
 import subprocess
 import sys
 import time
@@ -49,6 +50,7 @@ from tests.support.celery_worker import (
     wait_for,
 )
 from tests.support.gated_pages import GatedPages
+from tests.support.procs import free_port
 from tests.support.redis import RedisServer, start_redis
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow]
@@ -367,3 +369,33 @@ async def test_routing_doctor_reports_who_serves_the_workspace(
     ensure_workspace_id(lonely)
     ok, detail = await route_report(fleet.redis.url, lonely)
     assert not ok and "no tool worker serves" in detail, detail
+
+
+def test_routing_openmono_doctor_names_the_workers_of_the_workspace(
+    fleet: Fleet, tmp_path: Path
+) -> None:
+    """The CLI itself: a `workers` line, then the worker-side workspace probe (or not)."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("OPENMONO_", "WORKER_"))}
+    env.update(
+        OPENMONO_DATA_DIR=str(tmp_path / "data"),
+        OPENMONO_BROKER_URL=fleet.redis.url,
+        OPENMONO_LLM_ENDPOINT=f"http://127.0.0.1:{free_port()}",  # nothing there: fails fast
+        HOME=str(tmp_path),
+    )
+    openmono = str(Path(sys.executable).parent / "openmono")
+
+    def doctor(cwd: Path) -> str:
+        done = subprocess.run(
+            [openmono, "doctor"], cwd=cwd, env=env, capture_output=True, text=True, timeout=120
+        )
+        return done.stdout
+
+    out = doctor(fleet.ws_a)
+    assert "✓ workers: 2 serve workspace" in out, out
+    assert f"✓ workspace: {fleet.ws_a} in the worker" in out, out
+    lonely = tmp_path / "lonely"
+    lonely.mkdir()
+    ensure_workspace_id(lonely)
+    out = doctor(lonely)
+    assert "✗ workers: no tool worker serves workspace" in out, out
+    assert "in the worker" not in out, out  # no probe that could only time out
