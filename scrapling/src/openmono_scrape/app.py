@@ -33,8 +33,8 @@ _ERROR_RESPONSES: dict[int | str, dict[str, Any]] = {
     code: {"model": ScrapeErrorBody, "description": text}
     for code, text in (
         (400, "BLOCKED_URL: the SSRF guard refused the URL or a redirect hop"),
-        (413, "TOO_LARGE: the body is over the download limit"),
-        (415, "UNSUPPORTED_CONTENT: not HTML, JSON or text (e.g. PDF)"),
+        (413, "TOO_LARGE: the body is over the download limit (or a PDF over its limits)"),
+        (415, "UNSUPPORTED_CONTENT: not HTML, PDF, JSON or text (e.g. images)"),
         (422, "EMPTY_CONTENT: fetched, but no text (request validation errors also use 422)"),
         (502, "FETCH_FAILED: no page could be had"),
         (503, "ENGINE_UNAVAILABLE: the needed engine is not installed, or the service is busy"),

@@ -14,7 +14,9 @@
    is needed, and where it is missing the caller gets `ENGINE_UNAVAILABLE`.
 5. When escalation was only about a status code and the next engine is missing or fails, the
    fetcher's page is still a page: it is returned with the site's status.
-6. The page becomes text (`content.render`), is cut to `max_length`, and is returned.
+6. The page becomes text (`content.render`; a PDF in a thread, within the same budget; a PDF a
+   browser loaded is fetched again by the fetcher, as a browser only hands back its viewer), is
+   cut to `max_length`, and is returned.
 """
 
 from __future__ import annotations
@@ -32,7 +34,7 @@ from openmono_contracts.scrape import CacheState
 from openmono_scrape import fetcher
 from openmono_scrape.browser import BrowserEngine
 from openmono_scrape.cache import CachedPage, ScrapeCache, cache_key
-from openmono_scrape.content import kind_of, render, truncate
+from openmono_scrape.content import kind_of, render_off_loop, truncate
 from openmono_scrape.decode import decode_body
 from openmono_scrape.errors import (
     BlockedURL,
@@ -45,6 +47,7 @@ from openmono_scrape.errors import (
 from openmono_scrape.escalation import escalation_reason, is_challenge
 from openmono_scrape.hostlimit import HostLimiter
 from openmono_scrape.page import Budget, FetchedPage
+from openmono_scrape.pdf import PdfLimits, looks_like_pdf
 from openmono_scrape.settings import ScrapeSettings
 from openmono_scrape.stealthy import StealthyEngine
 
@@ -59,6 +62,10 @@ def _retry_after_s(page: FetchedPage) -> float | None:
         return max(0.0, float(raw.strip()))
     except ValueError:
         return None  # an HTTP date: not worth parsing for the few seconds we would wait
+
+
+def _pdf_viewer(page: FetchedPage) -> bool:
+    return page.engine != "fetcher" and kind_of(page) == "pdf" and not looks_like_pdf(page.body)
 
 
 def _html_of(page: FetchedPage) -> str | None:
@@ -218,7 +225,12 @@ class ScrapeService:
 
         async def fetch() -> tuple[FetchedPage, str | None]:
             async with self.hosts.slot(url, budget.remaining()):
-                return await self.fetch_page(url, render, budget, headers)
+                page, came_from = await self.fetch_page(url, render, budget, headers)
+                if _pdf_viewer(page):
+                    # A browser shows a PDF in its viewer and hands back the viewer's HTML;
+                    # the file itself needs no script, so the fetcher brings it.
+                    page = await self._fetch_fast(page.url, budget, headers)
+                return page, came_from
 
         try:
             page, escalated_from = await asyncio.wait_for(fetch(), total + 0.5)
@@ -232,12 +244,21 @@ class ScrapeService:
             await self.cache.put(key, CachedPage(page, escalated_from, time.time()))
         return PageResult(page, escalated_from, "miss"), budget
 
+    def pdf_limits(self, budget: Budget) -> PdfLimits:
+        """The PDF converter's limits from the settings, with the request's deadline."""
+        cfg = self.settings
+        return PdfLimits(
+            cfg.pdf_max_bytes, cfg.pdf_max_pages, cfg.pdf_max_inflated_bytes, budget.deadline
+        )
+
     async def scrape(self, req: ScrapeRequest) -> ScrapeResponse:
         got, budget = await self.get_page(
             req.url, render=req.render, timeout_s=req.timeout_s, max_age_s=req.max_age_s
         )
         page = got.page
-        rendered = render(page, req.format, req.main_content)
+        rendered = await render_off_loop(
+            page, req.format, req.main_content, self.pdf_limits(budget)
+        )
         content, truncated = truncate(rendered.content, req.max_length)
         return ScrapeResponse(
             status=page.status,

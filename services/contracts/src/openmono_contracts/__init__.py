@@ -16,6 +16,7 @@ Modules:
 Shared helpers both sides must do the same way (imported from their modules, which pull in httpx):
     gateway     -- the bearer header, the gateway HTTP client (its TLS trust), reading `/services`
     atomicfile  -- replace a file atomically (temp file, fsync, rename)
+    texthygiene -- strip zero-width, bidi and other hidden characters from page text
 """
 
 from openmono_contracts.effects import (
