@@ -274,8 +274,16 @@ async def test_worker_redelivered_side_effect_is_refused(
     assert req.route is not None
 
     def send(task_id: str) -> ToolResult:
-        res = app.send_task(TASK_NAME, args=[payload], task_id=task_id, queue=req.route.queue)
-        return ToolResult.model_validate(res.get(timeout=60))
+        # A fresh app per send: Celery's result backend caches a finished task's result by id,
+        # and a second `get` of the same id could answer from that cache instead of the worker.
+        sender = create_app(WorkerSettings(broker_url=stack.redis.url))
+        try:
+            res = sender.send_task(
+                TASK_NAME, args=[payload], task_id=task_id, queue=req.route.queue
+            )
+            return ToolResult.model_validate(res.get(timeout=60))
+        finally:
+            sender.close()
 
     try:
         task_id = f"dup-{uuid.uuid4().hex}"
