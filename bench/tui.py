@@ -65,6 +65,7 @@ class PacedModel:
         *,
         max_tokens: int | None = None,
         temperature: float | None = None,
+        response_format: dict[str, Any] | None = None,
     ) -> AsyncIterator[StreamEvent]:
         start = time.monotonic()
         for i in range(self.tokens):

@@ -14,17 +14,17 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from tests.support.scripted_llm import Call, ScriptedLLM, Turn  # noqa: E402
-from tests.support.tui_driver import make_app, send, wait_for  # noqa: E402
+from openmono.cli._tui_widgets import PermissionPrompt
 
-from openmono.cli._tui_widgets import PermissionPrompt  # noqa: E402
+from tests.support.scripted_llm import Call, ScriptedLLM, Turn
+from tests.support.tui_driver import make_app, send, wait_for
 
-APP = '''def greet(name):
+APP = """def greet(name):
     return "Hello " + name
 
 
 print(greet("world"))
-'''
+"""
 EDIT = {
     "file_path": "greet.py",
     "old_string": 'def greet(name):\n    return "Hello " + name',
@@ -32,7 +32,7 @@ EDIT = {
 }
 
 
-async def main(out: Path) -> None:
+async def render() -> str:
     root = Path(tempfile.mkdtemp(prefix="tui-shot-"))
     os.environ["OPENMONO_DATA_DIR"] = str(root / "data")
     ws = root / "demo"
@@ -42,7 +42,8 @@ async def main(out: Path) -> None:
         [
             Turn(tool_calls=[Call("FileRead", {"file_path": "greet.py"})],
                  reasoning="The user wants type hints and an f-string. Read the file first."),
-            Turn(text="I will add type hints and use an f-string.", tool_calls=[Call("FileEdit", EDIT)]),
+            Turn(text="I will add type hints and use an f-string.",
+                 tool_calls=[Call("FileEdit", EDIT)]),
             Turn(tool_calls=[Call("Bash", {"command": "python greet.py"})]),
             Turn(text="Done: `greet` is typed and uses an f-string; `python greet.py` prints "
                  "**Hello, world!**"),
@@ -63,12 +64,14 @@ async def main(out: Path) -> None:
             await app.transcript.settle()
             app.prompt.load_text("/th")
             await pilot.pause(0.3)
-            out.parent.mkdir(parents=True, exist_ok=True)
-            out.write_text(app.export_screenshot(title="openmono"))
+            svg = app.export_screenshot(title="openmono")
     finally:
         llm.stop()
-    print(f"wrote {out}")
+    return svg
 
 
 if __name__ == "__main__":
-    asyncio.run(main(Path(sys.argv[1] if len(sys.argv) > 1 else "docs/images/tui.svg")))
+    target = Path(sys.argv[1] if len(sys.argv) > 1 else "docs/images/tui.svg")
+    target.parent.mkdir(parents=True, exist_ok=True)
+    target.write_text(asyncio.run(render()))
+    print(f"wrote {target}")

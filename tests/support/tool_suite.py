@@ -10,6 +10,7 @@ single request cannot: cancellation kills the process group, read-only calls may
 from __future__ import annotations
 
 import asyncio
+import os
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -67,15 +68,22 @@ def pid_alive(pid: int) -> bool:
 # --- setups and checks --------------------------------------------------------------------------
 
 
+_EPOCH = 1_750_000_000
+
+
 def _files(**files: str | bytes) -> Callable[[Path], None]:
     def setup(ws: Path) -> None:
-        for name, content in files.items():
+        for i, (name, content) in enumerate(files.items()):
             path = ws / name.replace("__", "/")
             path.parent.mkdir(parents=True, exist_ok=True)
             if isinstance(content, bytes):
                 path.write_bytes(content)
             else:
                 path.write_text(content)
+            # Fixed, distinct mtimes: Glob lists newest first, and files written within one
+            # timestamp tick would otherwise tie in one run and not in the other.
+            stamp = _EPOCH + 60 * i
+            os.utime(path, (stamp, stamp))
 
     return setup
 

@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 from rich.markup import escape
 
@@ -25,6 +25,9 @@ if TYPE_CHECKING:
     from openmono.config import RunOptions, Settings
     from openmono.llm import Model, RequestOptions
     from openmono.loop import EventSink
+
+
+T = TypeVar("T")
 
 
 class Surface(Protocol):
@@ -69,6 +72,11 @@ class Surface(Protocol):
         """Run `text` as a user turn, rendered like any other."""
         ...
 
+    async def interruptible(self, work: Awaitable[T]) -> T:
+        """Await `work` as the surface's interruptible task (Ctrl-C in the REPL, Esc in the full
+        screen UI cancel it: `CancelledError` reaches the caller)."""
+        ...
+
     def wire_model(self) -> None:
         """Apply the /think and /debug switches to the session's model."""
         ...
@@ -100,6 +108,8 @@ class CommandTable:
     def __init__(self) -> None:
         self._commands: dict[str, Command] = {}
         self._aliases: dict[str, str] = {}
+        # Asked, in order, for a name the table does not have: (surface, name) -> (help, handler).
+        self.fallbacks: list[Callable[[Any, str], tuple[str, Handler] | None]] = []
 
     def register(
         self,
@@ -158,7 +168,13 @@ async def run_command(surface: Surface, line: str) -> None:
     """Run one `/name args` line on `surface`."""
     name, _, arg = line.strip()[1:].partition(" ")
     command = COMMANDS.get(name)
-    if command is None:
+    handler = command.handler if command is not None else None
+    for fallback in COMMANDS.fallbacks if handler is None else ():
+        entry = fallback(surface, name)
+        if entry is not None:
+            handler = entry[1]
+            break
+    if handler is None:
         surface.print(f"[red]unknown command /{escape(name)}[/red] (try /help)")
         return
-    await command.handler(surface, arg.strip())
+    await handler(surface, arg.strip())

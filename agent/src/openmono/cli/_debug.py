@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import AsyncIterator, Callable, Sequence
+from typing import Any
 
 from rich.markup import escape
 
@@ -37,6 +38,7 @@ class DebugModel:
         *,
         max_tokens: int | None = None,
         temperature: float | None = None,
+        response_format: dict[str, Any] | None = None,
     ) -> AsyncIterator[StreamEvent]:
         chars = sum(len(m.content or "") for m in messages)
         self.report(
@@ -44,7 +46,13 @@ class DebugModel:
             f"{len(tools or ())} tools, max_tokens={max_tokens}, temperature={temperature}[/dim]"
         )
         text = reasoning = deltas = 0
-        events = self.inner.stream(messages, tools, max_tokens=max_tokens, temperature=temperature)
+        events = self.inner.stream(
+            messages,
+            tools,
+            max_tokens=max_tokens,
+            temperature=temperature,
+            response_format=response_format,
+        )
         try:
             async for event in events:
                 if isinstance(event, TextDelta):

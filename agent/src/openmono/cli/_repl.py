@@ -9,8 +9,9 @@ from __future__ import annotations
 
 import asyncio
 import signal
-from collections.abc import Sequence
+from collections.abc import Awaitable, Sequence
 from pathlib import Path
+from typing import TypeVar
 
 from openmono_contracts.effects import AskUserEffect
 from prompt_toolkit import PromptSession
@@ -31,6 +32,7 @@ from openmono.config import RunOptions, project_trust_question, record_project_t
 from openmono.loop import EventSink, LoopEvent
 from openmono.permissions import Answer, PermissionRequest
 
+T = TypeVar("T")
 ANSWERS: dict[str, Answer] = {
     "y": "once",
     "yes": "once",
@@ -153,17 +155,21 @@ class Repl(SessionHost):
     async def ask_user(self, effect: AskUserEffect) -> str:
         return await self.ask(effect.question, effect.options) or "(the user did not answer)"
 
-    async def turn(self, text: str) -> None:
-        """Run one turn; Ctrl-C cancels it (stream and tools stop, the session keeps the text)."""
+    async def interruptible(self, work: Awaitable[T]) -> T:
         loop = asyncio.get_running_loop()
-        task = asyncio.ensure_future(self.current.run_turn(text, self.sink))
+        task = asyncio.ensure_future(work)
         loop.add_signal_handler(signal.SIGINT, task.cancel)
         try:
-            await task
-        except asyncio.CancelledError:
-            self.console.print("\n[yellow]interrupted[/yellow]")
+            return await task
         finally:
             loop.remove_signal_handler(signal.SIGINT)
+
+    async def turn(self, text: str) -> None:
+        """Run one turn; Ctrl-C cancels it (stream and tools stop, the session keeps the text)."""
+        try:
+            await self.interruptible(self.current.run_turn(text, self.sink))
+        except asyncio.CancelledError:
+            self.console.print("\n[yellow]interrupted[/yellow]")
 
     async def ask_trust(self) -> None:
         """Ask once per project whether its settings may run code (hooks, MCP, yolo)."""
@@ -182,6 +188,7 @@ class Repl(SessionHost):
 
     async def run(self) -> int:
         import openmono.cli._slash  # noqa: F401 - registers the built-in commands
+        from openmono.cli._playbook_slash import auto_trigger
 
         await self.ask_trust()
         await self.open(self.opts.resume)
@@ -199,7 +206,7 @@ class Repl(SessionHost):
                     continue
                 if text.startswith("/"):
                     await run_command(self, text)
-                else:
+                elif not await auto_trigger(self, text):
                     await self.turn(text)
         finally:
             await self.close_host()

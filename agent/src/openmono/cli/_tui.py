@@ -12,9 +12,9 @@ from __future__ import annotations
 import asyncio
 import contextlib
 from collections import deque
-from collections.abc import Sequence
+from collections.abc import Awaitable, Sequence
 from pathlib import Path
-from typing import ClassVar
+from typing import Any, ClassVar, TypeVar
 
 from openmono_contracts.effects import AskUserEffect
 from prompt_toolkit.history import FileHistory
@@ -35,6 +35,7 @@ from openmono.llm import Model
 from openmono.loop import EventSink, LoopEvent, UsageReport
 from openmono.permissions import Answer, PermissionRequest
 
+T = TypeVar("T")
 CSS = """
 Screen { layout: vertical; }
 Transcript { height: 1fr; padding: 0 1; }
@@ -119,6 +120,14 @@ class TuiSurface(SessionHost):
     async def turn(self, text: str) -> None:
         await self.app.run_turn(text)
 
+    async def interruptible(self, work: Awaitable[T]) -> T:
+        task = asyncio.ensure_future(work)
+        self.app.turn_task = task
+        try:
+            return await task
+        finally:
+            self.app.turn_task = None
+
 
 class OpenMonoApp(App[int]):
     """The full-screen session (see the module docstring)."""
@@ -135,7 +144,7 @@ class OpenMonoApp(App[int]):
         super().__init__()
         self.surface = TuiSurface(self, opts, model)
         self.queue: deque[str] = deque()
-        self.turn_task: asyncio.Task[object] | None = None
+        self.turn_task: asyncio.Future[Any] | None = None
         self.busy = False
         self.interrupted = 0
         history_file = self.surface.settings.data_dir / "history"
@@ -264,13 +273,23 @@ class OpenMonoApp(App[int]):
                 if text.startswith("/"):
                     self.transcript.user(text)
                     await self._command(text)
-                else:
+                elif not await self._playbook(text):
                     await self.run_turn(text)
         finally:
             self.busy = False
             self.refresh_status()
         if not self.surface.running:
             await self.action_leave()
+
+    async def _playbook(self, text: str) -> bool:
+        """A message a playbook's trigger matches runs that playbook (see `_playbook_slash`)."""
+        from openmono.cli._playbook_slash import auto_trigger
+
+        try:
+            return await auto_trigger(self.surface, text)
+        except Exception as exc:
+            self.transcript.note(f"[red]{escape(type(exc).__name__)}: {escape(str(exc))}[/red]")
+            return True
 
     async def _command(self, text: str) -> None:
         try:
@@ -280,19 +299,15 @@ class OpenMonoApp(App[int]):
 
     async def run_turn(self, text: str) -> None:
         self.transcript.user(text)
-        self.turn_task = asyncio.ensure_future(
-            self.surface.current.run_turn(text, self.surface.sink)
-        )
+        work = self.surface.interruptible(self.surface.current.run_turn(text, self.surface.sink))
         self.refresh_status()
         try:
-            await self.turn_task
+            await work
         except asyncio.CancelledError:
             self.interrupted += 1
             self.transcript.note("[yellow]interrupted[/yellow]")
         except Exception as exc:
             self.transcript.note(f"[red]{escape(type(exc).__name__)}: {escape(str(exc))}[/red]")
-        finally:
-            self.turn_task = None
 
     # -- actions --------------------------------------------------------------------------------
     def action_interrupt(self) -> None:
