@@ -157,7 +157,7 @@ async def test_every_command_runs_in_the_tui(
         "checkpoint": "/checkpoint", "retry": "/retry", "undo": "/undo", "mode": "/mode ask",
         "plan": "/plan a small thing", "init": "/init", "export": "/export out.html",
         "prompt": "/prompt", "memory": "/memory", "thinking": "/thinking", "resume": "/resume",
-        "clear": "/clear",
+        "playbook": "/playbook", "clear": "/clear",
     }  # fmt: skip
     app = make_app(llm.url, ws, KEY)
     async with app.run_test(size=SIZE) as pilot:
@@ -175,11 +175,11 @@ async def test_every_command_runs_in_the_tui(
         await send(pilot, "/exit")
         await wait_for(pilot, lambda: not app.is_running, what="/exit")
     built_in = {c.name for c in COMMANDS if c.handler.__module__.startswith("openmono.cli._cmd_")}
-    assert built_in == set(lines) | {"exit"}  # every built-in command was invoked above
+    assert built_in | {"playbook"} == set(lines) | {"exit"}  # every command was invoked above
     assert "Error" not in shown and "Traceback" not in shown
     for sign in ("/checkpoint", "served:", "thinking: on", "debug: on", "compacted:",
                  "mode: ask", "mode: plan", "wrote ", "exported ", "system prompt for mode",
-                 "no memories yet", "new session"):  # fmt: skip
+                 "no memories yet", "commit", "new session"):  # fmt: skip
         assert sign in shown, sign
     assert (ws / "OPENMONO.md").is_file() and (ws / "out.html").is_file()
     assert "answer" in shown
