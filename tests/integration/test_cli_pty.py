@@ -148,3 +148,27 @@ def test_without_a_terminal_on_stdout_the_line_repl_runs(
     assert proc.returncode == 0, (out, err)
     assert b"stdout is not a terminal: using the line REPL" in err
     assert b"OpenMono" in out and b"Ctrl-D to leave" in out and b"/exit" in out
+
+
+def test_the_full_screen_ui_in_a_terminal(
+    scripted_llm: Callable[..., ScriptedLLM], tmp_path: Path
+) -> None:
+    """`openmono` on a terminal draws the full-screen UI; a turn streams; Ctrl-D leaves."""
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    llm = scripted_llm([Turn(text="Hello from the full screen.")], api_key="k", n_ctx=32768)
+    env = {k: v for k, v in os.environ.items() if not k.startswith("OPENMONO_")}
+    env.update(
+        OPENMONO_DATA_DIR=str(tmp_path / "data"), LLAMA_API_KEY="k", OPENMONO_LLM_ENDPOINT=llm.url,
+        TERM="xterm-256color", COLUMNS="100", LINES="30", HOME=str(tmp_path),
+    )  # fmt: skip
+    term = Terminal([OPENMONO], env, ws)
+    try:
+        term.expect("ready")  # the status bar: the session is open
+        term.send("hi\r")
+        term.expect("Hello from the full screen.")
+        term.send("\x04")  # Ctrl-D leaves
+        assert term.wait() == 0
+    finally:
+        term.kill()
+    assert "scripted-model.gguf" in term.plain()

@@ -183,3 +183,31 @@ async def test_every_command_runs_in_the_tui(
         assert sign in shown, sign
     assert (ws / "OPENMONO.md").is_file() and (ws / "out.html").is_file()
     assert "answer" in shown
+
+
+async def test_questions_are_answered_in_the_prompt(
+    scripted_llm: Callable[..., ScriptedLLM], ws: Path, tmp_path: Path
+) -> None:
+    """The project-trust question and an AskUser question, answered by typing."""
+    marker = tmp_path / "session-start-ran"
+    (ws / ".openmono").mkdir()
+    (ws / ".openmono" / "settings.json").write_text(
+        '{"hooks": {"session_start": [{"command": "touch ' + str(marker) + '"}]}}'
+    )
+    ask = Call("AskUser", {"question": "Tabs or spaces?", "options": ["tabs", "spaces"]})
+    llm = scripted_llm(
+        [Turn(tool_calls=[ask]), Turn(text="Spaces it is.")], api_key=KEY, n_ctx=32768
+    )
+    app = make_app(llm.url, ws, KEY)
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_for(pilot, lambda: "Trust this project?" in screen_text(app), what="trust")
+        await send(pilot, "y")
+        await wait_for(pilot, app.ready.is_set, what="the session")
+        await send(pilot, "indent style?")
+        await wait_for(pilot, lambda: "Tabs or spaces?" in screen_text(app), what="AskUser")
+        assert "answering" in str(app.status.render())
+        await send(pilot, "2")
+        await wait_for(pilot, lambda: "Spaces it is." in screen_text(app), what="the answer")
+    assert marker.exists()  # trusted: the project's hook ran
+    results = [m for m in llm.chat_requests[1].json["messages"] if m["role"] == "tool"]
+    assert "spaces" in results[0]["content"]
