@@ -17,6 +17,7 @@ import contextlib
 import ctypes
 import logging
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -43,6 +44,10 @@ _STOP_GRACE_S = 2.0
 _CRASH_WINDOW_S = 60.0
 _MAX_CRASHES = 4
 _PR_SET_PDEATHSIG = 1
+# Pyright logs this when it has enumerated the workspace; before that, references are partial.
+_PROJECT_LOADED = re.compile(r"Found \d+ source files?|No source files found")
+# Requests whose answer spans the workspace, so they wait for the project to be loaded.
+_WORKSPACE_WIDE = frozenset({"textDocument/references", "workspace/symbol"})
 
 # One long-lived thread forks every server: see the module docstring (parent-death signal).
 _SPAWNER = ThreadPoolExecutor(max_workers=1, thread_name_prefix="lsp-spawn")
@@ -108,6 +113,7 @@ class LanguageServer:
         self._crashes: deque[float] = deque(maxlen=_MAX_CRASHES)
         self._stderr: deque[str] = deque(maxlen=20)
         self.capabilities: lsp.ServerCapabilities | None = None
+        self.project_loaded = threading.Event()
         self.last_used = time.monotonic()
 
     # -- lifecycle --------------------------------------------------------------------------
@@ -155,6 +161,7 @@ class LanguageServer:
             raise ServerFailed(f"cannot start {argv[0]}: {exc.strerror or exc}") from exc
         assert proc.stdin is not None and proc.stdout is not None and proc.stderr is not None
         self._proc = proc
+        self.project_loaded.clear()
         self._docs.clear()
         with self._diag_cond:
             self._diags.clear()
@@ -172,6 +179,8 @@ class LanguageServer:
             raise ServerFailed(f"{argv[0]} refused to initialize: {reply['error'].get('message')}")
         result = CONVERTER.structure(reply, lsp.InitializeResponse).result
         self.capabilities = result.capabilities if result is not None else None
+        if self.language.id != "python":
+            self.project_loaded.set()  # only pyright tells us; others answer as they can
         conn.notify("initialized", {})
         conn.notify("workspace/didChangeConfiguration", {"settings": self._settings()})
         return conn
@@ -259,6 +268,10 @@ class LanguageServer:
         return None  # registerCapability, workDoneProgress/create, showMessageRequest, ...
 
     def _on_notify(self, method: str, params: Any) -> None:
+        if method == lsp.WINDOW_LOG_MESSAGE and isinstance(params, dict):
+            if _PROJECT_LOADED.search(str(params.get("message", ""))):
+                self.project_loaded.set()
+            return
         if method != lsp.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS:
             return
         published = CONVERTER.structure(params, lsp.PublishDiagnosticsParams)
@@ -328,7 +341,11 @@ class LanguageServer:
         """Send an LSP request (params: an lsprotocol object) and return the typed result."""
         conn = self.ensure_started()
         self.last_used = time.monotonic()
-        reply = conn.request(method, CONVERTER.unstructure(params), timeout_s)
+        deadline = time.monotonic() + timeout_s
+        if method in _WORKSPACE_WIDE:
+            self.project_loaded.wait(timeout_s)
+        left = max(0.5, deadline - time.monotonic())
+        reply = conn.request(method, CONVERTER.unstructure(params), left)
         if "error" in reply:
             error = reply["error"]
             raise ServerFailed(f"{method} failed: {error.get('message', error)}")
