@@ -13,20 +13,25 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from openmono_worker.codeintel import codeintel_settings
-from openmono_worker.codeintel._baseline import compare, load_baseline, save_baseline
-from openmono_worker.codeintel._pycheck import Finding, file_findings, workspace_findings
-from openmono_worker.codeintel._pyindex import PyIndex, index_for
-from openmono_worker.codeintel._pyqueries import (
+from openmono_worker.codeintel import (
+    Finding,
+    PyIndex,
+    Symbol,
     blast_radius,
     callers,
+    codeintel_settings,
+    compare,
+    file_findings,
     find_references,
     get_symbol,
+    index_for,
+    load_baseline,
     overview,
+    save_baseline,
     search,
     type_hierarchy,
+    workspace_findings,
 )
-from openmono_worker.codeintel._pyscan import Symbol
 from openmono_worker.errors import ToolError
 from openmono_worker.tools._base import Tool, ToolContext, ToolOutcome
 

@@ -20,12 +20,15 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from openmono_worker.codeintel import (
     LanguageServer,
+    Lines,
     ServerFailed,
     codeintel_settings,
+    format_diagnostic,
+    from_utf16,
+    one_line,
     server_for,
+    to_utf16,
 )
-from openmono_worker.codeintel._format import format_diagnostic, one_line
-from openmono_worker.codeintel._positions import Lines, from_utf16, to_utf16
 from openmono_worker.errors import ToolError
 from openmono_worker.tools._base import Tool, ToolContext, ToolOutcome
 
