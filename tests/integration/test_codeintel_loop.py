@@ -67,8 +67,11 @@ def tool_results(llm: ScriptedLLM) -> list[str]:
 async def test_a_write_that_breaks_the_code_gets_the_new_error_back(
     scripted_llm: Callable[..., ScriptedLLM], open_with: OpenAgent, ws: Path
 ) -> None:
-    (ws / "notes.py").write_text("def old() -> int:\n    return already_missing\n")
-    broken = "def old() -> int:\n    return already_missing\n\n\ndef new() -> int:\n    return spam + 1\n"
+    (ws / "notes.py").write_text(
+        "def old() -> int:\n    return already_missing\n"
+    )  # broken already
+    old = "def old() -> int:\n    return already_missing\n"
+    broken = old + "\n\ndef new() -> int:\n    return spam + 1\n"
     llm = scripted_llm(
         [
             Turn(tool_calls=[Call("FileWrite", {"file_path": "notes.py", "content": broken})]),
