@@ -101,6 +101,10 @@ def workspace_findings(
             venv = workspace / ".venv"
             settings: dict[str, object] = {
                 "include": [str(workspace)],
+                # imports resolve from the workspace (and a src/ layout), not from this temp dir
+                "executionEnvironments": [
+                    {"root": str(workspace), "extraPaths": [str(workspace / "src")]}
+                ],
                 "exclude": ["**/node_modules", "**/__pycache__", "**/.*"],
                 "typeCheckingMode": "standard",
             }
