@@ -110,6 +110,12 @@ def main() -> None:
             "CodeIntel", operation="find-references", symbol="openmono_worker.runner.run_tool"
         )
         show("CodeIntel find-references run_tool, warm", timed(run_refs, WARM_N), grep)
+        edited = ws / "services/worker/src/openmono_worker/workspace.py"
+
+        def touch_body() -> None:  # a body-only edit: one file rescanned, re-resolved
+            edited.write_text(edited.read_text() + "\n# bench\n")
+
+        show("CodeIntel find-references, after an edit", timed(refs, WARM_N, touch_body), grep)
         blast = op("CodeIntel", operation="blast-radius", symbol="openmono_worker.errors.ToolError")
         show("CodeIntel blast-radius ToolError, cold", timed(blast, COLD_N, fresh_index), grep)
         show("CodeIntel blast-radius ToolError, warm", timed(blast, WARM_N), grep)

@@ -116,13 +116,18 @@ def test_refresh_rescans_only_what_changed(index: PyIndex) -> None:
     scans = index.scans
     assert scans == 4 and index.refresh() == 0 and index.scans == scans
     report = index.workspace / "geometry" / "report.py"
+    builds = index.full_builds
+    # a body-only edit re-resolves just that file; a new top-level name re-resolves everything
+    report.write_text(report.read_text().replace("scale(side)", "scale(side, 3.0)"))
+    assert index.refresh() == 1 and index.full_builds == builds
+    assert "geometry/report.py:12" in spots(index, "geometry.core.scale")
     report.write_text(report.read_text() + "\n\nHALF = scale(0.5)\n")
-    assert index.refresh() == 1 and index.scans == scans + 1
+    assert index.refresh() == 1 and index.scans == scans + 2 and index.full_builds == builds + 1
     assert "geometry/report.py:19" in spots(index, "geometry.core.scale")
     # a new mtime with the same bytes is not a change (hash compared)
     st = report.stat()
     os.utime(report, ns=(st.st_atime_ns, st.st_mtime_ns + 10_000_000))
-    assert index.refresh() == 0 and index.scans == scans + 1
+    assert index.refresh() == 0 and index.scans == scans + 2
     (index.workspace / "geometry" / "cli.py").unlink()
     assert index.refresh() == 1
     assert spots(index, "geometry.report.summary") == set()

@@ -83,12 +83,17 @@ class PyIndex:
         self.unresolved_attrs: dict[str, list[Use]] = {}
         self.subclasses: dict[str, list[str]] = {}
         self.bases: dict[str, list[str]] = {}
+        # per file: what its references resolved to, and the interface they were resolved against
+        self._resolved: dict[str, tuple[list[tuple[str, Use]], list[tuple[str, Use]]]] = {}
+        self._interfaces: dict[str, object] = {}
+        self.full_builds = 0
 
     # -- scanning -----------------------------------------------------------------------------
 
     def refresh(self) -> int:
         """Rescan what changed; returns how many files were (re)scanned or dropped."""
         changed = 0
+        touched: set[str] = set()
         seen: set[Path] = set()
         for path in python_files(self.workspace):
             seen.add(path)
@@ -115,11 +120,12 @@ class PyIndex:
             self._entries[path] = _Entry(st.st_mtime_ns, st.st_size, digest, facts)
             self.scans += 1
             changed += 1
+            touched.add(rel)
         for gone in set(self._entries) - seen:
-            del self._entries[gone]
+            touched.add(self._entries.pop(gone).facts.file)
             changed += 1
         if changed or not self.modules:
-            self._build()
+            self._build(touched)
         return changed
 
     def files(self) -> list[FileFacts]:
@@ -127,7 +133,19 @@ class PyIndex:
 
     # -- cross-file tables ---------------------------------------------------------------------
 
-    def _build(self) -> None:
+    @staticmethod
+    def _interface(facts: FileFacts) -> object:
+        """What other files' references resolve against: names, kinds, bases, bindings."""
+        names = tuple((s.qname, s.kind, s.bases) for s in facts.symbols)
+        return (
+            facts.module,
+            names,
+            tuple(sorted(facts.bindings.items())),
+            tuple(facts.star_imports),
+        )
+
+    def _build(self, changed: set[str]) -> None:
+        """Rebuild the tables; re-resolve only the changed files when no interface moved."""
         self.symbols, self.by_name, self.modules = {}, defaultdict(list), {}
         for facts in self.files():
             if facts.module in self.modules:
@@ -136,6 +154,28 @@ class PyIndex:
             for sym in facts.symbols:
                 self.symbols.setdefault(sym.qname, sym)
                 self.by_name[sym.name].append(sym)
+        interfaces = {f.file: self._interface(f) for f in self.modules.values()}
+        same = set(interfaces) == set(self._interfaces) and all(
+            interfaces[f] == self._interfaces.get(f) for f in changed if f in interfaces
+        )
+        self._interfaces = interfaces
+        if not same or not self._resolved:
+            self._resolve_all()
+        else:
+            for facts in self.modules.values():
+                if facts.file in changed:
+                    self._resolved[facts.file] = self._resolve_file(facts)
+        uses: dict[str, list[Use]] = defaultdict(list)
+        unresolved: dict[str, list[Use]] = defaultdict(list)
+        for found, unknown in self._resolved.values():
+            for qname, use in found:
+                uses[qname].append(use)
+            for attr, use in unknown:
+                unresolved[attr].append(use)
+        self.uses, self.unresolved_attrs = dict(uses), dict(unresolved)
+
+    def _resolve_all(self) -> None:
+        self.full_builds += 1
         self.bases, self.subclasses = {}, defaultdict(list)
         for sym in self.symbols.values():
             if sym.kind != "class":
@@ -149,22 +189,25 @@ class PyIndex:
             self.bases[sym.qname] = resolved
             for base in resolved:
                 self.subclasses[base].append(sym.qname)
-        uses: dict[str, list[Use]] = defaultdict(list)
-        unresolved: dict[str, list[Use]] = defaultdict(list)
-        for facts in self.modules.values():
-            for ref in facts.refs:
-                touched = self._resolve(facts, ref.head_kind, ref.head, ref.rest)
-                for i, (qname, (line, col)) in enumerate(zip(touched, ref.spots, strict=False)):
-                    if i == 0 and ref.head_kind == "self":
-                        continue  # `self.x` uses x, not the class
-                    uses[qname].append(Use(facts.file, line, col, ref.scope, ref.kind))
-                if len(touched) < len(ref.rest) + 1 and ref.rest:
-                    line, col = (
-                        ref.spots[len(touched)] if len(touched) < len(ref.spots) else ref.spots[-1]
-                    )
-                    attr = ref.rest[max(0, len(touched) - 1)] if touched else ref.rest[-1]
-                    unresolved[attr].append(Use(facts.file, line, col, ref.scope, ref.kind))
-        self.uses, self.unresolved_attrs = dict(uses), dict(unresolved)
+        self._resolved = {f.file: self._resolve_file(f) for f in self.modules.values()}
+
+    def _resolve_file(
+        self, facts: FileFacts
+    ) -> tuple[list[tuple[str, Use]], list[tuple[str, Use]]]:
+        found: list[tuple[str, Use]] = []
+        unknown: list[tuple[str, Use]] = []
+        for ref in facts.refs:
+            touched = self._resolve(facts, ref.head_kind, ref.head, ref.rest)
+            for i, (qname, (line, col)) in enumerate(zip(touched, ref.spots, strict=False)):
+                if i == 0 and ref.head_kind == "self":
+                    continue  # `self.x` uses x, not the class
+                found.append((qname, Use(facts.file, line, col, ref.scope, ref.kind)))
+            # attributes past what resolved are on objects of unknown type (head = component 0)
+            first = max(len(touched), 1)
+            for i in range(first, len(ref.rest) + 1):
+                line, col = ref.spots[i] if i < len(ref.spots) else ref.spots[-1]
+                unknown.append((ref.rest[i - 1], Use(facts.file, line, col, ref.scope, ref.kind)))
+        return found, unknown
 
     def _module_of(self, qname: str) -> str | None:
         sym = self.symbols.get(qname)
