@@ -16,8 +16,11 @@ from openmono_worker.codeintel import (
     PyIndex,
     blast_radius,
     compare,
+    forget_indexes,
+    index_for,
     module_name,
     new_errors,
+    save_index,
     type_hierarchy,
 )
 
@@ -171,3 +174,23 @@ def test_baseline_comparison_by_counts() -> None:
     moved = Finding("m.py", 4, 1, "error", "bad", "rule")
     new, fixed = compare([a, b], [moved, a])
     assert new == [a] and fixed == [b]
+
+
+def test_the_disk_copy_starts_a_new_process_warm(tmp_path: Path) -> None:
+    root = tmp_path / "ws"
+    shutil.copytree(FIXTURE, root)
+    ws, cache = root.resolve(), tmp_path / "cache"
+    first = index_for(ws, cache)
+    assert first.refresh() == 4
+    save_index(first, cache)
+    forget_indexes()
+    second = index_for(ws, cache)
+    assert second is not first
+    assert second.refresh() == 0 and second.scans == 0  # nothing parsed again
+    assert spots(second, "geometry.core.scale") == spots(first, "geometry.core.scale")
+    # a torn copy is ignored: the index is rebuilt from the files
+    next(cache.iterdir()).write_bytes(b"not a pickle")
+    forget_indexes()
+    third = index_for(ws, cache)
+    assert third.refresh() == 4 and third.scans == 4
+    forget_indexes()

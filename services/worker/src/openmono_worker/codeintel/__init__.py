@@ -24,7 +24,7 @@ from openmono_worker.codeintel._languages import LANGUAGES, Language, language_o
 from openmono_worker.codeintel._pool import running_servers, server_for, stop_servers
 from openmono_worker.codeintel._positions import Lines, from_utf16, to_utf16
 from openmono_worker.codeintel._pycheck import Finding, file_findings, workspace_findings
-from openmono_worker.codeintel._pyindex import PyIndex, Use, index_for, module_name
+from openmono_worker.codeintel._pyindex import PyIndex, Use, module_name
 from openmono_worker.codeintel._pyqueries import (
     blast_radius,
     callers,
@@ -35,6 +35,7 @@ from openmono_worker.codeintel._pyqueries import (
     type_hierarchy,
 )
 from openmono_worker.codeintel._pyscan import FileFacts, Symbol, scan_source
+from openmono_worker.codeintel._pystore import forget_indexes, index_for, save_index
 from openmono_worker.codeintel._server import Diagnostics, LanguageServer
 from openmono_worker.codeintel._settings import CodeIntelSettings, codeintel_settings
 
@@ -62,6 +63,7 @@ __all__ = [
     "edit_diagnostics",
     "file_findings",
     "find_references",
+    "forget_indexes",
     "format_diagnostic",
     "from_utf16",
     "get_symbol",
@@ -74,6 +76,7 @@ __all__ = [
     "overview",
     "running_servers",
     "save_baseline",
+    "save_index",
     "scan_source",
     "search",
     "server_for",

@@ -128,6 +128,14 @@ class PyIndex:
             self._build(touched)
         return changed
 
+    def entries(self) -> dict[Path, _Entry]:
+        """The scanned files (for the disk cache)."""
+        return self._entries
+
+    def adopt(self, entries: dict[Path, _Entry]) -> None:
+        """Start from previously scanned files (the disk cache); `refresh` checks each one."""
+        self._entries = dict(entries)
+
     def files(self) -> list[FileFacts]:
         return [e.facts for _, e in sorted(self._entries.items())]
 
@@ -303,20 +311,3 @@ class PyIndex:
 
     def enclosing(self, scope: str) -> Symbol | None:
         return self.symbols.get(scope)
-
-
-_indexes: dict[Path, PyIndex] = {}
-_indexes_lock = threading.Lock()
-_MAX_INDEXES = 8
-
-
-def index_for(workspace: Path) -> PyIndex:
-    """The process's index of `workspace`, refreshed (callers hold `index.lock` while querying)."""
-    with _indexes_lock:
-        index = _indexes.get(workspace)
-        if index is None:
-            if len(_indexes) >= _MAX_INDEXES:
-                _indexes.pop(next(iter(_indexes)))
-            index = PyIndex(workspace)
-            _indexes[workspace] = index
-    return index

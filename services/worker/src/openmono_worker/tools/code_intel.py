@@ -1,10 +1,11 @@
 """CodeIntel: what Python code defines and what depends on what, from a workspace index.
 
-Read-only. The index (see `openmono_worker.codeintel._pyindex`) is built on the first call and
-kept per workspace in the process that runs the tool; each call rescans only the files whose
-size, mtime and hash changed, so after an edit the answer is about the code as it is now.
-Diagnostics come from basedpyright: the language server for one file, its CLI for the whole
-workspace; `capture-baseline` stores them so later `diagnostics` calls report only the change.
+Read-only. The index (see `openmono_worker.codeintel`) is built on the first call and kept per
+workspace in the process that runs the tool, with a copy in the data dir for the next process;
+each call rescans only the files whose size, mtime and hash changed, so after an edit the answer
+is about the code as it is now. Diagnostics come from basedpyright: the language server for one
+file, its CLI for the whole workspace; `capture-baseline` stores them so later `diagnostics`
+calls report only the change.
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ from openmono_worker.codeintel import (
     load_baseline,
     overview,
     save_baseline,
+    save_index,
     search,
     type_hierarchy,
     workspace_findings,
@@ -108,9 +110,11 @@ class CodeIntel(Tool[Params]):
             raise ToolError(f"{op} needs a symbol")
         if op in ("diagnostics", "capture-baseline"):
             return self._diagnostics(op, file, ctx)
-        index = index_for(ctx.workspace)
+        cache_dir = ctx.settings.data_dir / "codeintel" / "index"
+        index = index_for(ctx.workspace, cache_dir)
         with index.lock:
-            index.refresh()
+            if index.refresh():
+                save_index(index, cache_dir)
             ctx.check_cancelled()
             if op == "search":
                 return ToolOutcome(search(index, params.symbol or ""))
