@@ -69,6 +69,15 @@ def test_lsp_answers_on_the_fixture(bench: ToolBench) -> None:
     assert res.ok and res.output == "geometry/core.py: no errors or warnings"
 
 
+def test_changes_made_behind_the_servers_back_are_seen(bench: ToolBench) -> None:
+    res = bench.call("Lsp", action="diagnostics", file_path="geometry/report.py")
+    assert res.ok and res.output == "geometry/report.py: no errors or warnings", res.output
+    core = bench.ws / "geometry" / "core.py"  # changed the way Bash or git would
+    core.write_text(core.read_text().replace("def scale(", "def rescale("))
+    res = bench.call("Lsp", action="diagnostics", file_path="geometry/report.py")
+    assert res.ok and '"scale" is unknown import symbol' in res.output, res.output
+
+
 def test_file_edit_and_apply_patch_report_new_errors(bench: ToolBench) -> None:
     res = bench.call(
         "FileEdit",

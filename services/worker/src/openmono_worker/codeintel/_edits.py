@@ -94,6 +94,7 @@ def _before(server: LanguageServer, path: Path, deadline: float) -> Diagnostics 
     text = path.read_text(encoding="utf-8", errors="replace") if path.is_file() else None
     if text is None:
         return Diagnostics(0, ())  # a new file had no errors
+    server.notice_changes()
     return _analyse(server, path, text, max(0.0, deadline - time.monotonic()))
 
 

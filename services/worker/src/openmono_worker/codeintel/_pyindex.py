@@ -20,10 +20,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from openmono_worker.codeintel._pyscan import FileFacts, HeadKind, Symbol, scan_source
+from openmono_worker.codeintel._watch import walk_sources
 
-_SKIP_DIRS = frozenset(
-    {"node_modules", "__pycache__", "site-packages", "venv", "env", "build", "dist"}
-)
 _MAX_FILE_BYTES = 2 * 1024 * 1024
 _MAX_HOPS = 20
 
@@ -61,11 +59,7 @@ def module_name(path: Path, workspace: Path) -> tuple[str, bool]:
 
 
 def python_files(workspace: Path) -> list[Path]:
-    found: list[Path] = []
-    for root, dirs, files in os.walk(workspace):
-        dirs[:] = sorted(d for d in dirs if not d.startswith(".") and d not in _SKIP_DIRS)
-        found.extend(Path(root, f) for f in sorted(files) if f.endswith((".py", ".pyi")))
-    return found
+    return walk_sources(workspace, (".py", ".pyi"))
 
 
 class PyIndex:

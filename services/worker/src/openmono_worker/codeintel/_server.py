@@ -7,6 +7,8 @@ A server found dead is started again on the next use, its open documents forgott
 synced again from disk); more than a few crashes in a minute and it is given up on for a while.
 
 Documents are synced with full-text changes: files are small and tools rewrite them whole anyway.
+Diagnostics are pulled (`textDocument/diagnostic`, LSP 3.17: the answer is about the server's
+current view, changes on disk included) where the server answers that; otherwise the pushed
 `publishDiagnostics` are kept per document with the version they describe, so a caller can wait
 for the diagnostics of exactly the text it synced.
 """
@@ -35,6 +37,7 @@ from lsprotocol.converters import get_converter
 from openmono_worker.codeintel._errors import RequestTimedOut, ServerFailed
 from openmono_worker.codeintel._jsonrpc import Connection
 from openmono_worker.codeintel._languages import Language, language_id_for
+from openmono_worker.codeintel._watch import Snapshot
 
 log = logging.getLogger(__name__)
 
@@ -44,6 +47,7 @@ _STOP_GRACE_S = 2.0
 _CRASH_WINDOW_S = 60.0
 _MAX_CRASHES = 4
 _PR_SET_PDEATHSIG = 1
+_METHOD_NOT_FOUND = -32601
 # Pyright logs this when it has enumerated the workspace; before that, references are partial.
 _PROJECT_LOADED = re.compile(r"Found \d+ source files?|No source files found")
 # Requests whose answer spans the workspace, so they wait for the project to be loaded.
@@ -53,10 +57,19 @@ _WORKSPACE_WIDE = frozenset({"textDocument/references", "workspace/symbol"})
 _SPAWNER = ThreadPoolExecutor(max_workers=1, thread_name_prefix="lsp-spawn")
 
 
+def _find_prctl() -> Any:
+    with contextlib.suppress(OSError, AttributeError):
+        return ctypes.CDLL(None, use_errno=True).prctl
+    return None
+
+
+# Looked up here, not in the child: between fork and exec only async-signal-safe work is wise.
+_PRCTL = _find_prctl() if sys.platform == "linux" else None
+
+
 def _die_with_parent() -> None:  # runs in the child between fork and exec
-    with contextlib.suppress(Exception):
-        libc = ctypes.CDLL(None, use_errno=True)
-        libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
+    if _PRCTL is not None:
+        _PRCTL(_PR_SET_PDEATHSIG, signal.SIGKILL)
 
 
 def _spawn(argv: list[str], cwd: Path) -> subprocess.Popen[bytes]:
@@ -67,7 +80,7 @@ def _spawn(argv: list[str], cwd: Path) -> subprocess.Popen[bytes]:
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         start_new_session=True,
-        preexec_fn=_die_with_parent if sys.platform == "linux" else None,
+        preexec_fn=_die_with_parent if _PRCTL is not None else None,
     )
 
 
@@ -114,6 +127,8 @@ class LanguageServer:
         self._stderr: deque[str] = deque(maxlen=20)
         self.capabilities: lsp.ServerCapabilities | None = None
         self.project_loaded = threading.Event()
+        self._snapshot: Snapshot | None = None
+        self._pull: bool | None = None  # does it answer textDocument/diagnostic? (None: untried)
         self.last_used = time.monotonic()
 
     # -- lifecycle --------------------------------------------------------------------------
@@ -183,6 +198,7 @@ class LanguageServer:
             self.project_loaded.set()  # only pyright tells us; others answer as they can
         conn.notify("initialized", {})
         conn.notify("workspace/didChangeConfiguration", {"settings": self._settings()})
+        self._snapshot = Snapshot(self.workspace, self.language.extensions)
         return conn
 
     def _initialize_params(self) -> Any:
@@ -315,7 +331,33 @@ class LanguageServer:
             return doc.version
 
     def sync_from_disk(self, path: Path) -> int:
+        """Sync `path` from disk, after telling the server what else changed on disk."""
+        self.notice_changes()
         return self.sync(path, path.read_text(encoding="utf-8", errors="replace"))
+
+    def notice_changes(self) -> int:
+        """Report files changed behind our back (see `_watch.py`); returns how many."""
+        conn = self.ensure_started()
+        with self._lock:
+            changes = self._snapshot.changes() if self._snapshot is not None else []
+            if not changes:
+                return 0
+            events = [lsp.FileEvent(uri=p.as_uri(), type=kind) for p, kind in changes]
+            params = lsp.DidChangeWatchedFilesParams(changes=events)
+            conn.notify("workspace/didChangeWatchedFiles", CONVERTER.unstructure(params))
+            for path, kind in changes:
+                uri = path.as_uri()
+                if uri not in self._docs:
+                    continue
+                if kind == lsp.FileChangeType.Deleted:
+                    del self._docs[uri]
+                    close = lsp.DidCloseTextDocumentParams(
+                        text_document=lsp.TextDocumentIdentifier(uri=uri)
+                    )
+                    conn.notify("textDocument/didClose", CONVERTER.unstructure(close))
+                else:
+                    self.sync(path, path.read_text(encoding="utf-8", errors="replace"))
+            return len(changes)
 
     def synced_text(self, path: Path) -> str | None:
         doc = self._docs.get(path.as_uri())
@@ -323,6 +365,10 @@ class LanguageServer:
 
     def diagnostics(self, path: Path, version: int, timeout_s: float) -> Diagnostics | None:
         """The diagnostics of `version` of `path` (or a later one), waiting up to `timeout_s`."""
+        if self._pull is not False:
+            pulled = self._pull_diagnostics(path, version, timeout_s)
+            if self._pull:
+                return pulled
         uri = path.as_uri()
         deadline = time.monotonic() + timeout_s
         with self._diag_cond:
@@ -334,6 +380,24 @@ class LanguageServer:
                 if left <= 0 or not self.alive():
                     return None
                 self._diag_cond.wait(min(left, 0.5))
+
+    def _pull_diagnostics(self, path: Path, version: int, timeout_s: float) -> Diagnostics | None:
+        conn = self.ensure_started()
+        params = {"textDocument": {"uri": path.as_uri()}}
+        try:
+            reply = conn.request("textDocument/diagnostic", params, timeout_s)
+        except RequestTimedOut:
+            return None
+        result = reply.get("result")
+        error = reply.get("error")
+        if isinstance(error, dict) and error.get("code") != _METHOD_NOT_FOUND:
+            return None  # a failure of this request, not a missing feature
+        if error is not None or not isinstance(result, dict) or result.get("kind") != "full":
+            self._pull = False  # not supported (or not as we ask it): wait for pushes instead
+            return None
+        self._pull = True
+        items = [CONVERTER.structure(item, lsp.Diagnostic) for item in result.get("items", [])]
+        return Diagnostics(version, tuple(items))
 
     # -- requests ----------------------------------------------------------------------------
 
