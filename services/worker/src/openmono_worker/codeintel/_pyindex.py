@@ -73,12 +73,11 @@ class PyIndex:
         self.symbols: dict[str, Symbol] = {}
         self.by_name: dict[str, list[Symbol]] = {}
         self.modules: dict[str, FileFacts] = {}
-        self.uses: dict[str, list[Use]] = {}
-        self.unresolved_attrs: dict[str, list[Use]] = {}
         self.subclasses: dict[str, list[str]] = {}
         self.bases: dict[str, list[str]] = {}
         # per file: what its references resolved to, and the interface they were resolved against
-        self._resolved: dict[str, tuple[list[tuple[str, Use]], list[tuple[str, Use]]]] = {}
+        # (queries gather from these per file: an edit then costs one file, not a merge of all)
+        self._resolved: dict[str, tuple[dict[str, list[Use]], dict[str, list[Use]]]] = {}
         self._interfaces: dict[str, object] = {}
         self.full_builds = 0
 
@@ -156,25 +155,24 @@ class PyIndex:
             for sym in facts.symbols:
                 self.symbols.setdefault(sym.qname, sym)
                 self.by_name[sym.name].append(sym)
-        interfaces = {f.file: self._interface(f) for f in self.modules.values()}
-        same = set(interfaces) == set(self._interfaces) and all(
-            interfaces[f] == self._interfaces.get(f) for f in changed if f in interfaces
-        )
-        self._interfaces = interfaces
+        by_file = {f.file: f for f in self.modules.values()}
+        before = self._interfaces
+        if not before or len(changed) > len(by_file) // 2:
+            self._interfaces = {f: self._interface(facts) for f, facts in by_file.items()}
+        else:
+            self._interfaces = dict(before)
+            for f in changed:
+                if f in by_file:
+                    self._interfaces[f] = self._interface(by_file[f])
+                else:
+                    self._interfaces.pop(f, None)
+        same = bool(before) and all(self._interfaces.get(f) == before.get(f) for f in changed)
         if not same or not self._resolved:
             self._resolve_all()
         else:
-            for facts in self.modules.values():
-                if facts.file in changed:
-                    self._resolved[facts.file] = self._resolve_file(facts)
-        uses: dict[str, list[Use]] = defaultdict(list)
-        unresolved: dict[str, list[Use]] = defaultdict(list)
-        for found, unknown in self._resolved.values():
-            for qname, use in found:
-                uses[qname].append(use)
-            for attr, use in unknown:
-                unresolved[attr].append(use)
-        self.uses, self.unresolved_attrs = dict(uses), dict(unresolved)
+            for f in changed:
+                if f in by_file:  # (not: a second file with a module name already taken)
+                    self._resolved[f] = self._resolve_file(by_file[f])
 
     def _resolve_all(self) -> None:
         self.full_builds += 1
@@ -193,23 +191,21 @@ class PyIndex:
                 self.subclasses[base].append(sym.qname)
         self._resolved = {f.file: self._resolve_file(f) for f in self.modules.values()}
 
-    def _resolve_file(
-        self, facts: FileFacts
-    ) -> tuple[list[tuple[str, Use]], list[tuple[str, Use]]]:
-        found: list[tuple[str, Use]] = []
-        unknown: list[tuple[str, Use]] = []
+    def _resolve_file(self, facts: FileFacts) -> tuple[dict[str, list[Use]], dict[str, list[Use]]]:
+        found: dict[str, list[Use]] = defaultdict(list)
+        unknown: dict[str, list[Use]] = defaultdict(list)
         for ref in facts.refs:
             touched = self._resolve(facts, ref.head_kind, ref.head, ref.rest)
             for i, (qname, (line, col)) in enumerate(zip(touched, ref.spots, strict=False)):
                 if i == 0 and ref.head_kind == "self":
                     continue  # `self.x` uses x, not the class
-                found.append((qname, Use(facts.file, line, col, ref.scope, ref.kind)))
+                found[qname].append(Use(facts.file, line, col, ref.scope, ref.kind))
             # attributes past what resolved are on objects of unknown type (head = component 0)
             first = max(len(touched), 1)
             for i in range(first, len(ref.rest) + 1):
                 line, col = ref.spots[i] if i < len(ref.spots) else ref.spots[-1]
-                unknown.append((ref.rest[i - 1], Use(facts.file, line, col, ref.scope, ref.kind)))
-        return found, unknown
+                unknown[ref.rest[i - 1]].append(Use(facts.file, line, col, ref.scope, ref.kind))
+        return dict(found), dict(unknown)
 
     def _module_of(self, qname: str) -> str | None:
         sym = self.symbols.get(qname)
@@ -301,7 +297,13 @@ class PyIndex:
         return [s for s in pool if s.qname.startswith(prefix)]
 
     def references(self, qname: str) -> list[Use]:
-        return sorted(set(self.uses.get(qname, [])), key=lambda u: (u.file, u.line, u.col))
+        found = {u for uses, _ in self._resolved.values() for u in uses.get(qname, ())}
+        return sorted(found, key=lambda u: (u.file, u.line, u.col))
+
+    def unresolved(self, attr: str) -> list[Use]:
+        """Uses of `.attr` on objects of unknown type (a local, a call's result, ...)."""
+        found = {u for _, unknown in self._resolved.values() for u in unknown.get(attr, ())}
+        return sorted(found, key=lambda u: (u.file, u.line, u.col))
 
     def enclosing(self, scope: str) -> Symbol | None:
         return self.symbols.get(scope)

@@ -39,7 +39,7 @@ def _possible(ix: PyIndex, sym: Symbol, exclude: set[tuple[str, int]]) -> list[s
     """Uses of `.name` on receivers of unknown type (methods and attributes only)."""
     if sym.kind not in ("method", "attribute"):
         return []
-    extra = [u for u in ix.unresolved_attrs.get(sym.name, []) if (u.file, u.line) not in exclude]
+    extra = [u for u in ix.unresolved(sym.name) if (u.file, u.line) not in exclude]
     if not extra:
         return []
     shown = sorted({(u.file, u.line) for u in extra})

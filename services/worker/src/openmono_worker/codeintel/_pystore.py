@@ -16,6 +16,7 @@ import os
 import pickle
 import tempfile
 import threading
+import time
 from pathlib import Path
 
 from openmono_worker.codeintel import _pyscan
@@ -49,8 +50,19 @@ def _load(index: PyIndex, path: Path) -> None:
         index.adopt(stored["entries"])
 
 
-def save_index(index: PyIndex, cache_dir: Path) -> None:
-    """Write the index's file facts to disk (atomically); failures only cost the next cold start."""
+_SAVE_EVERY_S = 30.0
+_saved_at: dict[Path, float] = {}
+
+
+def save_index(index: PyIndex, cache_dir: Path, *, force: bool = False) -> None:
+    """Write the index's file facts to disk (atomically), at most every `_SAVE_EVERY_S`: a copy
+    that is a little behind costs the next process a rescan of the files edited since, nothing
+    more. Failures only cost the next cold start."""
+    now = time.monotonic()
+    last = _saved_at.get(index.workspace)
+    if not force and last is not None and now - last < _SAVE_EVERY_S:
+        return
+    _saved_at[index.workspace] = now
     data = pickle.dumps({"schema": _SCHEMA, "entries": index.entries()}, pickle.HIGHEST_PROTOCOL)
     with contextlib.suppress(OSError):
         cache_dir.mkdir(parents=True, exist_ok=True)
