@@ -161,7 +161,8 @@ def main() -> None:
                 if (
                     path.suffix == ".py"
                     and state["broken"]
-                    and "undefined_probe" not in res.output.split("New errors", 1)[-1]
+                    and '"undefined_probe" is not defined'
+                    not in res.output.partition("New errors")[2]
                 ):
                     raise SystemExit(f"the edit's result lacks the new error: {res.output[-300:]}")
                 return res
@@ -169,9 +170,9 @@ def main() -> None:
             return edit
 
         def reset() -> None:
-            fresh_server()
             if state["broken"]:  # start each cold sample from the clean text
                 flip(target)()
+            fresh_server()  # then a new server: the sample pays its start
 
         base = timed(flip(text_twin), WARM_N)
         show("baseline FileEdit of a .txt file", base)

@@ -137,6 +137,16 @@ def test_refresh_rescans_only_what_changed(index: PyIndex) -> None:
     assert "geometry.cli" not in index.modules
 
 
+def test_links_out_of_the_workspace_are_not_indexed(index: PyIndex, tmp_path: Path) -> None:
+    secret = tmp_path / "secret.py"
+    secret.write_text("def hidden() -> None: ...\n")
+    (index.workspace / "geometry" / "leak.py").symlink_to(secret)
+    (index.workspace / "geometry" / "alias.py").symlink_to(index.workspace / "geometry" / "cli.py")
+    index.refresh()
+    assert index.find("hidden") == []
+    assert "geometry.alias" in index.modules  # a link that stays inside is an ordinary file
+
+
 def test_a_file_that_does_not_parse_is_kept_apart(index: PyIndex) -> None:
     (index.workspace / "geometry" / "broken.py").write_text("def oops(:\n")
     index.refresh()
@@ -187,6 +197,7 @@ def test_the_disk_copy_starts_a_new_process_warm(tmp_path: Path) -> None:
     second = index_for(ws, cache)
     assert second is not first
     assert second.refresh() == 0 and second.scans == 0  # nothing parsed again
+    assert second.full_builds == 0  # nor resolved again
     assert spots(second, "geometry.core.scale") == spots(first, "geometry.core.scale")
     # a torn copy is ignored: the index is rebuilt from the files
     next(cache.iterdir()).write_bytes(b"not a pickle")

@@ -18,6 +18,7 @@ import threading
 from collections import defaultdict
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from openmono_worker.codeintel._pyscan import FileFacts, HeadKind, Symbol, scan_source
 from openmono_worker.codeintel._watch import walk_sources
@@ -121,13 +122,23 @@ class PyIndex:
             self._build(touched)
         return changed
 
-    def entries(self) -> dict[Path, _Entry]:
-        """The scanned files (for the disk cache)."""
-        return self._entries
+    def state(self) -> dict[str, Any]:
+        """Scanned files and resolved references, as one consistent snapshot (the disk copy)."""
+        return {
+            "entries": self._entries,
+            "resolved": self._resolved,
+            "interfaces": self._interfaces,
+            "bases": self.bases,
+            "subclasses": dict(self.subclasses),
+        }
 
-    def adopt(self, entries: dict[Path, _Entry]) -> None:
-        """Start from previously scanned files (the disk cache); `refresh` checks each one."""
-        self._entries = dict(entries)
+    def adopt(self, state: dict[str, Any]) -> None:
+        """Start from a snapshot (the disk copy); `refresh` then checks every file against it."""
+        self._entries = dict(state["entries"])
+        self._resolved = dict(state["resolved"])
+        self._interfaces = dict(state["interfaces"])
+        self.bases = dict(state["bases"])
+        self.subclasses = defaultdict(list, state["subclasses"])
 
     def files(self) -> list[FileFacts]:
         return [e.facts for _, e in sorted(self._entries.items())]

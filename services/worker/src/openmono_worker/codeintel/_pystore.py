@@ -2,9 +2,10 @@
 
 The in-process index answers warm queries; the disk copy (under the data dir) makes a new
 process's first query cheap: it starts from the stored file facts and `refresh` rescans only the
-files whose size, mtime and hash moved since. The copy is a pickle: it is written only by this
-module into our own data dir, it is tagged with a hash of the scanner's source (a changed scanner
-never reads an old copy), and anything unreadable is ignored (the index is rebuilt).
+files whose size, mtime and hash moved since, and resolves references again only where that is
+needed. The copy is a pickle: it is written only by this module into our own data dir, it is
+tagged with a hash of the scanner's and the index's source (changed code never reads an old
+copy), and anything unreadable is ignored (the index is rebuilt).
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ import threading
 import time
 from pathlib import Path
 
-from openmono_worker.codeintel import _pyscan
+from openmono_worker.codeintel import _pyindex, _pyscan
 from openmono_worker.codeintel._pyindex import PyIndex
 
 log = logging.getLogger(__name__)
@@ -28,7 +29,9 @@ _MAX_INDEXES = 8
 _indexes: dict[Path, PyIndex] = {}
 _lock = threading.Lock()
 _SCHEMA = hashlib.blake2b(
-    Path(_pyscan.__file__).read_bytes() + Path(__file__).read_bytes(), digest_size=8
+    b"".join(Path(m.__file__ or "").read_bytes() for m in (_pyscan, _pyindex))
+    + Path(__file__).read_bytes(),
+    digest_size=8,
 ).hexdigest()
 
 
@@ -47,7 +50,7 @@ def _load(index: PyIndex, path: Path) -> None:
         log.info("ignoring the index cache %s: %s", path, exc)
         return
     if isinstance(stored, dict) and stored.get("schema") == _SCHEMA:
-        index.adopt(stored["entries"])
+        index.adopt(stored["state"])
 
 
 _SAVE_EVERY_S = 30.0
@@ -63,7 +66,7 @@ def save_index(index: PyIndex, cache_dir: Path, *, force: bool = False) -> None:
     if not force and last is not None and now - last < _SAVE_EVERY_S:
         return
     _saved_at[index.workspace] = now
-    data = pickle.dumps({"schema": _SCHEMA, "entries": index.entries()}, pickle.HIGHEST_PROTOCOL)
+    data = pickle.dumps({"schema": _SCHEMA, "state": index.state()}, pickle.HIGHEST_PROTOCOL)
     with contextlib.suppress(OSError):
         cache_dir.mkdir(parents=True, exist_ok=True)
         fd, tmp = tempfile.mkstemp(prefix=".index.", suffix=".tmp", dir=cache_dir)

@@ -22,14 +22,29 @@ _MAX_TRACKED = 20_000
 Stamp = tuple[int, int]
 
 
+def _inside(path: str, workspace: str) -> bool:
+    real = os.path.realpath(path)
+    return real == workspace or real.startswith(workspace + os.sep)
+
+
 def walk_sources(
     workspace: Path, suffixes: tuple[str, ...], limit: int | None = None
 ) -> list[Path]:
-    """Files under `workspace` ending in `suffixes`, hidden and vendored directories skipped."""
+    """Files under `workspace` ending in `suffixes`, hidden and vendored directories skipped.
+
+    Directory links are not followed (os.walk's default) and a file link that leads out of the
+    workspace is left out: the index must not read what FileRead would refuse."""
     found: list[Path] = []
+    root_s = os.fspath(workspace)
     for root, dirs, files in os.walk(workspace):
         dirs[:] = sorted(d for d in dirs if not d.startswith(".") and d not in SKIP_DIRS)
-        found.extend(Path(root, f) for f in sorted(files) if f.endswith(suffixes))
+        for name in sorted(files):
+            if not name.endswith(suffixes):
+                continue
+            full = Path(root, name)
+            if full.is_symlink() and not _inside(os.fspath(full), root_s):
+                continue
+            found.append(full)
         if limit is not None and len(found) > limit:
             break
     return found

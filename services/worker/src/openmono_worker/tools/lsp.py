@@ -163,9 +163,14 @@ class Lsp(Tool[Params]):
         for loc in ordered[:_MAX_LOCATIONS]:
             target = _uri_path(loc.uri)
             row = loc.range.start.line
-            source = lines.line(target, row)
+            try:  # the source line only where FileRead could read it too
+                ctx.resolve(str(target), read=True)
+                source = lines.line(target, row)
+            except ToolError:
+                source = ""
             col = from_utf16(source, loc.range.start.character) + 1
-            out.append(f"{ctx.show(target)}:{row + 1}:{col}: {one_line(source.strip(), 160)}")
+            text = f": {one_line(source.strip(), 160)}" if source else ""
+            out.append(f"{ctx.show(target)}:{row + 1}:{col}{text}")
         head = f"{len(locations)} {what}{'s' if len(locations) != 1 else ''}"
         if len(locations) > _MAX_LOCATIONS:
             head += f" (first {_MAX_LOCATIONS} shown)"
