@@ -63,7 +63,8 @@ def save_index(index: PyIndex, cache_dir: Path, *, force: bool = False) -> None:
     more. Failures only cost the next cold start."""
     now = time.monotonic()
     last = _saved_at.get(index.workspace)
-    if not force and last is not None and now - last < _SAVE_EVERY_S:
+    target = cache_path(cache_dir, index.workspace)
+    if not force and last is not None and now - last < _SAVE_EVERY_S and target.exists():
         return
     _saved_at[index.workspace] = now
     data = pickle.dumps({"schema": _SCHEMA, "state": index.state()}, pickle.HIGHEST_PROTOCOL)
@@ -73,7 +74,7 @@ def save_index(index: PyIndex, cache_dir: Path, *, force: bool = False) -> None:
         try:
             with os.fdopen(fd, "wb") as fh:
                 fh.write(data)
-            Path(tmp).replace(cache_path(cache_dir, index.workspace))
+            Path(tmp).replace(target)
         finally:
             with contextlib.suppress(OSError):
                 Path(tmp).unlink()
