@@ -387,7 +387,7 @@ def test_upstream_connections_are_never_reused(tmp_path: Path) -> None:
     reusing one turned a request into a 502 in bench/gateway.py: one connection per request."""
     env = gateway_env(tmp_path, api_key=KEY, listen=":8080", llama_upstream="127.0.0.1:7474")
     transports = _transports(_adapt(env))
-    assert len(transports) == 12  # (3 routes + 3 probes) x 2 listeners
+    assert len(transports) == 14  # (4 routes, /firecrawl included, + 3 probes) x 2 listeners
     for transport in transports:
         assert transport["keep_alive"] == {"enabled": False}
         assert transport["dial_timeout"] <= 5 * 10**9

@@ -147,11 +147,13 @@ def _register() -> None:
 def _register_agent() -> None:
     from openmono.cli.config_cmds import config
     from openmono.cli.doctor import doctor
+    from openmono.cli.playbook_cmds import playbook
     from openmono.cli.sessions_cmds import sessions
 
     main.add_command(sessions)
     main.add_command(config)
     main.add_command(doctor)
+    main.add_command(playbook)
 
 
 _register()

@@ -158,6 +158,7 @@ class Repl:
             self.settings = self.opts.settings()
 
     async def run(self) -> int:
+        from openmono.cli._playbook_slash import auto_trigger
         from openmono.cli._slash import run_command
 
         await self.ask_trust()
@@ -176,7 +177,7 @@ class Repl:
                     continue
                 if text.startswith("/"):
                     await run_command(self, text)
-                else:
+                elif not await auto_trigger(self, text):
                     await self.turn(text)
         finally:
             if self.agent is not None:

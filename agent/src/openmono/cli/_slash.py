@@ -10,6 +10,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from openmono.agent import open_model, probe_model
+from openmono.cli import _playbook_slash
 from openmono.permissions import MODES
 from openmono.sessions import SessionError, SessionStore
 
@@ -143,12 +144,13 @@ COMMANDS: dict[str, tuple[str, Handler]] = {
     "thinking": ("show the last reply's thinking", _thinking),
     "exit": ("leave (or Ctrl-D)", _exit),
 }
+COMMANDS.update(_playbook_slash.COMMANDS)
 
 
 async def run_command(repl: Repl, line: str) -> None:
     name, _, arg = line[1:].partition(" ")
     name = {"quit": "exit", "q": "exit", "?": "help"}.get(name, name)
-    entry = COMMANDS.get(name)
+    entry = COMMANDS.get(name) or _playbook_slash.fallback(repl, name)
     if entry is None:
         repl.console.print(f"[red]unknown command /{escape(name)}[/red] (try /help)")
         return

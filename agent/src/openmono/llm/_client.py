@@ -132,9 +132,12 @@ class OpenAICompatModel:
         *,
         max_tokens: int | None = None,
         temperature: float | None = None,
+        response_format: dict[str, Any] | None = None,
     ) -> AsyncGenerator[StreamEvent, None]:
         """Stream one assistant turn (see the module docstring for the steps)."""
         body = self._body(messages, tools, max_tokens, temperature)
+        if response_format is not None:
+            body["response_format"] = response_format
         s = self.settings
         attempt = 0
         while True:

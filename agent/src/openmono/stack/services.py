@@ -182,6 +182,22 @@ LLAMA = ServiceSpec(
     env=_llama_env,
 )
 
+
+def _scrape_env(ctx: Context) -> dict[str, str]:
+    s = ctx.settings
+    env: dict[str, str] = {}
+    if s.scrape_allow_cidrs:
+        env["SCRAPE_ALLOW_CIDRS"] = s.scrape_allow_cidrs
+    # the Firecrawl API's search asks SearXNG directly, not through the gateway
+    if s.search_enabled and s.searxng_upstream:
+        searxng = s.searxng_upstream.strip().rstrip("/")
+        env["SCRAPE_SEARXNG_URL"] = searxng if "://" in searxng else f"http://{searxng}"
+    # the scrape cache shares the broker's Redis (another database) when the stack runs one
+    if s.openmono_broker_url:
+        env["SCRAPE_CACHE_REDIS_URL"] = f"redis://{HOST}:{s.broker_port}/1"
+    return env
+
+
 SCRAPE = ServiceSpec(
     name="scrape",
     enabled=lambda s: s.scrape_enabled,
@@ -197,11 +213,7 @@ SCRAPE = ServiceSpec(
     port=lambda s: s.scrape_port,
     probe=lambda ctx: HttpProbe(f"http://{HOST}:{ctx.settings.scrape_port}/health"),
     start_timeout_s=60,
-    env=lambda ctx: (
-        {"SCRAPE_ALLOW_CIDRS": ctx.settings.scrape_allow_cidrs}
-        if ctx.settings.scrape_allow_cidrs
-        else {}
-    ),
+    env=_scrape_env,
 )
 
 GATEWAY = ServiceSpec(
