@@ -63,32 +63,22 @@ _MAX_FINDINGS = 200
 class Params(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
-    operation: Operation = Field(
-        description="overview (modules, classes, functions with signatures); find-references; "
-        "callers; type-hierarchy (bases/subclasses, or overrides of a method); blast-radius "
-        "(everything that depends on the symbol, transitively); get-symbol (its source); "
-        "search (symbols by name); diagnostics (type errors; only the change since a baseline "
-        "once one is captured); capture-baseline (record the current diagnostics)."
-    )
+    operation: Operation
     symbol: str | None = Field(
         default=None,
-        description="A name, plain (run_tool) or dotted (Class.method, package.module.func); "
-        "for search, part of a name.",
+        description="Plain or dotted name (Class.method, pkg.mod.func); for search, part of one.",
     )
-    file_path: str | None = Field(
-        default=None,
-        description="Restrict to one file (the symbol's file, the file to outline or check).",
-    )
+    file_path: str | None = Field(default=None, description="Limit to this file.")
 
 
 class CodeIntel(Tool[Params]):
     name = "CodeIntel"
     description = (
-        "Python code intelligence over the whole workspace: overview, find-references, callers, "
-        "type-hierarchy, blast-radius (what depends on a symbol, transitively), get-symbol "
-        "(source of one class/function), search (symbols by name), diagnostics and "
-        "capture-baseline (later diagnostics show only what changed). Faster and more exact "
-        "than grepping; results are file:line."
+        "Python code intelligence from a workspace index (answers as file:line; better than "
+        "grep). overview: modules, classes, signatures. find-references, callers, "
+        "type-hierarchy. blast-radius: what depends on symbol, transitively. get-symbol: its "
+        "source. search: symbols by name. diagnostics: type errors, only the change once "
+        "capture-baseline recorded them."
     )
     read_only = True
     concurrency_safe = True

@@ -41,19 +41,10 @@ _NEEDS_POSITION = ("hover", "definition", "references")
 class Params(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
-    action: Action = Field(
-        description="hover (type and docs), definition, references, symbols (outline of the "
-        "file), diagnostics (errors and warnings of the file)."
-    )
-    file_path: str = Field(
-        min_length=1, description="The file: absolute (inside the workspace) or relative to it."
-    )
-    line: int | None = Field(
-        default=None, ge=1, description="1-based line (hover, definition, references)."
-    )
-    character: int | None = Field(
-        default=None, ge=1, description="1-based column of the symbol on that line."
-    )
+    action: Action
+    file_path: str = Field(min_length=1, description="File in the workspace.")
+    line: int | None = Field(default=None, ge=1)
+    character: int | None = Field(default=None, ge=1)
 
 
 def _uri_path(uri: str) -> Path:
@@ -63,10 +54,8 @@ def _uri_path(uri: str) -> Path:
 class Lsp(Tool[Params]):
     name = "Lsp"
     description = (
-        "Ask the language server about code: hover (type/signature/docs at a position), "
-        "definition, references (every use), symbols (outline of a file), diagnostics (the "
-        "file's errors and warnings). line and character are 1-based. Python always; other "
-        "languages when their server is installed."
+        "Ask the file's language server: hover (type, docs), definition, references at "
+        "line/character (1-based); symbols (outline) or diagnostics of the file."
     )
     read_only = True
     concurrency_safe = True
