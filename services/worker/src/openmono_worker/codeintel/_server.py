@@ -124,7 +124,7 @@ class LanguageServer:
         self._diags: dict[str, Diagnostics] = {}
         self._diag_cond = threading.Condition()
         self._crashes: deque[float] = deque(maxlen=_MAX_CRASHES)
-        self._stderr: deque[str] = deque(maxlen=20)
+        self._stderr: deque[str] = deque(maxlen=50)
         self.capabilities: lsp.ServerCapabilities | None = None
         self.project_loaded = threading.Event()
         self._snapshot: Snapshot | None = None
@@ -234,8 +234,10 @@ class LanguageServer:
                 self._stderr.append(line.decode("utf-8", "replace").rstrip())
 
     def _stderr_tail(self) -> str:
-        lines = [line for line in self._stderr if line.strip()][-3:]
-        return ("; its stderr ends: " + " | ".join(lines)) if lines else ""
+        lines = [line.strip() for line in self._stderr if line.strip()]
+        errors = [line for line in lines if "error" in line.lower()][:2]
+        shown = errors or lines[-3:]  # the error itself beats the end of a backtrace
+        return ("; its stderr says: " + " | ".join(shown)) if shown else ""
 
     def _kill(self) -> None:
         proc = self._proc

@@ -36,6 +36,7 @@ Action = Literal["hover", "definition", "references", "symbols", "diagnostics"]
 _MAX_LOCATIONS = 200
 _MAX_HOVER_CHARS = 4000
 _NEEDS_POSITION = ("hover", "definition", "references")
+_FUNCTION_KINDS = (lsp.SymbolKind.Function, lsp.SymbolKind.Method, lsp.SymbolKind.Constructor)
 
 
 class Params(BaseModel):
@@ -169,19 +170,23 @@ class Lsp(Tool[Params]):
     def _symbols(result: list[Any], shown: str, ctx: ToolContext) -> str:
         out: list[str] = []
 
-        def walk(items: Sequence[Any], depth: int) -> None:
+        def walk(items: Sequence[Any], depth: int, in_function: bool) -> None:
             for item in items:
-                kind = lsp.SymbolKind(item.kind).name.lower()
+                kind = lsp.SymbolKind(item.kind)
+                if in_function and kind == lsp.SymbolKind.Variable:
+                    continue  # a function's locals and parameters are noise in an outline
+                name = kind.name.lower()
                 if isinstance(item, lsp.DocumentSymbol):
                     start, end = item.range.start.line + 1, item.range.end.line + 1
                     detail = f" {one_line(item.detail, 120)}" if item.detail else ""
-                    out.append(f"{'  ' * depth}{kind} {item.name}{detail}  [{start}-{end}]")
-                    walk(item.children or [], depth + 1)
+                    out.append(f"{'  ' * depth}{name} {item.name}{detail}  [{start}-{end}]")
+                    inner = in_function or kind in _FUNCTION_KINDS
+                    walk(item.children or [], depth + 1, inner)
                 else:  # SymbolInformation (flat)
                     line = item.location.range.start.line + 1
-                    out.append(f"{'  ' * depth}{kind} {item.name}  [{line}]")
+                    out.append(f"{'  ' * depth}{name} {item.name}  [{line}]")
 
-        walk(result, 0)
+        walk(result, 0, False)
         return f"{shown}: {len(out)} symbols\n" + "\n".join(out) if out else f"{shown}: no symbols"
 
 
