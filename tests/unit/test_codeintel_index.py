@@ -7,10 +7,12 @@ from __future__ import annotations
 
 import os
 import shutil
+import threading
 from pathlib import Path
 
 import pytest
 from lsprotocol import types as lsp
+from openmono_worker import CallCancelled
 from openmono_worker.codeintel import (
     Finding,
     PyIndex,
@@ -205,3 +207,14 @@ def test_the_disk_copy_starts_a_new_process_warm(tmp_path: Path) -> None:
     third = index_for(ws, cache)
     assert third.refresh() == 4 and third.scans == 4
     forget_indexes()
+
+
+def test_a_cancelled_refresh_carries_on_next_time(index: PyIndex) -> None:
+    report = index.workspace / "geometry" / "report.py"
+    report.write_text(report.read_text() + "\n\nHALF = scale(0.5)\n")
+    stop = threading.Event()
+    stop.set()
+    with pytest.raises(CallCancelled):
+        index.refresh(stop)
+    assert index.refresh() == 1
+    assert "geometry/report.py:19" in spots(index, "geometry.core.scale")

@@ -22,6 +22,7 @@ from typing import Any
 
 from openmono_worker.codeintel._pyscan import FileFacts, HeadKind, Symbol, scan_source
 from openmono_worker.codeintel._watch import walk_sources
+from openmono_worker.errors import CallCancelled
 
 _MAX_FILE_BYTES = 2 * 1024 * 1024
 _MAX_HOPS = 20
@@ -81,15 +82,21 @@ class PyIndex:
         self._resolved: dict[str, tuple[dict[str, list[Use]], dict[str, list[Use]]]] = {}
         self._interfaces: dict[str, object] = {}
         self.full_builds = 0
+        self._pending: set[str] = set()
 
     # -- scanning -----------------------------------------------------------------------------
 
-    def refresh(self) -> int:
-        """Rescan what changed; returns how many files were (re)scanned or dropped."""
+    def refresh(self, cancel: threading.Event | None = None) -> int:
+        """Rescan what changed; returns how many files were (re)scanned or dropped.
+
+        A set `cancel` stops it between files with `CallCancelled`; what was scanned is kept,
+        so the next call carries on from there."""
         changed = 0
-        touched: set[str] = set()
+        touched = self._pending  # survives a cancelled refresh: those files still need resolving
         seen: set[Path] = set()
-        for path in python_files(self.workspace):
+        for n, path in enumerate(python_files(self.workspace)):
+            if cancel is not None and n % 64 == 0 and cancel.is_set():
+                raise CallCancelled
             seen.add(path)
             try:
                 st = path.stat()
@@ -118,8 +125,9 @@ class PyIndex:
         for gone in set(self._entries) - seen:
             touched.add(self._entries.pop(gone).facts.file)
             changed += 1
-        if changed or not self.modules:
+        if touched or not self.modules:
             self._build(touched)
+        self._pending = set()
         return changed
 
     def state(self) -> dict[str, Any]:

@@ -103,7 +103,7 @@ class CodeIntel(Tool[Params]):
         cache_dir = ctx.settings.data_dir / "codeintel" / "index"
         index = index_for(ctx.workspace, cache_dir)
         with index.lock:
-            if index.refresh():
+            if index.refresh(ctx.cancel):
                 save_index(index, cache_dir)
             ctx.check_cancelled()
             if op == "search":
