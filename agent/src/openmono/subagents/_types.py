@@ -62,8 +62,9 @@ AGENT_TYPES: dict[str, AgentType] = {
             (*READ_TOOLS, *CODE_TOOLS, "Bash", *WEB_TOOLS, *RESOURCE_TOOLS, "mcp__*"),
             "ask",
             15,
-            "You only investigate; you cannot change anything. Search and read, then reply with "
-            "the answer and the exact file paths and lines that support it.",
+            "You only investigate; you cannot change anything. Search and read (CodeIntel and "
+            "Lsp answer definitions, references and dependents better than grep), then reply "
+            "with the answer and the exact file paths and lines that support it.",
         ),
         AgentType(
             "Plan",
@@ -89,8 +90,9 @@ AGENT_TYPES: dict[str, AgentType] = {
             (*READ_TOOLS, *CODE_TOOLS, "Bash"),
             "agent",
             15,
-            "Do not edit files. Run the tests and checks, read the relevant code, and reply with "
-            "a verdict (pass/fail) and the evidence.",
+            "Do not edit files. Run the tests and checks, read the relevant code (CodeIntel "
+            "diagnostics and blast-radius show type errors and what a change reaches), and reply "
+            "with a verdict (pass/fail) and the evidence.",
         ),
     )
 }
