@@ -163,3 +163,21 @@ async def test_a_killed_language_server_is_restarted(
         assert result.startswith("(function) def scale(") and "factor: float = 2" in result
     [server] = [s for s in running_servers() if s.workspace == ws]
     assert server.starts == 2 and server.pid not in killed
+
+
+async def test_the_session_end_stops_its_language_servers(
+    scripted_llm: Callable[..., ScriptedLLM], open_with: OpenAgent, ws: Path
+) -> None:
+    outline = {"action": "symbols", "file_path": "geometry/cli.py"}
+    llm = scripted_llm(
+        [Turn(tool_calls=[Call("Lsp", outline)]), Turn(text="ok")], api_key=KEY, n_ctx=32768
+    )
+    agent = await open_with(llm)
+    assert (await agent.run_turn("outline cli.py")).reason == "stop"
+    [server] = [s for s in running_servers() if s.workspace == ws]
+    pid = server.pid
+    assert pid is not None
+    await agent.aclose()  # what the CLI, ACP and serve do when a session ends
+    assert not [s for s in running_servers() if s.workspace == ws]
+    with pytest.raises(ProcessLookupError):
+        os.kill(pid, 0)
