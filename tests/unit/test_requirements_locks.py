@@ -2,7 +2,7 @@
 
 The images install from these files, not from uv.lock: a dependency added to a pyproject and
 locked, but not exported, builds an image that fails at import time (seen: the agent image
-without the playbooks' jsonschema-rs). `uv export --frozen` reads uv.lock only, so this runs offline.
+without the playbooks' jsonschema-rs). `uv export --frozen` reads uv.lock only: this runs offline.
 """
 
 from __future__ import annotations
