@@ -326,6 +326,47 @@ CASES: list[ToolCase] = [
         {"reason": "big refactor"},
         _effect("plan_mode", active=True, reason="big refactor"),
     ),
+    # code intelligence runs where the workspace is: the language server starts in that process
+    ToolCase(
+        "edit_reports_new_error",
+        "FileEdit",
+        {"file_path": "m.py", "old_string": "return 1", "new_string": "return nope"},
+        _ok('m.py:2:12 error: "nope" is not defined'),
+        setup=_files(**{"m.py": "def f() -> int:\n    return 1\n"}),
+        timeout_s=60.0,
+    ),
+    ToolCase(
+        "lsp_symbols",
+        "Lsp",
+        {"action": "symbols", "file_path": "m.py"},
+        _ok("m.py: 1 symbols\nfunction f"),
+        setup=_files(**{"m.py": "def f() -> int:\n    return 1\n"}),
+        timeout_s=60.0,
+    ),
+    ToolCase(
+        "lsp_symlink_escape_refused",
+        "Lsp",
+        {"action": "symbols", "file_path": "innocent.txt"},
+        _fails("outside the workspace"),
+        setup=_outside_link,
+    ),
+    ToolCase(
+        "code_intel_references",
+        "CodeIntel",
+        {"operation": "find-references", "symbol": "lib.twice"},
+        _ok(
+            "lib.twice (function) lib.py:1",
+            "2 references in 1 files",
+            "use.py:1:1 import",
+            "use.py:3:7 call",
+        ),
+        setup=_files(
+            **{
+                "lib.py": "def twice(x):\n    return 2 * x\n",
+                "use.py": "from lib import twice\n\nprint(twice(2))\n",
+            }
+        ),
+    ),
     ToolCase("unknown_tool", "NoSuchTool", {}, _fails("unknown tool 'NoSuchTool'")),
     ToolCase(
         "invalid_params",

@@ -12,6 +12,7 @@ import Celery (the in-process default never needs it).
 
 from __future__ import annotations
 
+import os
 from typing import TYPE_CHECKING, Any
 
 from openmono_worker.errors import CallCancelled, PathRefused, ToolError, WorkerError
@@ -46,11 +47,22 @@ __all__ = [
     "read_page",
     "resolve_path",
     "run_tool",
+    "stop_language_servers",
     "tool_specs",
     "write_summary",
 ]
 
 _LAZY = {"create_app"}
+
+
+def stop_language_servers(workspace: str | os.PathLike[str] | None = None) -> int:
+    """Stop the language servers this process started for the code tools (one workspace's, or
+    all); returns how many were running. Imported late: most processes never start one."""
+    from pathlib import Path
+
+    from openmono_worker.codeintel import stop_servers
+
+    return stop_servers(Path(os.path.realpath(workspace)) if workspace is not None else None)
 
 
 def __getattr__(name: str) -> Any:
