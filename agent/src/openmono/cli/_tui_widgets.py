@@ -150,7 +150,6 @@ class PermissionPrompt(Static, can_focus=True):
         Binding("a", "answer('session')", "session"),
         Binding("n", "answer('deny')", "deny"),
         Binding("d", "answer('deny_session')", "deny for the session"),
-        Binding("escape", "answer('deny')", "deny", show=False),
     ]
     LABELS: ClassVar[dict[str, str]] = {
         "once": "allowed once",
