@@ -175,3 +175,20 @@ def test_render_true_still_reads_the_file(site: FakeServer, tmp_path: Path) -> N
         r = ok(scrape(browser_svc, url=f"{site.url}/report.pdf", render=True))
     assert r.engine == "fetcher" and r.title == "Tidal Survey"
     assert r.content.startswith("# Tidal Survey of the Western Approaches")
+
+
+def test_firecrawl_scrape_reads_a_pdf_with_the_same_limits(svc: str, site: FakeServer) -> None:
+    def fc(path: str) -> httpx.Response:
+        body = {"url": f"{site.url}{path}", "formats": ["markdown"], "maxAge": 0}
+        return httpx.post(f"{svc}/firecrawl/v2/scrape", json=body, timeout=60)
+
+    got = fc("/report.pdf")
+    assert got.status_code == 200, got.text
+    data = got.json()["data"]
+    assert data["markdown"].startswith("# Tidal Survey")
+    assert data["metadata"]["statusCode"] == 200
+    # the service's PDF limits hold on this path too (150 pages: over the defaults, under these)
+    assert fc("/long.pdf").status_code == 200
+    over = fc("/many-pages.pdf")
+    assert over.status_code == 413
+    assert over.json()["success"] is False and "SCRAPE_PDF_MAX_PAGES" in over.json()["error"]

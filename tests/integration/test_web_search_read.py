@@ -90,8 +90,11 @@ def test_read_top_reads_the_first_results_in_parallel_through_the_gateway(
     assert out.startswith("[WebSearch via gateway: SearXNG via")
     assert out.count("[read via gateway; status 200; cut at read_max_length]") == 2
     assert "tides: Slack water" in out and "currents: Slack water" in out
+    # each text read sits inside its own untrusted block, as WebFetch's does
+    assert out.count("<untrusted-page-content source=") == 2
+    assert out.count("</untrusted-page-content>") == 2
     # each text is cut to the budget: 500 characters, not the page's ~2,500
-    tides = out.split("tides: Slack water", 1)[1].split("[read via", 1)[0]
+    tides = out.split("tides: Slack water", 1)[1].split("</untrusted-page-content>", 1)[0]
     assert len(tides) < 600
     # the image is refused by the scrape service and by the direct fetch: said, not fatal
     assert "[not read: the page is image/png" in out

@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING
 from openmono_contracts import WebAccess, trust
 from openmono_worker import WorkerSettings
 
+from openmono.agent._prompts import prompt_override
 from openmono.config import Settings
 from openmono.executor import Executor, select_executor
 from openmono.llm import LLMError, Model, ModelInfo, OpenAICompatModel, TrustError
@@ -243,7 +244,9 @@ def _assemble(
     memory_dirs = [settings.data_dir / "memory", workspace / ".openmono" / "memory"]
 
     def system_prompt(m: Mode) -> str:
-        return build_system_prompt(workspace, m, memory_dirs)
+        override = prompt_override(m, settings.data_dir, workspace)
+        base = override[0] if override else None
+        return build_system_prompt(workspace, m, memory_dirs, base)
 
     if resume:
         loaded = store.load(resume)

@@ -9,19 +9,18 @@ match only prints a suggestion, and the message goes to the model as usual. A pr
 (one that came with the repository) is only ever suggested: its scripts and `{{shell:}}` commands
 run code, so it runs when the user asks for it by name, never because a message matched.
 
-The handlers have the REPL's slash-command signature (`async def handler(repl, arg)`); the command
-table takes `COMMANDS` and asks `fallback` for names it does not know.
+The handlers have the slash-command signature (`async def handler(surface, arg)`) and use only the
+`Surface` of `_commands` (print, ask, interruptible, the session), so they run in the line REPL
+and in the full-screen UI alike; `_slash` registers `COMMANDS` and `fallback` in the shared table.
 """
 
 from __future__ import annotations
 
 import asyncio
 import shlex
-import signal
 from typing import TYPE_CHECKING
 
 from rich.markup import escape
-from rich.panel import Panel
 
 from openmono.playbooks import (
     GateRequest,
@@ -38,7 +37,7 @@ from openmono.playbooks import (
 if TYPE_CHECKING:
     from collections.abc import Awaitable, Callable
 
-    from openmono.cli._repl import Repl
+    from openmono.cli._commands import Surface as Repl
 
     Handler = Callable[[Repl, str], Awaitable[None]]
 
@@ -48,25 +47,22 @@ async def _list(repl: Repl) -> None:
     for pb in sorted(catalog.playbooks.values(), key=lambda p: p.name):
         slash = f"/{pb.name}" if pb.front.user_invocable else pb.name
         hint = f" {pb.front.argument_hint}" if pb.front.argument_hint else ""
-        repl.console.print(
+        repl.print(
             f"  [bold]{escape(slash)}[/bold]{escape(hint)}  [dim]{escape(pb.source)}[/dim]  "
             f"{escape(pb.front.description)}"
         )
     for folder, exc in sorted(catalog.errors.items()):
-        repl.console.print(f"  [red]{escape(folder)}: {escape(str(exc))}[/red]")
+        repl.print(f"  [red]{escape(folder)}: {escape(str(exc))}[/red]")
     if not catalog.playbooks:
-        repl.console.print("[dim]no playbooks[/dim]")
+        repl.print("[dim]no playbooks[/dim]")
 
 
 def _gate(repl: Repl) -> Callable[[GateRequest], Awaitable[bool]]:
     async def gate(request: GateRequest) -> bool:
         where = "before" if request.phase == "before" else "after"
         title = f"{request.kind} gate {where} step {request.step} · {request.playbook}"
-        repl.console.print(Panel(escape(request.text), title=escape(title)))
-        try:
-            raw = await repl.prompt.prompt_async("  go on? [y] yes  [n] no, stop here > ")
-        except (KeyboardInterrupt, EOFError):
-            return False
+        repl.print(f"[bold]{escape(title)}[/bold]\n{escape(request.text)}")
+        raw = await repl.ask("go on? [y] yes  [n] no, stop here")
         return raw.strip().lower() in ("y", "yes")
 
     return gate
@@ -79,28 +75,23 @@ async def run_playbook(repl: Repl, pb: Playbook, arg: str) -> None:
         flags = {w for w in words if w in ("--resume", "--yes")}
         given = parse_assignments(w for w in words if w not in flags)
     except ValueError as exc:
-        repl.console.print(f"[red]{escape(str(exc))}[/red]")
+        repl.print(f"[red]{escape(str(exc))}[/red]")
         return
     gate = approve_all if "--yes" in flags else _gate(repl)
     host = Host.of(
         repl.current.loop, repl.current.store.root / repl.current.session_id, repl.settings.data_dir
     )
-    runner = PlaybookRunner(pb, host, gate, repl.renderer)
-    loop = asyncio.get_running_loop()
-    task = asyncio.ensure_future(runner.run(given, resume="--resume" in flags))
-    loop.add_signal_handler(signal.SIGINT, task.cancel)
+    runner = PlaybookRunner(pb, host, gate, repl.sink)
     try:
-        result = await task
+        result = await repl.interruptible(runner.run(given, resume="--resume" in flags))
     except asyncio.CancelledError:
-        repl.console.print("\n[yellow]interrupted[/yellow] (/playbook NAME --resume goes on)")
+        repl.print("\n[yellow]interrupted[/yellow] (/playbook NAME --resume goes on)")
         return
     except PlaybookError as exc:
-        repl.console.print(f"[red]{escape(str(exc))}[/red]")
+        repl.print(f"[red]{escape(str(exc))}[/red]")
         return
-    finally:
-        loop.remove_signal_handler(signal.SIGINT)
     colour = "green" if result.ok else "yellow"
-    repl.console.print(f"[{colour}]{escape(result.message)}[/{colour}]")
+    repl.print(f"[{colour}]{escape(result.message)}[/{colour}]")
 
 
 async def playbook_command(repl: Repl, arg: str) -> None:
@@ -112,7 +103,7 @@ async def playbook_command(repl: Repl, arg: str) -> None:
     try:
         pb = discover(repl.workspace, repl.settings.data_dir).get(name)
     except PlaybookError as exc:
-        repl.console.print(f"[red]{escape(str(exc))}[/red]")
+        repl.print(f"[red]{escape(str(exc))}[/red]")
         return
     await run_playbook(repl, pb, rest)
 
@@ -139,14 +130,12 @@ async def auto_trigger(repl: Repl, text: str) -> bool:
     needs = [p.name for p in pb.front.parameters if p.required and p.default is None]
     if found.strength == "weak" or needs or pb.source == "project":
         args = " ".join(f"{n}=..." for n in needs)
-        repl.console.print(
+        repl.print(
             f"[dim]tip: the playbook {escape(pb.name)} may do this: "
             f"/playbook {escape(pb.name)} {escape(args)}[/dim]"
         )
         return False
-    repl.console.print(
-        f"[dim]running the playbook {escape(pb.name)} (matched {found.pattern!r})[/dim]"
-    )
+    repl.print(f"[dim]running the playbook {escape(pb.name)} (matched {found.pattern!r})[/dim]")
     await run_playbook(repl, pb, "")
     return True
 

@@ -20,6 +20,7 @@ from openmono_scrape.content import kind_of, render
 from openmono_scrape.decode import decode_body
 from openmono_scrape.errors import EmptyContent
 from openmono_scrape.firecrawl._errors import BadRequest
+from openmono_scrape.pdf import PdfLimits
 from openmono_scrape.service import PageResult
 
 _KNOWN: frozenset[str] = frozenset({"markdown", "html", "rawHtml", "links"})
@@ -93,29 +94,36 @@ def _links(root: Any, base: str) -> list[str]:
     return list(seen)
 
 
-def _text(result: PageResult, fmt: ScrapeFormat, main_content: bool) -> tuple[str, str | None]:
+def _text(
+    result: PageResult, fmt: ScrapeFormat, main_content: bool, pdf: PdfLimits | None
+) -> tuple[str, str | None]:
     try:
-        rendered = render(result.page, fmt, main_content)
+        rendered = render(result.page, fmt, main_content, pdf)
     except EmptyContent:
         return "", None
     return rendered.content, rendered.title
 
 
 def document(
-    result: PageResult, source_url: str, formats: list[FirecrawlFormat], main_content: bool
+    result: PageResult,
+    source_url: str,
+    formats: list[FirecrawlFormat],
+    main_content: bool,
+    pdf: PdfLimits | None = None,
 ) -> FirecrawlDocument:
-    """Raises the service's errors (`UnsupportedContent` for a PDF or an image)."""
+    """Raises the service's errors (`UnsupportedContent` for an image, `TooLarge` for a PDF over
+    `pdf`'s limits). A PDF is slow to convert: call this off the event loop for one."""
     page = result.page
     is_html = kind_of(page) == "html"
     root = _parse(_raw_html(result)) if is_html else None
     facts = _head_facts(root)
     doc = FirecrawlDocument()
     # always made: it also refuses (415) what cannot become text, whatever the formats
-    markdown, title = _text(result, "markdown", main_content)
+    markdown, title = _text(result, "markdown", main_content, pdf)
     if "markdown" in formats:
         doc.markdown = markdown
     if "html" in formats:
-        doc.html, _ = _text(result, "html", main_content)
+        doc.html, _ = _text(result, "html", main_content, pdf)
     if "rawHtml" in formats:
         doc.raw_html = _raw_html(result)
     if "links" in formats:

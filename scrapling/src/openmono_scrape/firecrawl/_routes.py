@@ -39,6 +39,7 @@ from openmono_contracts.firecrawl import (
 )
 from pydantic import BaseModel
 
+from openmono_scrape.content import kind_of
 from openmono_scrape.errors import ScrapeError
 from openmono_scrape.firecrawl import _searxng
 from openmono_scrape.firecrawl._document import document, parse_formats
@@ -108,7 +109,7 @@ class FirecrawlAPI:
         timeout_s = opts.timeout / 1000.0 if opts.timeout else None
         if cap_s is not None:
             timeout_s = max(0.1, min(timeout_s or cap_s, cap_s))
-        result, _ = await self.service.get_page(
+        result, budget = await self.service.get_page(
             url,
             render=render,
             timeout_s=timeout_s,
@@ -116,7 +117,12 @@ class FirecrawlAPI:
             headers=opts.headers,
             store=opts.store_in_cache,
         )
-        return document(result, url, formats, opts.only_main_content), warnings
+        limits = self.service.pdf_limits(budget)
+        args = (result, url, formats, opts.only_main_content, limits)
+        if kind_of(result.page) == "pdf":
+            # the same limits and deadline as /scrape, and the event loop keeps serving meanwhile
+            return await asyncio.to_thread(document, *args), warnings
+        return document(*args), warnings
 
     async def scrape(self, req: FirecrawlScrapeRequest, version: Version) -> JSONResponse:
         async with self.admit(req.url):

@@ -10,6 +10,7 @@ Modules:
     scrape    -- the scrape service's request, response and error bodies
     firecrawl -- the Firecrawl-compatible API's wire shapes (an external contract, camelCase)
     netguard  -- the SSRF guard shared by the scrape service and the agent's WebFetch
+    routing   -- which tool worker may run a call (workspace id, box id, queue names)
     trust     -- how a client trusts the gateway across a relay (trust anchor, http refusal)
 
 Shared helpers both sides must do the same way (imported from their modules, which pull in httpx):
@@ -36,6 +37,7 @@ from openmono_contracts.netguard import (
     NetGuardError,
     UnresolvableHostError,
 )
+from openmono_contracts.routing import Route
 from openmono_contracts.scrape import (
     CacheState,
     ScrapeEngine,
@@ -60,6 +62,7 @@ __all__ = [
     "NetGuard",
     "NetGuardError",
     "PlanModeEffect",
+    "Route",
     "ScrapeEngine",
     "ScrapeErrorBody",
     "ScrapeErrorCode",

@@ -21,6 +21,7 @@ from openmono_worker.web import (
     SearchDegraded,
     run_cancellable,
     search_and_read,
+    wrap_untrusted,
 )
 
 MAX_READ_TOP = 5
@@ -67,7 +68,8 @@ def _read_lines(read: PageRead) -> list[str]:
     via = "gateway" if page.path == "gateway" else "fallback (direct fetch)"
     cut = "; cut at read_max_length" if page.truncated else ""
     head = f"   [read via {via}; status {page.status}{cut}]"
-    return [head, "", page.content.strip() or "(the page has no text)"]
+    # The same block WebFetch uses: a page read here can no more pose as instructions than there.
+    return [head, "", wrap_untrusted(page.content.strip() or "(the page has no text)", page.url)]
 
 
 def render(query: str, answer: SearchAnswer, reads: list[PageRead] | None = None) -> str:
