@@ -2,9 +2,13 @@
 
 It does no work between events, so timing a request through the gateway against the same request
 sent straight here isolates the proxy's own cost. HTTP/1.1 keep-alive, chunked transfer encoding,
-one `data:` event per chunk, then `data: [DONE]`.
+one `data:` event per chunk, then `data: [DONE]`. With `--interval-ms` it stands in for a model
+with a fixed per-token latency (bench/scale.py), and `--slots N` serves at most N streams at once
+(the others wait, as requests wait for a free slot of llama-server's `--parallel`). `--name` puts
+an `X-Openmono-Replica` header on every response, so a test or benchmark behind the gateway sees
+which replica answered.
 
-    python bench/_sse_upstream.py --port 8099 [--events 8] [--interval-ms 0]
+    python bench/_sse_upstream.py --port 8099 [--events 8] [--interval-ms 0] [--slots 0] [--name r1]
 """
 
 from __future__ import annotations
@@ -28,17 +32,29 @@ def _chunk(data: bytes) -> bytes:
     return f"{len(data):x}\r\n".encode() + data + b"\r\n"
 
 
-HEAD = (
-    b"HTTP/1.1 200 OK\r\n"
-    b"Content-Type: text/event-stream\r\n"
-    b"Cache-Control: no-cache\r\n"
-    b"Transfer-Encoding: chunked\r\n"
-    b"\r\n"
+HEALTH = (
+    b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 15\r\n\r\n"
+    b'{"status":"ok"}'
 )
 
 
+def _head(name: str) -> bytes:
+    replica = f"X-Openmono-Replica: {name}\r\n".encode() if name else b""
+    return (
+        b"HTTP/1.1 200 OK\r\n"
+        b"Content-Type: text/event-stream\r\n"
+        b"Cache-Control: no-cache\r\n"
+        b"Transfer-Encoding: chunked\r\n" + replica + b"\r\n"
+    )
+
+
 async def _serve_connection(
-    reader: asyncio.StreamReader, writer: asyncio.StreamWriter, events: int, interval_s: float
+    reader: asyncio.StreamReader,
+    writer: asyncio.StreamWriter,
+    events: int,
+    interval_s: float,
+    head_bytes: bytes,
+    slots: asyncio.Semaphore | None,
 ) -> None:
     try:
         while True:
@@ -50,24 +66,48 @@ async def _serve_connection(
                     length = int(value.strip())
             if length:
                 await reader.readexactly(length)
-            writer.write(HEAD + _chunk(_event(0)))
-            await writer.drain()
-            for i in range(1, events):
-                if interval_s:
-                    await asyncio.sleep(interval_s)
-                writer.write(_chunk(_event(i)))
+            if head.split(b" ", 2)[1:2] == [b"/health"]:
+                # as llama-server's: answered at once, never waiting for a slot
+                writer.write(HEALTH)
                 await writer.drain()
-            writer.write(_chunk(b"data: [DONE]\n\n") + b"0\r\n\r\n")
-            await writer.drain()
+            elif slots is None:
+                await _respond(writer, events, interval_s, head_bytes)
+            else:
+                async with slots:
+                    await _respond(writer, events, interval_s, head_bytes)
     except (asyncio.IncompleteReadError, ConnectionError):
         pass
     finally:
         writer.close()
 
 
-async def _main(host: str, port: int, events: int, interval_s: float) -> None:
+async def _respond(
+    writer: asyncio.StreamWriter, events: int, interval_s: float, head_bytes: bytes
+) -> None:
+    # the first token comes one interval after the request, like a prompt that takes a step
+    if interval_s:
+        await asyncio.sleep(interval_s)
+    writer.write(head_bytes + _chunk(_event(0)))
+    await writer.drain()
+    for i in range(1, events):
+        if interval_s:
+            await asyncio.sleep(interval_s)
+        writer.write(_chunk(_event(i)))
+        await writer.drain()
+    writer.write(_chunk(b"data: [DONE]\n\n") + b"0\r\n\r\n")
+    await writer.drain()
+
+
+async def _main(
+    host: str, port: int, events: int, interval_s: float, name: str, slots: int
+) -> None:
+    head_bytes = _head(name)
+    gate = asyncio.Semaphore(slots) if slots > 0 else None
     server = await asyncio.start_server(
-        lambda r, w: _serve_connection(r, w, events, interval_s), host, port
+        lambda r, w: _serve_connection(r, w, events, interval_s, head_bytes, gate),
+        host,
+        port,
+        backlog=512,
     )
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
@@ -83,8 +123,12 @@ def main() -> None:
     ap.add_argument("--port", type=int, required=True)
     ap.add_argument("--events", type=int, default=8)
     ap.add_argument("--interval-ms", type=float, default=0.0)
+    ap.add_argument("--name", default="", help="X-Openmono-Replica header value")
+    ap.add_argument("--slots", type=int, default=0, help="streams served at once (0: no limit)")
     args = ap.parse_args()
-    asyncio.run(_main(args.host, args.port, args.events, args.interval_ms / 1000))
+    asyncio.run(
+        _main(args.host, args.port, args.events, args.interval_ms / 1000, args.name, args.slots)
+    )
 
 
 if __name__ == "__main__":

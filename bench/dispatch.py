@@ -26,7 +26,8 @@ from pathlib import Path
 
 from openmono.executor import LocalExecutor
 from openmono.executor.celery import CeleryExecutor
-from openmono_contracts import ToolRequest
+from openmono_contracts import Route, ToolRequest
+from openmono_contracts.routing import box_id
 from openmono_worker import WorkerSettings
 from openmono_worker.celery_app import create_app
 
@@ -98,11 +99,13 @@ async def timed(executor: object, ws: Path, calls: int, warmup: int) -> list[flo
 def bare_celery(url: str, calls: int, warmup: int) -> list[float]:
     """Celery's own round trip on the same worker: no claim, no heartbeat, no tool."""
     app = create_app(WorkerSettings(broker_url=url))
+    # The worker consumes its box's queue only (openmono_contracts.routing), no default queue.
+    queue = Route(kind="box", id=box_id()).queue
     out: list[float] = []
     try:
         for i in range(warmup + calls):
             t = time.perf_counter()
-            app.send_task("celery.accumulate", args=[i]).get(timeout=10)
+            app.send_task("celery.accumulate", args=[i], queue=queue).get(timeout=10)
             if i >= warmup:
                 out.append((time.perf_counter() - t) * 1000.0)
     finally:
@@ -161,7 +164,8 @@ def main() -> None:
             [sys.executable, "-m", "openmono_worker", "--hostname", node, "--loglevel",
              args.loglevel, "--without-mingle", "--without-gossip"],
             tmp / "worker.log",
-            {"OPENMONO_BROKER_URL": url, "WORKER_DATA_DIR": str(data)},
+            # box mode: the calls' workspace has no id file, so they go to this box's queue
+            {"OPENMONO_BROKER_URL": url, "WORKER_DATA_DIR": str(data), "WORKER_WORKSPACES": ""},
         )  # fmt: skip
         wait(lambda: probe.control.ping(destination=[node], timeout=1.0), "worker")
         probe.close()

@@ -4,16 +4,20 @@
 
 Starts its own processes on free loopback ports and stops them at the end: the real llama.cpp server
 (xllamacpp + SmolLM2-135M), a minimal local SSE upstream (bench/_sse_upstream.py, no work between
-events, so it isolates the proxy's own cost) and one gateway (caddy/Caddyfile) in front of each.
-Requests alternate direct / via gateway (order flipped every round) over kept-alive connections, so
-both paths see the same machine load. Prints p50/p99 per path and the ratio and difference of the
-medians. Goals: first event via gateway <= 1.05x direct against llama-server, and <= +2 ms on the
-median against the local upstream.
+events, so it isolates the proxy's own cost) and two gateways in front of each: caddy/Caddyfile as
+shipped (pooled upstream connections) and the same file with `keepalive off` in its `(pooled)`
+snippet (a new upstream connection per request, as before pooling came back). Requests rotate
+direct / pooled / keepalive-off (order changed every round) over kept-alive client connections,
+so every path sees the same machine load. Prints p50/p99 per path and the ratio and difference of
+each gateway's medians against direct. Goals: first event through the pooled gateway <= +0.35 ms
+on the median against the local upstream (bare Caddy's own cost), <= 1.05x direct against
+llama-server.
 """
 
 from __future__ import annotations
 
 import argparse
+import signal
 import statistics
 import sys
 import tempfile
@@ -76,7 +80,9 @@ def _interleaved(
     results = {name: Samples() for name in paths}
     names = list(paths)
     for i in range(warmup + rounds):
-        order = names if i % 2 == 0 else names[::-1]
+        shift = i % len(names)
+        order = names[shift:] + names[:shift]
+        order = order if (i // len(names)) % 2 == 0 else order[::-1]
         for name in order:
             first, total = paths[name]()
             if i >= warmup:
@@ -86,20 +92,34 @@ def _interleaved(
 
 
 def _report(title: str, results: dict[str, Samples], goal: str) -> None:
-    direct, via = results["direct"], results["gateway"]
+    direct = results["direct"]
     print(f"\n== {title}  ({len(direct.first)} interleaved rounds)")
-    print(f"{'':16}{'p50 ms':>10}{'p99 ms':>10}")
+    print(f"{'':22}{'p50 ms':>10}{'p99 ms':>10}")
     for metric in ("first", "total"):
-        for name, s in (("direct", direct), ("gateway", via)):
+        for name, s in results.items():
             values: list[float] = getattr(s, metric)
             label = f"{metric} {name}"
-            print(f"{label:16}{_pct(values, 0.5) * 1e3:10.3f}{_pct(values, 0.99) * 1e3:10.3f}")
+            print(f"{label:22}{_pct(values, 0.5) * 1e3:10.3f}{_pct(values, 0.99) * 1e3:10.3f}")
     for metric in ("first", "total"):
         d = statistics.median(getattr(direct, metric))
-        v = statistics.median(getattr(via, metric))
-        diff = f"{1e3 * (v - d):+.3f} ms"
-        print(f"{metric:6} median: ratio gateway/direct {v / d:6.3f}   difference {diff}")
+        for name, s in results.items():
+            if name == "direct":
+                continue
+            v = statistics.median(getattr(s, metric))
+            diff = f"{1e3 * (v - d):+.3f} ms"
+            print(f"{metric:6} median {name:>14}/direct: ratio {v / d:6.3f}   difference {diff}")
     print(f"goal: {goal}")
+
+
+def _keepalive_off(caddyfile: Path, folder: Path) -> Path:
+    """The same Caddyfile with its `(pooled)` snippet turned back to one connection per request."""
+    text = caddyfile.read_text()
+    pooled = "\t\tkeepalive 1s\n\t\tkeepalive_idle_conns_per_host 64\n"
+    if pooled not in text:
+        raise SystemExit(f"{caddyfile}: no `(pooled)` keepalive lines to turn off")
+    out = folder / "Caddyfile.keepalive-off"
+    out.write_text(text.replace(pooled, "\t\tkeepalive off\n"))
+    return out
 
 
 def main() -> None:
@@ -109,6 +129,8 @@ def main() -> None:
     ap.add_argument("--max-tokens", type=int, default=8)
     ap.add_argument("--caddyfile", type=Path, default=CADDYFILE, help="compare another config")
     args = ap.parse_args()
+    # SIGTERM (timeout, make) unwinds the ExitStack too, so no upstream or gateway is left behind
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
 
     with tempfile.TemporaryDirectory(prefix="bench-gateway-") as tmp_name, ExitStack() as stack:
         tmp = Path(tmp_name)
@@ -124,22 +146,23 @@ def main() -> None:
         )
         print("starting llama-server (SmolLM2-135M) ...", flush=True)
         llama = stack.enter_context(llama_server(tmp, api_key=API_KEY, parallel=1))
-        gw_llama = stack.enter_context(
-            gateway(
-                tmp / "gw-llama",
-                api_key=API_KEY,
-                llama_upstream=llama.url,
-                caddyfile=args.caddyfile,
-            )
-        )
-        gw_local = stack.enter_context(
-            gateway(
-                tmp / "gw-local", api_key=API_KEY, llama_upstream=sse_url, caddyfile=args.caddyfile
-            )
-        )
+        off = _keepalive_off(args.caddyfile, tmp)
+        gws = {}
+        for name, upstream in (("llama", llama.url), ("local", sse_url)):
+            for variant, caddyfile in (("pooled", args.caddyfile), ("keepalive-off", off)):
+                gws[name, variant] = stack.enter_context(
+                    gateway(
+                        tmp / f"gw-{name}-{variant}",
+                        api_key=API_KEY,
+                        llama_upstream=upstream,
+                        caddyfile=caddyfile,
+                    )
+                )
         timeout = httpx.Timeout(120.0, connect=10.0)
-        direct = stack.enter_context(httpx.Client(timeout=timeout))
-        via = stack.enter_context(httpx.Client(timeout=timeout))
+        clients = {
+            name: stack.enter_context(httpx.Client(timeout=timeout))
+            for name in ("direct", "pooled", "keepalive-off")
+        }
 
         body: dict[str, Any] = {
             "messages": [{"role": "user", "content": "Say hello."}],
@@ -148,36 +171,35 @@ def main() -> None:
             "temperature": 0,
         }
         chat = "/v1/chat/completions"
-        local = _interleaved(
-            args.local_rounds,
-            warmup=20,
-            paths={
-                "direct": lambda: _one(direct, f"{sse_url}{chat}", API_KEY, body),
-                "gateway": lambda: _one(via, f"{gw_local.url}{chat}", API_KEY, body),
-            },
-        )
+
+        def paths(name: str, direct_url: str) -> dict[str, Callable[[], tuple[float, float]]]:
+            urls = {
+                "direct": direct_url,
+                "pooled": gws[name, "pooled"].url,
+                "keepalive-off": gws[name, "keepalive-off"].url,
+            }
+            return {
+                path: (lambda c=clients[path], u=url: _one(c, f"{u}{chat}", API_KEY, body))
+                for path, url in urls.items()
+            }
+
+        local = _interleaved(args.local_rounds, warmup=20, paths=paths("local", sse_url))
         _report(
             "local SSE upstream (8 events, no work): the proxy's own cost",
             local,
-            "<= +2 ms on the median",
+            "pooled first event <= +0.35 ms on the median",
         )
         try:
-            real = _interleaved(
-                args.llama_rounds,
-                warmup=3,
-                paths={
-                    "direct": lambda: _one(direct, f"{llama.url}{chat}", API_KEY, body),
-                    "gateway": lambda: _one(via, f"{gw_llama.url}{chat}", API_KEY, body),
-                },
-            )
+            real = _interleaved(args.llama_rounds, warmup=3, paths=paths("llama", llama.url))
         except RuntimeError:
-            errors = [ln for ln in gw_llama.proc.output().splitlines() if '"error"' in ln]
-            print("gateway log (errors):", *errors[-5:], sep="\n", file=sys.stderr)
+            for gw in (gws["llama", "pooled"], gws["llama", "keepalive-off"]):
+                errors = [ln for ln in gw.proc.output().splitlines() if '"error"' in ln]
+                print("gateway log (errors):", *errors[-5:], sep="\n", file=sys.stderr)
             raise
         _report(
             f"real llama-server, max_tokens={args.max_tokens}",
             real,
-            "first event ratio <= 1.05",
+            "pooled first event ratio <= 1.05",
         )
 
 

@@ -118,16 +118,22 @@ def test_a_crashed_service_gives_json_502_then_comes_back(
         start = time.monotonic()
         r = httpx.get(url, headers=stack.auth, timeout=15)
         assert time.monotonic() - start < 5, "the gateway must answer at once, not hang"
-        if r.status_code == 503 and name == "llm":
-            pass  # the real llama-server answers 503 while it loads the model again
+        if r.status_code == 503 and name == "llm" and isinstance(r.json().get("error"), dict):
+            pass  # the real llama-server's own 503 while it loads the model again
         elif r.status_code != 200:
-            assert r.status_code == 502, r.text
-            assert r.json() == {"error": "upstream_unavailable", "service": name, "status": 502}
+            # 502 for the failed dial, or 503 once the passive health check has taken the only
+            # replica out (caddy/README.md, "Several upstreams")
+            assert r.status_code in (502, 503), r.text
+            assert r.json() == {
+                "error": "upstream_unavailable",
+                "service": name,
+                "status": r.status_code,
+            }
             failures.append(r.status_code)
         elif _restarts(stack, service) > before:
             break  # restarted by Docker, and the gateway reaches it again untouched
         assert time.monotonic() < deadline, "the service never came back"
         time.sleep(0.05)
     if visible:
-        assert failures, "the outage was never answered with a JSON 502"
+        assert failures, "the outage was never answered with a JSON 502/503"
     stack.wait_healthy(service, "caddy", timeout=180)

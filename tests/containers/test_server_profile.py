@@ -24,7 +24,7 @@ def test_server_alone_serves_the_model_and_no_search(project: ProjectFactory) ->
     start = time.monotonic()
     r = httpx.get(f"{p.gateway}/search", params={"q": "x", "format": "json"}, headers=p.auth)
     assert time.monotonic() - start < 5
-    assert r.status_code == 502, r.text
+    assert r.status_code in (502, 503), r.text  # 503 once the passive check took it out
     assert r.json()["error"] == "upstream_unavailable"
     r = httpx.get(f"{p.gateway}/v1/models", headers=p.auth, timeout=30)
     assert r.status_code == 200

@@ -94,7 +94,7 @@ def test_interactive_session_in_a_terminal(
         OPENMONO_DATA_DIR=str(tmp_path / "data"), LLAMA_API_KEY="k", OPENMONO_LLM_ENDPOINT=llm.url,
         TERM="xterm", COLUMNS="100", LINES="40", HOME=str(tmp_path),
     )  # fmt: skip
-    term = Terminal([OPENMONO], env, ws)
+    term = Terminal([OPENMONO, "--classic"], env, ws)
     try:
         term.expect("agent ›")
         term.send("hello\r")
@@ -115,3 +115,60 @@ def test_interactive_session_in_a_terminal(
         term.kill()
     assert (ws / "z.txt").read_text() == "z\n"
     assert "thought for" in term.plain()
+
+
+def test_without_a_terminal_on_stdout_the_line_repl_runs(
+    scripted_llm: Callable[..., ScriptedLLM], tmp_path: Path
+) -> None:
+    """The full-screen UI needs a terminal to draw on: with stdout a pipe, the REPL runs."""
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    llm = scripted_llm([], api_key="k", n_ctx=32768)
+    env = {k: v for k, v in os.environ.items() if not k.startswith("OPENMONO_")}
+    env.update(
+        OPENMONO_DATA_DIR=str(tmp_path / "data"), LLAMA_API_KEY="k", OPENMONO_LLM_ENDPOINT=llm.url,
+        TERM="xterm", HOME=str(tmp_path),
+    )  # fmt: skip
+    fd, child = os.openpty()
+    try:
+        proc = subprocess.Popen(
+            [OPENMONO], env=env, cwd=ws, stdin=child, stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE, start_new_session=True,
+        )  # fmt: skip
+        os.write(fd, b"/exit\r")
+        try:
+            out, err = proc.communicate(timeout=60)
+        except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, signal.SIGKILL)
+            out, err = proc.communicate(timeout=10)
+            raise AssertionError(f"openmono did not exit: {out!r} {err!r}") from None
+    finally:
+        os.close(child)
+        os.close(fd)
+    assert proc.returncode == 0, (out, err)
+    assert b"stdout is not a terminal: using the line REPL" in err
+    assert b"OpenMono" in out and b"Ctrl-D to leave" in out and b"/exit" in out
+
+
+def test_the_full_screen_ui_in_a_terminal(
+    scripted_llm: Callable[..., ScriptedLLM], tmp_path: Path
+) -> None:
+    """`openmono` on a terminal draws the full-screen UI; a turn streams; Ctrl-D leaves."""
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    llm = scripted_llm([Turn(text="Hello from the full screen.")], api_key="k", n_ctx=32768)
+    env = {k: v for k, v in os.environ.items() if not k.startswith("OPENMONO_")}
+    env.update(
+        OPENMONO_DATA_DIR=str(tmp_path / "data"), LLAMA_API_KEY="k", OPENMONO_LLM_ENDPOINT=llm.url,
+        TERM="xterm-256color", COLUMNS="100", LINES="30", HOME=str(tmp_path),
+    )  # fmt: skip
+    term = Terminal([OPENMONO], env, ws)
+    try:
+        term.expect("ready")  # the status bar: the session is open
+        term.send("hi\r")
+        term.expect("Hello from the full screen.")
+        term.send("\x04")  # Ctrl-D leaves
+        assert term.wait() == 0
+    finally:
+        term.kill()
+    assert "scripted-model.gguf" in term.plain()

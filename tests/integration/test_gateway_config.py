@@ -373,34 +373,104 @@ def test_caddyfile_is_formatted() -> None:
     assert out.stdout == CADDYFILE.read_text()
 
 
-def _transports(node: object) -> list[dict[str, Any]]:
+def _proxies(node: object) -> list[dict[str, Any]]:
     if isinstance(node, dict):
-        found = [node["transport"]] if node.get("handler") == "reverse_proxy" else []
-        return found + [t for v in node.values() for t in _transports(v)]
+        found = [node] if node.get("handler") == "reverse_proxy" else []
+        return found + [t for v in node.values() for t in _proxies(v)]
     if isinstance(node, list):
-        return [t for v in node for t in _transports(v)]
+        return [t for v in node for t in _proxies(v)]
     return []
 
 
-def test_upstream_connections_are_never_reused(tmp_path: Path) -> None:
-    """llama-server closed kept-alive connections that sat in Caddy's pool (even for < 2 s), and
-    reusing one turned a request into a 502 in bench/gateway.py: one connection per request."""
+def test_upstream_connections_are_pooled_with_a_short_idle_timeout(tmp_path: Path) -> None:
+    """Routes pool their upstream connections, idle for less than any upstream keeps them (5 s for
+    llama.cpp's server and uvicorn), and retry a request whose pooled connection died unanswered;
+    the probes keep one fresh connection each, so /services sees the upstream as it is now."""
     env = gateway_env(tmp_path, api_key=KEY, listen=":8080", llama_upstream="127.0.0.1:7474")
-    transports = _transports(_adapt(env))
-    assert len(transports) == 12  # (3 routes + 3 probes) x 2 listeners
-    for transport in transports:
-        assert transport["keep_alive"] == {"enabled": False}
+    config = _adapt(env)
+    proxies = _proxies(config)
+    assert len(proxies) == 14  # (4 routes, /firecrawl included, + 3 probes) x 2 listeners
+    routes = [p for p in proxies if "health_checks" in p]
+    probes = [p for p in proxies if "health_checks" not in p]
+    assert (len(routes), len(probes)) == (8, 6)
+    for proxy in routes:
+        transport = proxy["transport"]
+        assert transport["keep_alive"]["idle_timeout"] < 5 * 10**9
+        assert transport["keep_alive"].get("enabled", True) is not False
         assert transport["dial_timeout"] <= 5 * 10**9
+        balancing = proxy["load_balancing"]
+        assert balancing["retries"] >= 1
+        # a transport error is retried on every route; the llm route also retries a loading
+        # replica's 503 (test_gateway_upstreams.py)
+        assert balancing["retry_match"][0]["expression"] == (
+            "{http.reverse_proxy.is_transport_error} == true"
+        )
+        assert proxy["request_buffers"] > 0  # a retried body can be sent again
+    for proxy in probes:
+        assert proxy["transport"]["keep_alive"] == {"enabled": False}
+
+
+class _KeepsConnections:
+    """An upstream that honours keep-alive (HTTP/1.1, Content-Length): counts its connections."""
+
+    def __init__(self) -> None:
+        upstream = self
+
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def do_GET(self) -> None:
+                self.rfile.read(int(self.headers.get("Content-Length") or 0))
+                if not self.headers.get("X-Openmono-Health-Check"):
+                    upstream.ports.add(self.client_address[1])
+                payload = b'{"ok": true}'
+                self.send_response(200)
+                self.send_header("Content-Length", str(len(payload)))
+                self.end_headers()
+                self.wfile.write(payload)
+
+            do_POST = do_GET
+
+            def log_message(self, format: str, *args: object) -> None:
+                pass
+
+        self.ports: set[int] = set()
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.server.daemon_threads = True
+        self.address = f"127.0.0.1:{self.server.server_address[1]}"
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+
+    def close(self) -> None:
+        self.server.shutdown()
+        self.server.server_close()
+
+
+def test_requests_share_pooled_connections(tmp_path: Path) -> None:
+    upstream = _KeepsConnections()
+    try:
+        with (
+            gateway(tmp_path, api_key=KEY, llama_upstream=upstream.address) as gw,
+            httpx.Client(timeout=10, headers=BEARER) as client,
+        ):
+            for i in range(10):
+                assert client.post(f"{gw.url}/v1/chat/completions", json={"i": i}).is_success
+            # sequential requests: one pooled connection carries them all
+            assert len(upstream.ports) == 1, upstream.ports
+    finally:
+        upstream.close()
 
 
 class _DropsReusedConnections:
     """An upstream that answers the first request on a connection and, like llama-server did in
-    bench/gateway.py, closes the connection without a word when a second request arrives on it."""
+    bench/gateway.py, closes the connection without a word when a second request arrives on it.
+    `connections` counts the connections whose first request was proxied (not a health check),
+    `drops` the requests it dropped on a reused connection."""
 
     def __init__(self) -> None:
         self.sock = socket.create_server(("127.0.0.1", 0))
         self.address = f"127.0.0.1:{self.sock.getsockname()[1]}"
         self.connections = 0
+        self.drops = 0
         threading.Thread(target=self._accept, daemon=True).start()
 
     def _accept(self) -> None:
@@ -409,16 +479,15 @@ class _DropsReusedConnections:
                 conn, _ = self.sock.accept()
             except OSError:
                 return
-            self.connections += 1
             threading.Thread(target=self._serve, args=(conn,), daemon=True).start()
 
     @staticmethod
-    def _read_request(conn: socket.socket) -> bool:
+    def _read_request(conn: socket.socket) -> bytes | None:
         data = b""
         while b"\r\n\r\n" not in data:
             chunk = conn.recv(65536)
             if not chunk:
-                return False
+                return None
             data += chunk
         head, _, body = data.partition(b"\r\n\r\n")
         length = 0
@@ -427,12 +496,15 @@ class _DropsReusedConnections:
                 length = int(line.split(b":", 1)[1])
         while len(body) < length:
             body += conn.recv(65536)
-        return True
+        return head
 
     def _serve(self, conn: socket.socket) -> None:
         with conn:
-            if not self._read_request(conn):
+            head = self._read_request(conn)
+            if head is None:
                 return
+            if b"x-openmono-health-check" not in head.lower():
+                self.connections += 1
             payload = b'{"ok": true}'
             conn.sendall(
                 b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: "
@@ -440,7 +512,8 @@ class _DropsReusedConnections:
                 + b"\r\n\r\n"
                 + payload
             )
-            self._read_request(conn)  # the second request on this connection: dropped
+            if self._read_request(conn) is not None:  # a second request on it: dropped
+                self.drops += 1
 
     def close(self) -> None:
         self.sock.close()
@@ -456,6 +529,9 @@ def test_an_upstream_dropping_reused_connections_causes_no_502(tmp_path: Path) -
             for i in range(4):
                 resp = client.post(f"{gw.url}/v1/chat/completions", json={"i": i})
                 assert resp.status_code == 200, resp.text
+                assert resp.json() == {"ok": True}
             assert upstream.connections == 4
+            # pooled: Caddy reused connections and each dropped request went out again, whole
+            assert upstream.drops >= 1
     finally:
         upstream.close()

@@ -8,7 +8,9 @@ import itertools
 import json
 import time
 from collections.abc import Iterator
+from contextlib import ExitStack
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import httpx
@@ -173,3 +175,22 @@ def test_wrong_key_is_answered_by_the_gateway(gw: Gateway) -> None:
     assert resp.status_code == 401
     # The gateway's own answer, not llama-server's (whose 401 body has a different shape).
     assert resp.json() == {"error": "unauthorized"}
+
+
+def test_pooled_health_checks_leave_llama_server_threads_free(
+    gw: Gateway, llama: LlamaServer, tmp_path: Path
+) -> None:
+    """llama.cpp's server gives each open connection one of its few HTTP threads, and the gateway's
+    health checks use its pooled connections: with more checking handlers than the server has
+    threads, for a few intervals, it still answers others at once."""
+    with ExitStack() as stack:
+        for i in range(3):  # with `gw`: 8 handlers checking every 2 s, twice the server's threads
+            stack.enter_context(
+                gateway(tmp_path / f"gw{i}", api_key=llama.api_key, llama_upstream=llama.url)
+            )
+        time.sleep(5)  # two health-check intervals: long enough for pooled checks to pile up
+        started = time.monotonic()
+        assert httpx.get(f"{llama.url}/health", timeout=10).status_code == 200
+        assert time.monotonic() - started < 3
+        via = _stream(gw.url, gw.api_key, max_tokens=4)
+        assert via.events[-1][1] == "[DONE]"

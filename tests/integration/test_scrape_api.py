@@ -108,7 +108,7 @@ def test_render_without_a_browser_is_engine_unavailable(svc: str, web: str) -> N
 def test_passthrough_and_unsupported_types(svc: str, web: str) -> None:
     assert '"high_water": "04:12"' in ok(scrape(svc, url=f"{web}/json")).content
     assert ok(scrape(svc, url=f"{web}/plain")).content.startswith("High water at Brest")
-    err(scrape(svc, url=f"{web}/pdf"), 415, "UNSUPPORTED_CONTENT")
+    err(scrape(svc, url=f"{web}/pdf"), 422, "EMPTY_CONTENT")  # a PDF with no pages
     err(scrape(svc, url=f"{web}/image"), 415, "UNSUPPORTED_CONTENT")
     err(scrape(svc, url=f"{web}/empty"), 422, "EMPTY_CONTENT")
 

@@ -26,7 +26,8 @@ from types import SimpleNamespace
 import pytest
 from openmono.executor import Executor, LocalExecutor, select_executor
 from openmono.executor.celery import UNREACHABLE, CeleryExecutor
-from openmono_contracts import ToolResult
+from openmono_contracts import Route, ToolResult
+from openmono_contracts.routing import ensure_workspace_id
 from openmono_worker import WorkerSettings
 from openmono_worker.callstate import ABANDONED, alive_key, claim_key
 from openmono_worker.celery_app import TASK_NAME, create_app
@@ -222,6 +223,43 @@ async def test_worker_pool_process_killed_mid_read_is_redelivered(
     assert pages.count == 2  # read twice: once by the dead process, once after redelivery
 
 
+async def test_worker_box_mode_refuses_a_call_for_another_box(
+    stack: WorkerStack, tmp_path: Path
+) -> None:
+    """A worker without WORKER_WORKSPACES runs this box's calls only: a forged box id is refused."""
+    app = create_app(WorkerSettings(broker_url=stack.redis.url))
+    ws = tmp_path / "ws"
+    req = tool_request("FileWrite", {"file_path": "x.txt", "content": "x"}, ws)
+    assert req.route is not None and req.route.kind == "box"
+    other_box = Route(kind="box", id="0" * 24)
+    forged = req.model_copy(update={"route": other_box})
+    try:
+        # On this box's queue, as if another box's agent had picked the wrong queue.
+        res = app.send_task(TASK_NAME, args=[forged.model_dump()], queue=req.route.queue)
+        result = ToolResult.model_validate(await asyncio.to_thread(res.get, timeout=60))
+    finally:
+        app.close()
+    assert not result.ok and "refused by tool worker" in (result.error or ""), result
+    assert not (ws / "x.txt").exists()
+
+
+async def test_worker_marked_workspace_beside_a_box_worker_says_what_to_do(
+    stack: WorkerStack, tmp_path: Path
+) -> None:
+    """An id file (say, from a compose run) routes past this box's worker: the error says why."""
+    ws = tmp_path / "marked"
+    ws.mkdir()
+    ensure_workspace_id(ws)
+    ex = CeleryExecutor(stack.redis.url, pickup_timeout_s=1.0)
+    try:
+        result = await ex.run(tool_request("FileWrite", {"file_path": "x", "content": "x"}, ws))
+    finally:
+        await ex.aclose()
+    assert not result.ok and "no tool worker serves workspace" in (result.error or ""), result
+    assert f"delete {ws}/.openmono/workspace-id" in (result.error or ""), result
+    assert not (ws / "x").exists()
+
+
 # --- 4. the redelivery guard (claim keys) ---------------------------------------------------------
 
 
@@ -231,11 +269,21 @@ async def test_worker_redelivered_side_effect_is_refused(
     """A second delivery of a side-effecting message whose process died never runs the tool."""
     app = create_app(WorkerSettings(broker_url=stack.redis.url))
     ws = tmp_path / "ws"
-    payload = tool_request("Bash", {"command": "echo ran >> effects.log"}, ws).model_dump()
+    req = tool_request("Bash", {"command": "echo ran >> effects.log"}, ws)
+    payload = req.model_dump()
+    assert req.route is not None
 
     def send(task_id: str) -> ToolResult:
-        res = app.send_task(TASK_NAME, args=[payload], task_id=task_id)
-        return ToolResult.model_validate(res.get(timeout=60))
+        # A fresh app per send: Celery's result backend caches a finished task's result by id,
+        # and a second `get` of the same id could answer from that cache instead of the worker.
+        sender = create_app(WorkerSettings(broker_url=stack.redis.url))
+        try:
+            res = sender.send_task(
+                TASK_NAME, args=[payload], task_id=task_id, queue=req.route.queue
+            )
+            return ToolResult.model_validate(res.get(timeout=60))
+        finally:
+            sender.close()
 
     try:
         task_id = f"dup-{uuid.uuid4().hex}"

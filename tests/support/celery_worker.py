@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from openmono_contracts import ToolRequest
+from openmono_contracts.routing import route_for
 from openmono_worker import WorkerSettings
 from openmono_worker.callstate import ABANDONED, claim_key
 from openmono_worker.celery_app import create_app
@@ -120,6 +121,7 @@ LOOPBACK_FETCH = {"WORKER_WEB_FETCH_ALLOW_CIDRS": "127.0.0.0/8"}
 def tool_request(
     tool: str, params: dict[str, object], ws: Path, timeout_s: float = 60
 ) -> ToolRequest:
+    """A request as the Celery executor sends it (routed), for tests that send tasks themselves."""
     ws.mkdir(parents=True, exist_ok=True)
     return ToolRequest(
         tool=tool,
@@ -128,6 +130,7 @@ def tool_request(
         session_id="worker-tests",
         workspace=str(ws),
         timeout_s=timeout_s,
+        route=route_for(ws),
     )
 
 

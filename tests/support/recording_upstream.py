@@ -3,6 +3,8 @@ llama-server behind the gateway when a test must know whether a request got thro
 
 Every request is recorded (method, path with query, headers, body) and answered 200 with a small
 JSON body naming the upstream, so a test can also see which upstream a path was routed to.
+The gateway's own active health checks (marked with `X-Openmono-Health-Check`) are kept apart:
+`requests()` is what clients sent through the gateway, `health_checks()` what Caddy asked itself.
 """
 
 from __future__ import annotations
@@ -13,6 +15,9 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+# set by caddy/Caddyfile on its active health checks (`health_headers`)
+HEALTH_CHECK_HEADER = "X-Openmono-Health-Check"
 
 
 @dataclass(frozen=True)
@@ -38,8 +43,13 @@ class RecordingUpstream:
             self.seen.clear()
 
     def requests(self) -> list[Seen]:
+        """Requests that came through the gateway's routes and probes (not its health checks)."""
         with self.lock:
-            return list(self.seen)
+            return [r for r in self.seen if not r.header_values(HEALTH_CHECK_HEADER)]
+
+    def health_checks(self) -> list[Seen]:
+        with self.lock:
+            return [r for r in self.seen if r.header_values(HEALTH_CHECK_HEADER)]
 
 
 def _handler(upstream: RecordingUpstream) -> type[BaseHTTPRequestHandler]:

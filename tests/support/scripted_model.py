@@ -72,6 +72,7 @@ class ScriptedModel:
         *,
         max_tokens: int | None = None,
         temperature: float | None = None,
+        response_format: dict[str, Any] | None = None,
     ) -> AsyncIterator[StreamEvent]:
         self.requests.append((list(messages), list(tools or [])))
         if not self.script:

@@ -10,6 +10,7 @@ single request cannot: cancellation kills the process group, read-only calls may
 from __future__ import annotations
 
 import asyncio
+import os
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -67,15 +68,22 @@ def pid_alive(pid: int) -> bool:
 # --- setups and checks --------------------------------------------------------------------------
 
 
+_EPOCH = 1_750_000_000
+
+
 def _files(**files: str | bytes) -> Callable[[Path], None]:
     def setup(ws: Path) -> None:
-        for name, content in files.items():
+        for i, (name, content) in enumerate(files.items()):
             path = ws / name.replace("__", "/")
             path.parent.mkdir(parents=True, exist_ok=True)
             if isinstance(content, bytes):
                 path.write_bytes(content)
             else:
                 path.write_text(content)
+            # Fixed, distinct mtimes: Glob lists newest first, and files written within one
+            # timestamp tick would otherwise tie in one run and not in the other.
+            stamp = _EPOCH + 60 * i
+            os.utime(path, (stamp, stamp))
 
     return setup
 
@@ -317,6 +325,47 @@ CASES: list[ToolCase] = [
         "EnterPlanMode",
         {"reason": "big refactor"},
         _effect("plan_mode", active=True, reason="big refactor"),
+    ),
+    # code intelligence runs where the workspace is: the language server starts in that process
+    ToolCase(
+        "edit_reports_new_error",
+        "FileEdit",
+        {"file_path": "m.py", "old_string": "return 1", "new_string": "return nope"},
+        _ok('m.py:2:12 error: "nope" is not defined'),
+        setup=_files(**{"m.py": "def f() -> int:\n    return 1\n"}),
+        timeout_s=60.0,
+    ),
+    ToolCase(
+        "lsp_symbols",
+        "Lsp",
+        {"action": "symbols", "file_path": "m.py"},
+        _ok("m.py: 1 symbols\nfunction f"),
+        setup=_files(**{"m.py": "def f() -> int:\n    return 1\n"}),
+        timeout_s=60.0,
+    ),
+    ToolCase(
+        "lsp_symlink_escape_refused",
+        "Lsp",
+        {"action": "symbols", "file_path": "innocent.txt"},
+        _fails("outside the workspace"),
+        setup=_outside_link,
+    ),
+    ToolCase(
+        "code_intel_references",
+        "CodeIntel",
+        {"operation": "find-references", "symbol": "lib.twice"},
+        _ok(
+            "lib.twice (function) lib.py:1",
+            "2 references in 1 files",
+            "use.py:1:1 import",
+            "use.py:3:7 call",
+        ),
+        setup=_files(
+            **{
+                "lib.py": "def twice(x):\n    return 2 * x\n",
+                "use.py": "from lib import twice\n\nprint(twice(2))\n",
+            }
+        ),
     ),
     ToolCase("unknown_tool", "NoSuchTool", {}, _fails("unknown tool 'NoSuchTool'")),
     ToolCase(

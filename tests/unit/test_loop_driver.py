@@ -155,8 +155,11 @@ async def test_llm_error_ends_the_turn_with_reason_error(make_agent: MakeAgent) 
 async def test_overflow_compacts_and_retries_once(make_agent: MakeAgent) -> None:
     big = "".join(f"line {i} " + "z" * 70 + "\n" for i in range(70))
     (Path(os.environ["OPENMONO_DATA_DIR"]).parent / "ws" / "big.txt").write_text(big)
+    # n_ctx well above what the turn takes, so only the server's overflow answer compacts (at
+    # 8192 the turn sat just under the 80 % mark, and any longer system prompt crossed it first)
     agent, model = await make_agent(
-        [reply(calls=[("FileRead", {"file_path": "big.txt"})]), overflow(), reply("fits now")]
+        [reply(calls=[("FileRead", {"file_path": "big.txt"})]), overflow(), reply("fits now")],
+        n_ctx=16384,
     )
     events, sink = collect()
     done = await agent.run_turn("read big", sink)

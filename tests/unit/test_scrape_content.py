@@ -5,11 +5,13 @@ from __future__ import annotations
 import pytest
 from openmono_scrape.content import kind_of, render, truncate
 from openmono_scrape.decode import charset_of, decode_body
-from openmono_scrape.errors import EmptyContent, UnsupportedContent
+from openmono_scrape.errors import EmptyContent, TooLarge, UnsupportedContent
 from openmono_scrape.page import Budget, FetchedPage
+from openmono_scrape.pdf import PdfLimits
 from openmono_scrape.settings import ScrapeSettings
 
 from tests.support import fixture_web as fw
+from tests.support import pdfgen
 
 
 def fetched(body: bytes, ctype: str | None, status: int = 200) -> FetchedPage:
@@ -43,8 +45,10 @@ def test_kinds() -> None:
     assert kind_of(fetched(b"{}", "application/json")) == "text"
     assert kind_of(fetched(b"{}", "application/problem+json")) == "text"
     assert kind_of(fetched(b"a", "text/plain")) == "text"
-    assert kind_of(fetched(fw.PDF_BYTES, "application/pdf")) == "binary"
-    assert kind_of(fetched(fw.PDF_BYTES, None)) == "binary"
+    assert kind_of(fetched(fw.PDF_BYTES, "application/pdf")) == "pdf"
+    assert kind_of(fetched(fw.PDF_BYTES, None)) == "pdf"
+    assert kind_of(fetched(fw.PDF_BYTES, "application/octet-stream")) == "pdf"
+    assert kind_of(fetched(b"\x00\x01rest", None)) == "binary"
     assert kind_of(fetched(b"<!DOCTYPE html><html><body>x", None)) == "html"
     assert kind_of(fetched(b"plain words", "application/octet-stream")) == "text"
 
@@ -56,8 +60,8 @@ def test_passthrough_keeps_json_and_text_as_sent() -> None:
     assert out.title is None
 
 
-def test_pdf_and_images_are_unsupported() -> None:
-    with pytest.raises(UnsupportedContent):
+def test_images_are_unsupported_and_a_pdf_without_pages_is_empty() -> None:
+    with pytest.raises(EmptyContent, match="no pages"):
         render(fetched(fw.PDF_BYTES, "application/pdf"), "markdown", True)
     with pytest.raises(UnsupportedContent):
         render(fetched(b"\x89PNG", "image/png"), "text", True)
@@ -72,6 +76,26 @@ def test_html_goes_through_extraction() -> None:
     out = render(fetched(fw.article_page().encode(), "text/html"), "markdown", True)
     assert fw.ARTICLE_SENTINEL in out.content
     assert out.title == fw.ARTICLE_TITLE
+
+
+def test_pdf_goes_through_the_converter() -> None:
+    out = render(fetched(pdfgen.report_pdf(1), "application/pdf"), "markdown", True)
+    assert out.title == "Tidal Survey"
+    assert out.content.startswith("# Tidal Survey of the Western Approaches\n\n## Section 1")
+    with pytest.raises(TooLarge) as info:
+        render(fetched(pdfgen.report_pdf(2), None), "markdown", True, PdfLimits(max_pages=1))
+    assert (info.value.url, info.value.engine) == ("http://example.org/a", "fetcher")
+
+
+def test_hidden_characters_are_stripped_from_every_kind() -> None:
+    html = fw.page(
+        "T\u200bitle", "<article><p>" + "Hid\u200bden\u202e text. " * 20 + "</p></article>"
+    )
+    out = render(fetched(html.encode(), "text/html; charset=utf-8"), "markdown", True)
+    assert "Hidden text." in out.content and "\u200b" not in out.content
+    assert out.title == "Title"
+    plain = render(fetched("a\u2066b\ufeff".encode(), "text/plain"), "text", True)
+    assert plain.content == "ab"
 
 
 def test_truncate_on_characters() -> None:

@@ -71,7 +71,7 @@ def test_allow_lists_and_wildcards() -> None:
     names = [
         "FileRead", "FileWrite", "FileEdit", "ApplyPatch", "Bash", "Glob", "Grep",
         "ListDirectory", "TodoWrite", "AskUser", "EnterPlanMode", "ExitPlanMode", "Agent",
-        "WebFetch", "mcp__time__get_current_time", "ListMcpResources",
+        "WebFetch", "mcp__time__get_current_time", "ListMcpResources", "Lsp", "CodeIntel",
     ]  # fmt: skip
     worker = ToolCatalog.from_worker()
     known = {**worker.facts, "Agent": AgentTool.facts()}
@@ -88,7 +88,10 @@ def test_allow_lists_and_wildcards() -> None:
         "Glob",
         "Grep",
         "ListDirectory",
+        "Lsp",
+        "CodeIntel",
     ]
+    assert {"Lsp", "CodeIntel"} <= set(explore)  # both read code, neither writes
     assert "FileWrite" in get_type("Coder").select(parent)
     assert "mcp__time__get_current_time" not in get_type("Coder").select(parent)
     # a child never gets a tool its parent lacks

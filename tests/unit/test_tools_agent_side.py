@@ -6,7 +6,7 @@ import os
 from pathlib import Path
 
 import pytest
-from openmono_worker.memory import read_memories
+from openmono_worker.memory import USER_MEMORY_DIR, forget, read_memories, read_memory_dir
 
 from tests.support.tool_calls import ToolBench, make_bench
 
@@ -90,6 +90,20 @@ def test_memory_save_same_name_replaces(tb: ToolBench) -> None:
     assert memories["Style"].content == "second" and set(memories) == {"Style", "Other"}
     index = tb.read(".openmono/memory/MEMORY.md")
     assert index.count("(style.md)") == 1 and index.count("(other.md)") == 1
+
+
+def test_memory_save_user_scope_writes_the_data_dir_and_forget_removes(tb: ToolBench) -> None:
+    r = tb.call(
+        "MemorySave", name="Tabs", type="user", description="d", content="tabs", scope="user"
+    )
+    folder = Path(tb.settings.data_dir) / USER_MEMORY_DIR
+    assert r.ok and "user memory 'Tabs'" in r.output and (folder / "tabs.md").is_file()
+    assert read_memories(tb.ws) == []  # not the project's
+    assert [m.name for m in read_memory_dir(folder)] == ["Tabs"]
+    gone = forget(folder, "Tabs")
+    assert gone is not None and read_memory_dir(folder) == []
+    assert "tabs.md" not in (folder / "MEMORY.md").read_text()
+    assert forget(folder, "Tabs") is None
 
 
 def test_memory_save_rejects_bad_type(tb: ToolBench) -> None:

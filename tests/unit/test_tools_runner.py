@@ -24,7 +24,7 @@ EXPECTED_PARAMS = {
     "Bash": ["command", "timeout_ms", "background"],
     "TodoWrite": ["todos"],
     "AskUser": ["question", "options"],
-    "MemorySave": ["name", "type", "description", "content"],
+    "MemorySave": ["name", "type", "description", "content", "scope"],
     "EnterPlanMode": ["reason"],
     "ExitPlanMode": [],
 }

@@ -1,4 +1,5 @@
-"""The HTTP surface: `POST /scrape`, `GET /health`. The only place errors become status codes.
+"""The HTTP surface: `POST /scrape`, `GET /health`, and the Firecrawl-compatible API under
+`/firecrawl` (its own error shape, see `firecrawl`). The only place errors become status codes.
 
 Status codes (DESIGN.md §4): 200 whenever a page was fetched, whatever the site answered; errors
 carry a `ScrapeErrorBody` with 400 BLOCKED_URL, 413 TOO_LARGE, 415 UNSUPPORTED_CONTENT,
@@ -13,7 +14,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
+from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from typing import Any
 
 from fastapi import FastAPI, Request
@@ -21,6 +22,7 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from openmono_contracts import ScrapeErrorBody, ScrapeRequest, ScrapeResponse
 
+from openmono_scrape import firecrawl
 from openmono_scrape.errors import EngineUnavailable, FetchFailed, ScrapeError
 from openmono_scrape.service import ScrapeService
 from openmono_scrape.settings import ScrapeSettings
@@ -31,8 +33,8 @@ _ERROR_RESPONSES: dict[int | str, dict[str, Any]] = {
     code: {"model": ScrapeErrorBody, "description": text}
     for code, text in (
         (400, "BLOCKED_URL: the SSRF guard refused the URL or a redirect hop"),
-        (413, "TOO_LARGE: the body is over the download limit"),
-        (415, "UNSUPPORTED_CONTENT: not HTML, JSON or text (e.g. PDF)"),
+        (413, "TOO_LARGE: the body is over the download limit (or a PDF over its limits)"),
+        (415, "UNSUPPORTED_CONTENT: not HTML, PDF, JSON or text (e.g. images)"),
         (422, "EMPTY_CONTENT: fetched, but no text (request validation errors also use 422)"),
         (502, "FETCH_FAILED: no page could be had"),
         (503, "ENGINE_UNAVAILABLE: the needed engine is not installed, or the service is busy"),
@@ -57,6 +59,26 @@ def create_app(settings: ScrapeSettings | None = None) -> FastAPI:
     slots = asyncio.Semaphore(cfg.max_concurrency)
 
     @asynccontextmanager
+    async def _admitted(url: str | None) -> AsyncIterator[None]:
+        try:
+            await asyncio.wait_for(slots.acquire(), cfg.queue_wait_s or 0.001)
+        except TimeoutError as exc:
+            raise EngineUnavailable(
+                f"the scrape service is busy ({cfg.max_concurrency} requests in flight)",
+                url=url,
+                retryable=True,
+                retry_after_s=1.0,
+            ) from exc
+        try:
+            yield
+        finally:
+            slots.release()
+
+    def admit(url: str | None) -> AbstractAsyncContextManager[None]:
+        """One of `max_concurrency` slots, waited for up to `queue_wait_s`, else 503."""
+        return _admitted(url)
+
+    @asynccontextmanager
     async def lifespan(_: FastAPI) -> AsyncIterator[None]:
         try:
             yield
@@ -73,7 +95,9 @@ def create_app(settings: ScrapeSettings | None = None) -> FastAPI:
     app.state.service = service
 
     @app.exception_handler(RequestValidationError)
-    async def _invalid(_: Request, exc: RequestValidationError) -> JSONResponse:
+    async def _invalid(request: Request, exc: RequestValidationError) -> JSONResponse:
+        if request.url.path.startswith(firecrawl.PREFIX + "/"):
+            return firecrawl.invalid_body(exc)
         detail = [
             {
                 "loc": list(err.get("loc", ())),
@@ -101,34 +125,26 @@ def create_app(settings: ScrapeSettings | None = None) -> FastAPI:
             "engines": service.engines(),
             "browser_running": service.browser.running,
             "browser_launches": service.browser.launches,
+            "cache": service.cache.stats(),
         }
 
     @app.post("/scrape", response_model=ScrapeResponse, responses=_ERROR_RESPONSES)
     async def scrape(req: ScrapeRequest) -> ScrapeResponse:
         """Fetch one URL and return its main content (DESIGN.md §4)."""
-        try:
-            await asyncio.wait_for(slots.acquire(), cfg.queue_wait_s or 0.001)
-        except TimeoutError as exc:
-            raise EngineUnavailable(
-                f"the scrape service is busy ({cfg.max_concurrency} requests in flight)",
-                url=req.url,
-                retryable=True,
-                retry_after_s=1.0,
-            ) from exc
-        try:
+        async with admit(req.url):
             result = await service.scrape(req)
-        finally:
-            slots.release()
         log.info(
-            "scraped %s status=%s engine=%s escalated_from=%s %.0fms",
+            "scraped %s status=%s engine=%s escalated_from=%s cache=%s %.0fms",
             result.url,
             result.status,
             result.engine,
             result.escalated_from,
+            result.cache,
             result.elapsed_ms,
         )
         return result
 
+    app.include_router(firecrawl.build_router(service, admit))
     return app
 
 

@@ -4,9 +4,12 @@ ScrapeError (code, http_status, retryable, engine)
  ├── BlockedURL            400  BLOCKED_URL          the SSRF guard refused the URL or a hop
  ├── FetchFailed           502  FETCH_FAILED         no page could be had (DNS, connect, TLS, ...)
  ├── FetchTimeout          504  TIMEOUT              the request's time budget ran out
- ├── TooLarge              413  TOO_LARGE            the body is over the download limit
- ├── UnsupportedContent    415  UNSUPPORTED_CONTENT  a type we cannot turn into text (PDF, images)
- ├── EmptyContent          422  EMPTY_CONTENT        the page was fetched but has no text
+ ├── TooLarge              413  TOO_LARGE            the body is over the download limit, or a PDF
+ │                                                  over its byte or page limit
+ ├── UnsupportedContent    415  UNSUPPORTED_CONTENT  a type we cannot turn into text (images,
+ │                                                  archives, a damaged or encrypted PDF)
+ ├── EmptyContent          422  EMPTY_CONTENT        the page was fetched but has no text (also a
+ │                                                  scanned PDF: no text layer, no OCR here)
  └── EngineUnavailable     503  ENGINE_UNAVAILABLE   the engine the page needs is not installed,
                                                      or the service is saturated (retryable)
 """

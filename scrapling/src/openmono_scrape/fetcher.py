@@ -27,8 +27,9 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from collections.abc import Mapping
 from typing import Any
-from urllib.parse import urljoin
+from urllib.parse import urljoin, urlsplit
 
 from curl_cffi import CurlOpt
 from curl_cffi.curl import CurlError
@@ -48,6 +49,11 @@ from openmono_scrape.page import Budget, FetchedPage
 REDIRECT_STATUSES = frozenset({301, 302, 303, 307, 308})
 _CURLE_TIMEOUT = 28
 _CURLE_FILESIZE_EXCEEDED = 63
+
+# Headers a caller may not set: they belong to the connection, the pin or the body.
+_FORBIDDEN_HEADERS = frozenset(
+    {"host", "content-length", "transfer-encoding", "connection", "upgrade", "te", "trailer"}
+)
 
 # Scrapling logs every fetch at INFO; the service logs its own summary instead.
 logging.getLogger("scrapling").setLevel(logging.WARNING)
@@ -77,7 +83,19 @@ def _pin(client: Any, target: CheckedTarget, max_bytes: int) -> None:
     curl_session.trust_env = False
 
 
-async def _one_hop(target: CheckedTarget, budget: Budget, max_bytes: int) -> FetchedPage:
+def _caller_headers(headers: Mapping[str, str] | None) -> dict[str, str] | None:
+    if not headers:
+        return None
+    kept = {k: v for k, v in headers.items() if k.lower() not in _FORBIDDEN_HEADERS}
+    return kept or None
+
+
+async def _one_hop(
+    target: CheckedTarget,
+    budget: Budget,
+    max_bytes: int,
+    headers: Mapping[str, str] | None = None,
+) -> FetchedPage:
     timeout = budget.require(target.url, "fetcher")
     session = FetcherSession(
         impersonate="chrome",
@@ -91,7 +109,13 @@ async def _one_hop(target: CheckedTarget, budget: Budget, max_bytes: int) -> Fet
         async with session as client:
             _pin(client, target, max_bytes)
             response = await asyncio.wait_for(
-                client.get(target.url, timeout=timeout, retries=1, follow_redirects=False),
+                client.get(
+                    target.url,
+                    timeout=timeout,
+                    retries=1,
+                    follow_redirects=False,
+                    headers=_caller_headers(headers),
+                ),
                 timeout + 1.0,
             )
     except ScrapeError:
@@ -123,13 +147,26 @@ async def _one_hop(target: CheckedTarget, budget: Budget, max_bytes: int) -> Fet
 
 
 async def fetch(
-    url: str, guard: NetGuard, budget: Budget, *, max_bytes: int, max_redirects: int
+    url: str,
+    guard: NetGuard,
+    budget: Budget,
+    *,
+    max_bytes: int,
+    max_redirects: int,
+    headers: Mapping[str, str] | None = None,
 ) -> FetchedPage:
-    """GET `url`, following up to `max_redirects` redirects, each hop checked and pinned."""
+    """GET `url`, following up to `max_redirects` redirects, each hop checked and pinned.
+
+    `headers` (the caller's, e.g. a Firecrawl `headers` option) go on top of the browser-like
+    ones, on hops to the first URL's host only (a redirect elsewhere must not carry a caller's
+    cookie or token); connection-level names (Host, Content-Length, ...) are dropped.
+    """
+    first_host = urlsplit(url).hostname
     current = url
     for _ in range(max_redirects + 1):
         target = await check_url(guard, current)
-        page = await _one_hop(target, budget, max_bytes)
+        same_host = urlsplit(current).hostname == first_host
+        page = await _one_hop(target, budget, max_bytes, headers if same_host else None)
         location = page.header("location")
         if page.status not in REDIRECT_STATUSES or not location:
             return page

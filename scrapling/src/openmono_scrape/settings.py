@@ -43,6 +43,14 @@ class ScrapeSettings(BaseSettings):
     static_hosts: Annotated[dict[str, str], NoDecode] = Field(default_factory=dict)
     system_dns: bool = True
     max_download_bytes: int = Field(default=10 * 1024 * 1024, ge=1024)
+    # PDFs: a file over either limit is TOO_LARGE (413) before any page is read. The download
+    # limit applies first. Conversion runs at ~6-90 pages/s here (dense to sparse pages,
+    # scrapling/README.md), so 100 dense pages fit the default 60 s budget; past the budget the
+    # conversion stops between pages with TIMEOUT.
+    pdf_max_bytes: int = Field(default=10 * 1024 * 1024, ge=1024)
+    pdf_max_pages: int = Field(default=100, ge=1, le=10_000)
+    # What a PDF's compressed streams may inflate to in all (a zip bomb), also TOO_LARGE.
+    pdf_max_inflated_bytes: int = Field(default=256 * 1024 * 1024, ge=1024 * 1024)
     max_redirects: int = Field(default=10, ge=0, le=30)
     default_timeout_s: float = Field(default=60.0, gt=0, le=120)
     max_timeout_s: float = Field(default=120.0, gt=0, le=600)
@@ -61,6 +69,18 @@ class ScrapeSettings(BaseSettings):
     browser_settle_ms: int = Field(default=300, ge=0, le=10_000)
     # Longest Retry-After we honour before escalating instead (bounded by the request budget too).
     max_retry_after_s: float = Field(default=5.0, ge=0)
+    # Scrape cache (cache.py): its bound in bytes (0 = off) and, where the stack runs one, the
+    # Redis that holds it (the native stack and compose use the broker's, database 1).
+    cache_max_bytes: int = Field(default=128 * 1024 * 1024, ge=0)
+    cache_redis_url: str | None = None
+    # Fetches at once to one host (hostlimit.py); more wait for a slot within their budget.
+    per_host_concurrency: int = Field(default=4, ge=1, le=64)
+    # SearXNG behind the Firecrawl search endpoint (compose: http://searxng:8080); unset = the
+    # endpoint answers 503.
+    searxng_url: str | None = None
+    search_timeout_s: float = Field(default=15.0, gt=0, le=120)
+    # Search results scraped at once by one Firecrawl search request.
+    search_scrape_concurrency: int = Field(default=5, ge=1, le=20)
 
     @field_validator("allow_cidrs", "browser_flags", mode="before")
     @classmethod
@@ -77,7 +97,9 @@ class ScrapeSettings(BaseSettings):
             return {name.strip().lower().rstrip("."): addr.strip() for name, addr in pairs}
         return value
 
-    @field_validator("browser_path", "browser_cdp_url", mode="before")
+    @field_validator(
+        "browser_path", "browser_cdp_url", "cache_redis_url", "searxng_url", mode="before"
+    )
     @classmethod
     def _empty_is_none(cls, value: object) -> object:
         return None if isinstance(value, str) and not value.strip() else value

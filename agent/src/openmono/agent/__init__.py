@@ -4,8 +4,29 @@
 permissions and a session file, then plugs in hooks, MCP tools (`openmono.mcp`) and the `Agent`
 tool (`openmono.subagents`). It sits above all of them, so none of them imports it: the loop knows
 only its extension points (`Toolset`, `ToolHooks`). Surfaces (CLI, ACP) start sessions here.
+Prompt overrides (`_prompts`) are found here too, when the system prompt is built.
 """
 
+from openmono.agent._prompts import (
+    PROMPT_KINDS,
+    PROMPT_SCOPES,
+    PromptKind,
+    PromptScope,
+    prompt_file,
+    prompt_override,
+)
 from openmono.agent._session import Agent, open_agent, open_model, probe_model, web_access
 
-__all__ = ["Agent", "open_agent", "open_model", "probe_model", "web_access"]
+__all__ = [
+    "PROMPT_KINDS",
+    "PROMPT_SCOPES",
+    "Agent",
+    "PromptKind",
+    "PromptScope",
+    "open_agent",
+    "open_model",
+    "probe_model",
+    "prompt_file",
+    "prompt_override",
+    "web_access",
+]

@@ -6,7 +6,8 @@ creates or resumes the session. `Agent.aclose()` releases the executor and the H
 
 Extensions (`_extend`): hooks from `settings.hooks` (session_start when the session opens, stop
 after each turn, pre/post tool use in the pipeline), the MCP servers' tools (`settings.mcp_servers`,
-or a manager the surface shares between sessions) and the `Agent` tool for sub-agents.
+or a manager the surface shares between sessions), the `Agent` tool for sub-agents and the
+`Playbook` tool (`openmono.playbooks`).
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from typing import TYPE_CHECKING
 from openmono_contracts import WebAccess, trust
 from openmono_worker import WorkerSettings
 
+from openmono.agent._prompts import prompt_override
 from openmono.config import Settings
 from openmono.executor import Executor, select_executor
 from openmono.llm import LLMError, Model, ModelInfo, OpenAICompatModel, TrustError
@@ -190,6 +192,7 @@ async def open_agent(
 async def _extend(agent: Agent, settings: Settings, mcp: McpManager | None) -> None:
     """Hooks, MCP tools and the `Agent` tool, plugged into the loop's extension points."""
     from openmono.hooks import HookRunner
+    from openmono.playbooks import Host, PlaybookTool
     from openmono.subagents import AgentTool
 
     dispatcher, loop = agent.loop.dispatcher, agent.loop
@@ -218,6 +221,7 @@ async def _extend(agent: Agent, settings: Settings, mcp: McpManager | None) -> N
         agent.store.root / agent.session_id / "agents",
         max_turns=settings.subagents.max_turns,
     ).install()
+    PlaybookTool(Host.of(loop, agent.store.root / agent.session_id, settings.data_dir)).install()
 
 
 def _assemble(
@@ -240,7 +244,9 @@ def _assemble(
     memory_dirs = [settings.data_dir / "memory", workspace / ".openmono" / "memory"]
 
     def system_prompt(m: Mode) -> str:
-        return build_system_prompt(workspace, m, memory_dirs)
+        override = prompt_override(m, settings.data_dir, workspace)
+        base = override[0] if override else None
+        return build_system_prompt(workspace, m, memory_dirs, base)
 
     if resume:
         loaded = store.load(resume)

@@ -1,7 +1,8 @@
 """Root of the `openmono` command group; subcommand modules register themselves here.
 
-`openmono -p "task"` runs one task and exits; `openmono` alone starts the interactive session
-(with stdin not a terminal, the task is read from stdin). The root options (`--config`,
+`openmono -p "task"` runs one task and exits; `openmono` alone starts the interactive session:
+the full-screen UI, or the line REPL with `--classic` or when stdout is not a terminal (with stdin
+not a terminal, the task is read from stdin). The root options (`--config`,
 `--endpoint`, `-C`, ...) apply to every subcommand that reads settings.
 """
 
@@ -40,6 +41,10 @@ MODES = ("agent", "plan", "ask")
     "--allow", multiple=True, metavar="TOOL[:PATTERN]",
     help="Allow a tool without asking (repeatable): --allow FileWrite --allow 'Bash:pytest*'.",
 )  # fmt: skip
+@click.option(
+    "--classic", is_flag=True,
+    help="Interactive: the line REPL in the terminal's scrollback instead of the full-screen UI.",
+)  # fmt: skip
 @click.option("--yolo", is_flag=True, help="Allow every call (built-in denials still apply).")
 @click.option("--mode", type=click.Choice(MODES), help="agent (default), plan or ask (read-only).")
 @click.option(
@@ -67,6 +72,7 @@ def main(
     prompt: str | None,
     output_format: str,
     allow: tuple[str, ...],
+    classic: bool,
     yolo: bool,
     mode: str | None,
     resume: str | None,
@@ -101,10 +107,10 @@ def main(
         prompt = sys.stdin.read().strip()
         if not prompt:
             raise click.UsageError("no task: give one with -p TASK (or on stdin)")
-    ctx.exit(_run(opts, prompt))
+    ctx.exit(_run(opts, prompt, classic))
 
 
-def _run(opts: RunOptions, prompt: str | None) -> int:
+def _run(opts: RunOptions, prompt: str | None, classic: bool = False) -> int:
     from openmono.config import ConfigError
     from openmono.executor import ExecutorError
     from openmono.llm import LLMError
@@ -116,9 +122,16 @@ def _run(opts: RunOptions, prompt: str | None) -> int:
             from openmono.cli._oneshot import run_oneshot
 
             return asyncio.run(run_oneshot(opts, prompt))
-        from openmono.cli._repl import Repl
+        if not classic and not sys.stdout.isatty():
+            click.echo("openmono: stdout is not a terminal: using the line REPL", err=True)
+            classic = True
+        if classic:
+            from openmono.cli._repl import Repl
 
-        return asyncio.run(Repl(opts).run())
+            return asyncio.run(Repl(opts).run())
+        from openmono.cli._tui import run_tui
+
+        return run_tui(opts)
     except (ConfigError, SessionError, ExecutorError, PermissionsError, LLMError) as exc:
         click.echo(f"openmono: {exc}", err=True)
         return EXIT_CONFIG
@@ -147,11 +160,13 @@ def _register() -> None:
 def _register_agent() -> None:
     from openmono.cli.config_cmds import config
     from openmono.cli.doctor import doctor
+    from openmono.cli.playbook_cmds import playbook
     from openmono.cli.sessions_cmds import sessions
 
     main.add_command(sessions)
     main.add_command(config)
     main.add_command(doctor)
+    main.add_command(playbook)
 
 
 _register()

@@ -1,4 +1,4 @@
-"""`openmono` with no task: the interactive session (prompt_toolkit for input, rich for output).
+"""`openmono --classic`: the line REPL (prompt_toolkit for input, rich for output).
 
 Enter sends a message; a line starting with `/` is a command (`/help`). Ctrl-C during a turn stops
 the model and running tools (what was said is kept); Ctrl-C at the prompt clears the line; Ctrl-D
@@ -9,21 +9,30 @@ from __future__ import annotations
 
 import asyncio
 import signal
+from collections.abc import Awaitable, Sequence
 from pathlib import Path
+from typing import TypeVar
 
 from openmono_contracts.effects import AskUserEffect
 from prompt_toolkit import PromptSession
+from prompt_toolkit.completion import Completer, Completion
+from prompt_toolkit.document import Document
 from prompt_toolkit.history import FileHistory
 from prompt_toolkit.input import Input
 from prompt_toolkit.output import Output
 from rich.console import Console
+from rich.markdown import Markdown
 from rich.markup import escape
+from rich.table import Table
 
-from openmono.agent import Agent, open_agent
+from openmono.cli._commands import COMMANDS, run_command
+from openmono.cli._host import SessionHost
 from openmono.cli._render import RichRenderer, call_label
-from openmono.config import RunOptions, Settings, project_trust_question, record_project_trust
+from openmono.config import RunOptions, project_trust_question, record_project_trust
+from openmono.loop import EventSink, LoopEvent
 from openmono.permissions import Answer, PermissionRequest
 
+T = TypeVar("T")
 ANSWERS: dict[str, Answer] = {
     "y": "once",
     "yes": "once",
@@ -35,8 +44,21 @@ ANSWERS: dict[str, Answer] = {
 }
 
 
-class Repl:
-    """One interactive run; slash commands live in `_slash`."""
+class SlashCompleter(Completer):
+    """Completes `/name` from the shared table, with each command's description."""
+
+    def get_completions(self, document: Document, complete_event: object) -> list[Completion]:
+        text = document.text_before_cursor
+        if not text.startswith("/") or " " in text:
+            return []
+        return [
+            Completion(f"/{c.name}", -len(text), display=c.usage, display_meta=c.description)
+            for c in COMMANDS.complete(text[1:])
+        ]
+
+
+class Repl(SessionHost):
+    """One interactive run in the terminal's scrollback; commands come from `_commands`."""
 
     def __init__(
         self,
@@ -46,50 +68,62 @@ class Repl:
         input: Input | None = None,
         output: Output | None = None,
     ) -> None:
-        self.opts = opts
+        self.init_host(opts)
         self.console = console or Console(highlight=False)
         self.renderer = RichRenderer(self.console)
-        self.settings: Settings = opts.settings()
-        self.workspace: Path = opts.workspace_dir(self.settings)
-        self.agent: Agent | None = None
         history = self.settings.data_dir / "history"
         history.parent.mkdir(parents=True, exist_ok=True)
         self.prompt: PromptSession[str] = PromptSession(
-            history=FileHistory(str(history)), input=input, output=output
+            history=FileHistory(str(history)),
+            input=input,
+            output=output,
+            completer=SlashCompleter(),
         )
-        self.running = True
 
+    # -- Surface --------------------------------------------------------------------------------
     @property
-    def current(self) -> Agent:
-        if self.agent is None:
-            raise RuntimeError("no session is open")
-        return self.agent
+    def sink(self) -> EventSink:
+        def both(event: LoopEvent) -> None:
+            self.stats(event)
+            self.renderer(event)
+            self.last_reasoning = self.renderer.last_reasoning
 
-    async def open(self, resume: str | None = None) -> Agent:
-        mode = self.opts.mode
-        if self.agent is not None:
-            mode = self.agent.loop.mode
-            await self.agent.aclose()
-            self.agent = None
-        self.agent = await open_agent(
-            self.settings,
-            self.workspace,
-            resume=resume,
-            mode=mode,
-            allow=self.opts.allow,
-            yolo=self.opts.yolo,
-            approver=self.approve,
-            asker=self.ask_user,
-        )
-        return self.agent
+        return both
 
+    def print(self, markup: str = "") -> None:
+        self.console.print(markup)
+
+    def markdown(self, text: str) -> None:
+        self.console.print(Markdown(text))
+
+    def table(self, rows: Sequence[Sequence[str]], header: Sequence[str] | None = None) -> None:
+        table = Table(show_header=header is not None, box=None)
+        for i, name in enumerate(header or [""] * (len(rows[0]) if rows else 0)):
+            table.add_column(name, style="dim" if i == 0 and header is None else None)
+        for row in rows:
+            table.add_row(*(escape(cell) for cell in row))
+        self.console.print(table)
+
+    async def ask(self, question: str, options: Sequence[str] = ()) -> str:
+        self.console.print(f"[bold magenta]?[/bold magenta] {escape(question)}")
+        for i, option in enumerate(options, 1):
+            self.console.print(f"  {i}. {escape(option)}")
+        try:
+            raw = (await self.prompt.prompt_async("  answer > ")).strip()
+        except (KeyboardInterrupt, EOFError):
+            return ""
+        if raw.isdigit() and 1 <= int(raw) <= len(options):
+            return options[int(raw) - 1]
+        return raw
+
+    # -- the session ----------------------------------------------------------------------------
     def banner(self) -> None:
         agent = self.current
-        model = agent.info.model if agent.info else (self.settings.llm.model or "?")
         self.console.print(
-            f"[bold]OpenMono[/bold] · {escape(Path(model).name)} · n_ctx {agent.loop.options.n_ctx}"
-            f" · mode {agent.loop.mode} · session {agent.session_id}\n"
-            f"[dim]{escape(str(self.workspace))} · /help for commands · Ctrl-D to leave[/dim]"
+            f"[bold]OpenMono[/bold] · {escape(Path(self.model_name()).name)} · "
+            f"n_ctx {agent.loop.options.n_ctx} · mode {agent.loop.mode} · "
+            f"session {agent.session_id}"
+            f"\n[dim]{escape(str(self.workspace))} · /help for commands · Ctrl-D to leave[/dim]"
         )
         if agent.info is None:
             self.console.print(
@@ -119,28 +153,23 @@ class Repl:
                 return answer
 
     async def ask_user(self, effect: AskUserEffect) -> str:
-        self.console.print(f"[bold magenta]?[/bold magenta] {escape(effect.question)}")
-        for i, option in enumerate(effect.options, 1):
-            self.console.print(f"  {i}. {escape(option)}")
+        return await self.ask(effect.question, effect.options) or "(the user did not answer)"
+
+    async def interruptible(self, work: Awaitable[T]) -> T:
+        loop = asyncio.get_running_loop()
+        task = asyncio.ensure_future(work)
+        loop.add_signal_handler(signal.SIGINT, task.cancel)
         try:
-            raw = (await self.prompt.prompt_async("  answer > ")).strip()
-        except (KeyboardInterrupt, EOFError):
-            return "(the user did not answer)"
-        if raw.isdigit() and 1 <= int(raw) <= len(effect.options):
-            return effect.options[int(raw) - 1]
-        return raw or "(no answer)"
+            return await task
+        finally:
+            loop.remove_signal_handler(signal.SIGINT)
 
     async def turn(self, text: str) -> None:
         """Run one turn; Ctrl-C cancels it (stream and tools stop, the session keeps the text)."""
-        loop = asyncio.get_running_loop()
-        task = asyncio.ensure_future(self.current.run_turn(text, self.renderer))
-        loop.add_signal_handler(signal.SIGINT, task.cancel)
         try:
-            await task
+            await self.interruptible(self.current.run_turn(text, self.sink))
         except asyncio.CancelledError:
             self.console.print("\n[yellow]interrupted[/yellow]")
-        finally:
-            loop.remove_signal_handler(signal.SIGINT)
 
     async def ask_trust(self) -> None:
         """Ask once per project whether its settings may run code (hooks, MCP, yolo)."""
@@ -158,7 +187,8 @@ class Repl:
             self.settings = self.opts.settings()
 
     async def run(self) -> int:
-        from openmono.cli._slash import run_command
+        import openmono.cli._slash  # noqa: F401 - registers the built-in commands
+        from openmono.cli._playbook_slash import auto_trigger
 
         await self.ask_trust()
         await self.open(self.opts.resume)
@@ -176,9 +206,8 @@ class Repl:
                     continue
                 if text.startswith("/"):
                     await run_command(self, text)
-                else:
+                elif not await auto_trigger(self, text):
                     await self.turn(text)
         finally:
-            if self.agent is not None:
-                await self.agent.aclose()
+            await self.close_host()
         return 0

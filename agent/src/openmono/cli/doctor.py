@@ -2,7 +2,8 @@
 
 Checks: settings load; the endpoint answers `/health`; an API key is set and accepted (`/props`);
 the model and its n_ctx; the gateway's `/services`; the broker (when configured); the workspace and
-the data dir are writable. With a broker the agent's hands are the worker's: the workspace is
+the data dir are writable. With a broker the agent's hands are the worker's: which workers serve
+the workspace (its queue, asked with Celery's `inspect active_queues`), then the workspace is
 checked by a Bash call the worker runs (the agent container mounts it read-only on purpose).
 Exit code 1 when any check failed.
 """
@@ -172,6 +173,15 @@ async def _worker_workspace_check(settings: Settings, workspace: Path) -> Check:
     return Check("workspace", "fail", f"{workspace} in the worker: {why}")
 
 
+async def _workers_check(settings: Settings, workspace: Path) -> Check:
+    # Which workers consume this workspace's queue (docs/worker.md "Several workers").
+    from openmono.executor.celery import route_report
+
+    url = settings.broker_url or os.environ.get("OPENMONO_BROKER_URL") or ""
+    ok, detail = await route_report(url, workspace)
+    return Check("workers", "pass" if ok else "fail", detail)
+
+
 def run_checks(opts: RunOptions) -> list[Check]:
     try:
         settings = opts.settings()
@@ -183,7 +193,10 @@ def run_checks(opts: RunOptions) -> list[Check]:
     checks.append(broker)
     workspace = opts.workspace_dir(settings)
     if broker.status == "pass":
-        checks.append(asyncio.run(_worker_workspace_check(settings, workspace)))
+        workers = asyncio.run(_workers_check(settings, workspace))
+        checks.append(workers)
+        if workers.status == "pass":
+            checks.append(asyncio.run(_worker_workspace_check(settings, workspace)))
     else:
         checks.append(_dir_check("workspace", workspace, create=False))
     checks.append(_dir_check("data dir", settings.data_dir, create=True))

@@ -3,15 +3,19 @@
 Same `Executor` contract as `LocalExecutor`, and the worker runs the same `run_tool`, so the same
 call gives the same `ToolResult` (except `elapsed_ms`). What crossing a process boundary adds:
 
-1. Send: `openmono.tools.run` with the ToolRequest as JSON, soft limit = `timeout_s`, hard = +5 s.
-   Redis unreachable -> an `ok=False` "tool worker unreachable" result within seconds; tools are
-   never run locally as a silent fallback.
+1. Route and send: the request gets the route of its workspace (`_routes.routed`: the workspace's
+   id file, else this box) and goes to that route's queue, so only a worker with these files can
+   take it (and the worker checks the route again). `openmono.tools.run` with the ToolRequest as
+   JSON, soft limit = `timeout_s`, hard = +5 s. Redis unreachable -> an `ok=False` "tool worker
+   unreachable" result within seconds; tools are never run locally as a silent fallback.
 2. Wait without blocking the loop: one pattern subscription per executor receives every result the
    backend publishes for our task ids; a poll every half second reads the call's claim and
    heartbeat keys (`openmono_contracts.calls`) and the stored result, in case a message was missed.
 3. Worker lost (heartbeat expired, no result): a side-effecting call returns an error saying so and
    is never sent again; a read-only call is sent again (its old message can no longer run: its
-   claim says "abandoned"). Nobody picked the call up and no worker answers a ping -> unreachable.
+   claim says "abandoned"). Nobody picked the call up within the pickup timeout: the workers are
+   asked which queues they consume; none answers -> unreachable; none consumes this call's queue
+   -> an error naming the workspace, its queue and what to start (the call is abandoned first).
 4. Cancel (`cancel(call_id)` or the awaiting task cancelled): a call nobody started is abandoned
    through its claim; a running one is revoked with terminate, and the worker kills the tool's
    process groups and the pool process running it.
@@ -41,7 +45,16 @@ from openmono_worker import WorkerSettings, create_app, get_tool
 from redis.asyncio.retry import Retry
 from redis.backoff import NoBackoff
 
+from openmono.executor._routes import (
+    RouteError,
+    consumers,
+    no_consumer_error,
+    route_report,
+    routed,
+)
 from openmono.executor._select import ExecutorSettings
+
+__all__ = ["UNREACHABLE", "CeleryExecutor", "route_report"]
 
 UNREACHABLE = "tool worker unreachable"
 _POLL_S = 0.5
@@ -54,6 +67,10 @@ _MAX_RESENDS = 3
 
 class _Unreachable(Exception):
     """Redis (or every worker) cannot be reached; becomes an `ok=False` result, never raised out."""
+
+
+class _NoConsumer(Exception):
+    """Workers answer, but none consumes the call's queue; becomes an `ok=False` result."""
 
 
 @dataclass
@@ -179,7 +196,12 @@ class CeleryExecutor:
         call = _Call(req, read_only=tool is not None and tool.read_only)
         self._running[req.call_id] = call
         try:
+            call.req = routed(req)
             return await self._run(call)
+        except RouteError as exc:
+            return _result(req, call.start, f"cannot route the call to a tool worker: {exc}")
+        except _NoConsumer as exc:
+            return _result(req, call.start, str(exc))
         except _Unreachable as exc:
             return _result(req, call.start, f"{UNREACHABLE}: {exc}")
         except (OSError, aioredis.RedisError) as exc:
@@ -232,12 +254,15 @@ class CeleryExecutor:
         call.task_id = f"{self._prefix}.{uuid.uuid4().hex}"
         fut = await self._results.expect(call.task_id)
         req = call.req
+        if req.route is None:  # routed() in run() sets it
+            raise RouteError("the call was not routed")
         try:
             await asyncio.wait_for(
                 asyncio.to_thread(
                     self._app.send_task,
                     TASK_NAME,
                     args=[req.model_dump(mode="json")],
+                    queue=req.route.queue,
                     # What logs and monitoring show instead of the arguments (file contents...).
                     argsrepr=f"[{req.tool} call {req.call_id} session {req.session_id}]",
                     kwargsrepr="{}",
@@ -278,14 +303,15 @@ class CeleryExecutor:
                 now = time.monotonic()
                 if claim is None:
                     if now >= next_ping:
-                        if not await self._workers_answer() and await self._abandon(task_id):
-                            raise _Unreachable("no worker answered a ping (is the worker running?)")
+                        await self._check_consumers(call)
                         next_ping = now + 2 * self._pickup_timeout_s
                     if now - sent > self._queue_timeout_s and await self._abandon(task_id):
+                        queue = req.route.queue if req.route is not None else "?"
                         return _result(
                             req,
                             call.start,
-                            f"no tool worker picked the call up in {now - sent:.0f} s",
+                            f"no tool worker picked the call up in {now - sent:.0f} s "
+                            f"(queue {queue}: its workers are all busy or stuck)",
                         )
                     continue
                 if claim == ABANDONED:
@@ -359,9 +385,18 @@ class CeleryExecutor:
                     return
                 await asyncio.sleep(0.05)
 
-    async def _workers_answer(self) -> bool:
+    async def _check_consumers(self, call: _Call) -> None:
+        """Raise when no worker will ever take the call (it is abandoned first, so none does)."""
+        req = call.req
+        queue = req.route.queue if req.route is not None else ""
         try:
-            replies = await asyncio.to_thread(self._app.control.ping, timeout=1.0)
+            found = await consumers(self._app)
         except Exception as exc:  # kombu's connection errors
-            raise _Unreachable(f"cannot ping the workers: {exc}") from exc
-        return bool(replies)
+            raise _Unreachable(f"cannot ask the workers: {exc}") from exc
+        if found.serving(queue):
+            return  # queued behind other calls: keep waiting (up to the queue timeout)
+        if not await self._abandon(call.task_id):
+            return  # a worker took it after all
+        if not found.nodes:
+            raise _Unreachable("no worker answered (is the worker running?)")
+        raise _NoConsumer(no_consumer_error(req, found))

@@ -3,7 +3,8 @@
 This is the embedded default (no broker configured). Each call gets a `threading.Event`; cancelling
 the call (or the task awaiting it) sets the event, and the tool kills its process group and returns.
 When the awaiting task is cancelled we still wait for the tool thread to finish, so nothing the call
-started outlives the cancellation.
+started outlives the cancellation. Closing it stops the language servers the code tools started
+for the workspaces it served (they stay warm between calls, not beyond the session).
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ import threading
 from concurrent.futures import ThreadPoolExecutor
 
 from openmono_contracts import ToolRequest, ToolResult
-from openmono_worker import WorkerSettings, run_tool
+from openmono_worker import WorkerSettings, run_tool, stop_language_servers
 
 # Waiting for a cancelled tool thread: Bash needs well under a second to kill its group.
 _CANCEL_GRACE_S = 10.0
@@ -26,6 +27,7 @@ class LocalExecutor:
         self._settings = settings if settings is not None else WorkerSettings()
         self._pool = ThreadPoolExecutor(max_workers=max_workers, thread_name_prefix="tool")
         self._running: dict[str, threading.Event] = {}
+        self._workspaces: set[str] = set()  # their language servers stop when we close
         self._closed = False
 
     async def run(self, req: ToolRequest) -> ToolResult:
@@ -33,6 +35,7 @@ class LocalExecutor:
             return ToolResult(call_id=req.call_id, ok=False, error="executor is closed")
         cancel = threading.Event()
         self._running[req.call_id] = cancel
+        self._workspaces.add(req.workspace)
         try:
             fut = self._pool.submit(run_tool, req, cancel=cancel, settings=self._settings)
             inner = asyncio.wrap_future(fut)
@@ -58,3 +61,5 @@ class LocalExecutor:
         for event in list(self._running.values()):
             event.set()
         await asyncio.to_thread(self._pool.shutdown, wait=True)
+        for workspace in self._workspaces:
+            await asyncio.to_thread(stop_language_servers, workspace)

@@ -13,7 +13,7 @@ live here and nowhere else; the loop sees only `StreamEvent`s and `LLMError`s.
 """
 
 from openmono.config import LLMSettings
-from openmono.llm._client import OpenAICompatModel
+from openmono.llm._client import OpenAICompatModel, RequestOptions
 from openmono.llm._errors import (
     AuthError,
     ContextOverflowError,
@@ -59,6 +59,7 @@ __all__ = [
     "ReasoningDelta",
     "RecoveredText",
     "Recovery",
+    "RequestOptions",
     "StallTimeout",
     "StreamError",
     "StreamEvent",

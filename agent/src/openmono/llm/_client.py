@@ -20,6 +20,7 @@ import json
 import random
 from collections.abc import AsyncGenerator, Sequence
 from contextlib import aclosing
+from dataclasses import dataclass
 from types import TracebackType
 from typing import Any
 
@@ -60,6 +61,27 @@ class _Retry(Exception):
         self.retry_after = retry_after
 
 
+@dataclass
+class RequestOptions:
+    """Per-request extras a surface may change while a session runs (`/think`).
+
+    `thinking`: None sends nothing (the server's default); True/False sends
+    `chat_template_kwargs.enable_thinking`, which llama.cpp passes to templates that know it (Qwen3,
+    DeepSeek-R1 distills, ...) and others ignore. `reasoning_effort` ("low", "medium", "high") is
+    sent only with thinking on, for templates that take an effort (gpt-oss).
+    """
+
+    thinking: bool | None = None
+    reasoning_effort: str | None = None
+
+    def apply(self, body: dict[str, Any]) -> None:
+        if self.thinking is None:
+            return
+        body["chat_template_kwargs"] = {"enable_thinking": self.thinking}
+        if self.thinking and self.reasoning_effort:
+            body["reasoning_effort"] = self.reasoning_effort
+
+
 class OpenAICompatModel:
     """The `Model` for an OpenAI-compatible endpoint; use it as an async context manager."""
 
@@ -81,6 +103,7 @@ class OpenAICompatModel:
         except trust.TrustError as exc:
             raise TrustError(str(exc)) from None
         self.info: ModelInfo | None = None
+        self.options = RequestOptions()
         self._client = client
         self._owns_client = client is None
 
@@ -101,6 +124,12 @@ class OpenAICompatModel:
             self._client = None
 
     # -- public ---------------------------------------------------------------------------------
+
+    async def list_models(self) -> list[str]:
+        """The model ids `GET /v1/models` lists (what `/model NAME` can switch to)."""
+        models = await self._get_json("/v1/models", allow_missing=False)
+        data = (models or {}).get("data") or []
+        return [str(d["id"]) for d in data if isinstance(d, dict) and d.get("id")]
 
     async def probe(self) -> ModelInfo:
         """Model name and per-slot `n_ctx` from `GET /props`, else from `GET /v1/models`."""
@@ -132,9 +161,12 @@ class OpenAICompatModel:
         *,
         max_tokens: int | None = None,
         temperature: float | None = None,
+        response_format: dict[str, Any] | None = None,
     ) -> AsyncGenerator[StreamEvent, None]:
         """Stream one assistant turn (see the module docstring for the steps)."""
         body = self._body(messages, tools, max_tokens, temperature)
+        if response_format is not None:
+            body["response_format"] = response_format
         s = self.settings
         attempt = 0
         while True:
@@ -291,6 +323,7 @@ class OpenAICompatModel:
             body["max_tokens"] = max_tokens
         if temperature is not None:
             body["temperature"] = temperature
+        self.options.apply(body)
         return body
 
     def _delay(self, attempt: int, retry_after: float | None) -> float:

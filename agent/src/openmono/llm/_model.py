@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import AsyncIterator, Sequence
-from typing import Protocol, runtime_checkable
+from typing import Any, Protocol, runtime_checkable
 
 from openmono.llm._events import StreamEvent
 from openmono.llm._messages import ChatMessage, ModelInfo, ToolSpec
@@ -26,8 +26,12 @@ class Model(Protocol):
         *,
         max_tokens: int | None = None,
         temperature: float | None = None,
+        response_format: dict[str, Any] | None = None,
     ) -> AsyncIterator[StreamEvent]:
-        """Send the conversation and yield events until `Done` (always the last event)."""
+        """Send the conversation and yield events until `Done` (always the last event).
+
+        `response_format`: the OpenAI `response_format` object, sent as given (llama.cpp turns a
+        `json_schema` one into a grammar that constrains the reply)."""
         ...
 
     async def probe(self) -> ModelInfo:

@@ -23,7 +23,7 @@ from openmono.loop._events import (
 )
 from openmono.loop._guards import DoomLoopGuard, RepetitionDetector, call_signature, is_repetitive
 from openmono.loop._prepare import PREPARE_STEPS, READY, Pending, Refusal, Step
-from openmono.loop._prompt import build_system_prompt
+from openmono.loop._prompt import build_system_prompt, default_base
 from openmono.loop._repair import Repairs, repair
 from openmono.loop._run import AgentLoop, LoopOptions
 from openmono.loop._state import Conversation, estimate_tokens, replay
@@ -58,6 +58,7 @@ __all__ = [
     "UsageReport",
     "build_system_prompt",
     "call_signature",
+    "default_base",
     "discard",
     "estimate_tokens",
     "is_repetitive",

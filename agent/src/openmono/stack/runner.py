@@ -21,9 +21,10 @@ from openmono.stack.envfile import is_placeholder
 from openmono.stack.errors import StackError
 from openmono.stack.health import Health, HttpProbe, port_in_use
 from openmono.stack.process import is_ours_and_alive, read_pidfile, spawn, stop_group
-from openmono.stack.services import HOST, SERVICES, Context, ServiceSpec, strip_scheme
+from openmono.stack.services import HOST, SERVICES, Context, ServiceSpec
 from openmono.stack.settings import env_file_path
 from openmono.stack.tls import ensure_upstream_key
+from openmono.stack.upstreams import parse_upstreams, strip_scheme
 
 Say = Callable[[str], None]
 
@@ -202,13 +203,15 @@ def status(ctx: Context) -> list[Row]:
             continue
         health = spec.probe(ctx).check() if pid is not None else Health(False, "not running")
         rows.append(Row(spec.name, pid, spec.address(ctx.settings), health.ok, health.detail))
-    upstream = ctx.settings.llama_upstream
-    if upstream:
-        rows.append(_external_row(ctx, "llama (external)", upstream, "/health"))
-    if ctx.settings.searxng_upstream:
-        rows.append(
-            _external_row(ctx, "searxng (external)", ctx.settings.searxng_upstream, "/healthz")
-        )
+    s = ctx.settings
+    for name, value, path in (
+        ("llama", s.llama_upstream, "/health"),
+        ("searxng", s.searxng_upstream, "/healthz"),
+        ("scrape", s.scrape_upstream, "/health"),
+    ):
+        # one row per replica: the gateway balances over those that answer
+        for upstream in parse_upstreams(value, f"{name.upper()}_UPSTREAM"):
+            rows.append(_external_row(ctx, f"{name} (external)", upstream, path))
     return rows
 
 

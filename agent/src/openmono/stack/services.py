@@ -18,6 +18,7 @@ from pathlib import Path
 from openmono.stack.errors import StackError
 from openmono.stack.health import HttpProbe, LogProbe, Probe, RedisProbe
 from openmono.stack.settings import StackSettings
+from openmono.stack.upstreams import caddy_key_lines, caddy_list, parse_keys, parse_upstreams
 
 HOST = "127.0.0.1"
 
@@ -113,27 +114,27 @@ def _llama_command(ctx: Context) -> list[str]:
 
 def _gateway_env(ctx: Context) -> dict[str, str]:
     s = ctx.settings
+    llama = parse_upstreams(s.llama_upstream, "LLAMA_UPSTREAM") or [f"{HOST}:{s.llama_port}"]
+    searxng = parse_upstreams(s.searxng_upstream, "SEARXNG_UPSTREAM") or [f"{HOST}:9"]
+    scrape = parse_upstreams(s.scrape_upstream, "SCRAPE_UPSTREAM") or [f"{HOST}:{s.scrape_port}"]
+    keys = parse_keys(s.llama_upstream_keys.get_secret_value(), llama)
     return {
         # host and port apart: `127.0.0.1:PORT` as the site address would also match on the Host
         # header, and requests through a relay (other Host) would get an empty 200
         "GATEWAY_LISTEN": f":{s.gateway_port}",
         "GATEWAY_TLS_LISTEN": f":{s.gateway_tls_port}",
         "GATEWAY_BIND": HOST,
-        "LLAMA_UPSTREAM": strip_scheme(s.llama_upstream) or f"{HOST}:{s.llama_port}",
-        "SEARXNG_UPSTREAM": strip_scheme(s.searxng_upstream) or f"{HOST}:9",
-        "SCRAPE_UPSTREAM": f"{HOST}:{s.scrape_port}",
+        # the listed upstreams only (compose finds its replicas by DNS instead)
+        "LLAMA_DISCOVERY": "static",
+        "SEARXNG_DISCOVERY": "static",
+        "SCRAPE_DISCOVERY": "static",
+        "LLAMA_UPSTREAM": caddy_list(llama),
+        "GATEWAY_LLAMA_KEYS": caddy_key_lines(keys),
+        "SEARXNG_UPSTREAM": caddy_list(searxng),
+        "SCRAPE_UPSTREAM": caddy_list(scrape),
         "WEB_SEARCH_ENABLED": "true" if s.search_enabled and s.searxng_upstream else "false",
         "WEB_SCRAPE_ENABLED": "true" if s.scrape_enabled else "false",
     }
-
-
-def strip_scheme(url: str) -> str:
-    """`http://host:port/` → `host:port` (the Caddyfile takes host:port upstreams)."""
-    url = url.strip()
-    for prefix in ("http://", "https://"):
-        if url.startswith(prefix):
-            url = url[len(prefix) :]
-    return url.rstrip("/")
 
 
 REDIS = ServiceSpec(
@@ -182,9 +183,27 @@ LLAMA = ServiceSpec(
     env=_llama_env,
 )
 
+
+def _scrape_env(ctx: Context) -> dict[str, str]:
+    s = ctx.settings
+    env: dict[str, str] = {}
+    if s.scrape_allow_cidrs:
+        env["SCRAPE_ALLOW_CIDRS"] = s.scrape_allow_cidrs
+    # the Firecrawl API's search asks SearXNG directly, not through the gateway: the first of the
+    # SEARXNG_UPSTREAM list (the scrape service takes one URL; the gateway balances the rest)
+    if s.search_enabled and parse_upstreams(s.searxng_upstream, "SEARXNG_UPSTREAM"):
+        searxng = s.searxng_upstream.replace(",", " ").split()[0].rstrip("/")
+        env["SCRAPE_SEARXNG_URL"] = searxng if "://" in searxng else f"http://{searxng}"
+    # the scrape cache shares the broker's Redis (another database) when the stack runs one
+    if s.openmono_broker_url:
+        env["SCRAPE_CACHE_REDIS_URL"] = f"redis://{HOST}:{s.broker_port}/1"
+    return env
+
+
 SCRAPE = ServiceSpec(
     name="scrape",
-    enabled=lambda s: s.scrape_enabled,
+    # SCRAPE_UPSTREAM set: the gateway uses those scrape services instead of starting one
+    enabled=lambda s: s.scrape_enabled and not s.scrape_upstream,
     command=lambda ctx: [
         sys.executable,
         "-m",
@@ -197,11 +216,7 @@ SCRAPE = ServiceSpec(
     port=lambda s: s.scrape_port,
     probe=lambda ctx: HttpProbe(f"http://{HOST}:{ctx.settings.scrape_port}/health"),
     start_timeout_s=60,
-    env=lambda ctx: (
-        {"SCRAPE_ALLOW_CIDRS": ctx.settings.scrape_allow_cidrs}
-        if ctx.settings.scrape_allow_cidrs
-        else {}
-    ),
+    env=_scrape_env,
 )
 
 GATEWAY = ServiceSpec(

@@ -55,12 +55,16 @@ class StackSettings(BaseSettings):
     llama_api_key: SecretStr = SecretStr("")
     # the key llama-server itself checks; the gateway swaps it in (stack/tls.py says why)
     llama_upstream_key: SecretStr = SecretStr("")
+    # comma-separated host:port (or http://host:port) lists: several upstreams behind the gateway
     llama_upstream: str = ""
+    # host:port=key,...: the key of each LLAMA_UPSTREAM on another box that checks its own
+    llama_upstream_keys: SecretStr = SecretStr("")
     llama_model: str = ""
     # 8192: SmolLM2 is trained for it, and the full tool catalogue needs ~2,900 tokens of it
     llama_ctx_size: int = Field(default=8192, ge=256)
     llama_parallel: int = Field(default=1, ge=1)
     searxng_upstream: str = ""
+    scrape_upstream: str = ""
     # on by default: /services still says false for a service that does not answer
     web_search_enabled: str = "true"
     web_scrape_enabled: str = "true"

@@ -22,6 +22,8 @@ from openmono.subagents._errors import SubagentError
 READ_TOOLS = ("FileRead", "Glob", "Grep", "ListDirectory")
 WEB_TOOLS = ("WebSearch", "WebFetch")
 RESOURCE_TOOLS = ("ListMcpResources", "ReadMcpResource")
+# Read-only code intelligence (language servers, the Python index): for whoever reads code.
+CODE_TOOLS = ("Lsp", "CodeIntel")
 
 
 @dataclass(frozen=True)
@@ -57,11 +59,12 @@ AGENT_TYPES: dict[str, AgentType] = {
         AgentType(
             "Explore",
             "Read-only investigation: find files, read code, answer a question about the project.",
-            (*READ_TOOLS, "Bash", *WEB_TOOLS, *RESOURCE_TOOLS, "mcp__*"),
+            (*READ_TOOLS, *CODE_TOOLS, "Bash", *WEB_TOOLS, *RESOURCE_TOOLS, "mcp__*"),
             "ask",
             15,
-            "You only investigate; you cannot change anything. Search and read, then reply with "
-            "the answer and the exact file paths and lines that support it.",
+            "You only investigate; you cannot change anything. Search and read (CodeIntel and "
+            "Lsp answer definitions, references and dependents better than grep), then reply "
+            "with the answer and the exact file paths and lines that support it.",
         ),
         AgentType(
             "Plan",
@@ -84,11 +87,12 @@ AGENT_TYPES: dict[str, AgentType] = {
         AgentType(
             "Verify",
             "Check a change: run the tests and linters, read the diff, report problems.",
-            (*READ_TOOLS, "Bash"),
+            (*READ_TOOLS, *CODE_TOOLS, "Bash"),
             "agent",
             15,
-            "Do not edit files. Run the tests and checks, read the relevant code, and reply with "
-            "a verdict (pass/fail) and the evidence.",
+            "Do not edit files. Run the tests and checks, read the relevant code (CodeIntel "
+            "diagnostics and blast-radius show type errors and what a change reaches), and reply "
+            "with a verdict (pass/fail) and the evidence.",
         ),
     )
 }

@@ -8,12 +8,15 @@ Modules:
     tools     -- `ToolRequest` / `ToolResult` exchanged between the agent and the tool worker
     effects   -- typed effects of agent-side tools (AskUser, TodoWrite, plan mode, MemorySave)
     scrape    -- the scrape service's request, response and error bodies
+    firecrawl -- the Firecrawl-compatible API's wire shapes (an external contract, camelCase)
     netguard  -- the SSRF guard shared by the scrape service and the agent's WebFetch
+    routing   -- which tool worker may run a call (workspace id, box id, queue names)
     trust     -- how a client trusts the gateway across a relay (trust anchor, http refusal)
 
 Shared helpers both sides must do the same way (imported from their modules, which pull in httpx):
     gateway     -- the bearer header, the gateway HTTP client (its TLS trust), reading `/services`
     atomicfile  -- replace a file atomically (temp file, fsync, rename)
+    texthygiene -- strip zero-width, bidi and other hidden characters from page text
 """
 
 from openmono_contracts.effects import (
@@ -34,7 +37,9 @@ from openmono_contracts.netguard import (
     NetGuardError,
     UnresolvableHostError,
 )
+from openmono_contracts.routing import Route
 from openmono_contracts.scrape import (
+    CacheState,
     ScrapeEngine,
     ScrapeErrorBody,
     ScrapeErrorCode,
@@ -49,6 +54,7 @@ from openmono_contracts.trust import TrustError
 __all__ = [
     "AskUserEffect",
     "BlockedTargetError",
+    "CacheState",
     "CheckedTarget",
     "ContractError",
     "MemorySavedEffect",
@@ -56,6 +62,7 @@ __all__ = [
     "NetGuard",
     "NetGuardError",
     "PlanModeEffect",
+    "Route",
     "ScrapeEngine",
     "ScrapeErrorBody",
     "ScrapeErrorCode",

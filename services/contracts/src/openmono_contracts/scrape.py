@@ -29,6 +29,12 @@ class ScrapeRequest(BaseModel):
     format: ScrapeFormat = "markdown"
     main_content: bool = True
     timeout_s: float | None = Field(default=None, gt=0, le=120)
+    # Serve a cached copy of the page when it is at most this old (seconds); None or 0 = always
+    # fetch afresh. Every fetched page is stored either way, for later requests that allow one.
+    max_age_s: float | None = Field(default=None, ge=0)
+
+
+CacheState = Literal["hit", "miss"]
 
 
 class ScrapeResponse(BaseModel):
@@ -43,6 +49,10 @@ class ScrapeResponse(BaseModel):
     title: str | None = None
     escalated_from: str | None = None
     elapsed_ms: float
+    # `hit`: the page came from the scrape cache (stored at `cached_at`, ISO 8601 UTC), the origin
+    # was not asked; `miss`: it was fetched now.
+    cache: CacheState = "miss"
+    cached_at: str | None = None
 
 
 class ScrapeErrorBody(BaseModel):

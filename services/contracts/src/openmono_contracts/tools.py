@@ -5,6 +5,7 @@ from typing import Any
 from pydantic import BaseModel, Field
 
 from openmono_contracts.effects import ToolEffect
+from openmono_contracts.routing import Route
 
 
 class WebAccess(BaseModel):
@@ -31,6 +32,9 @@ class ToolRequest(BaseModel):
     workspace: str
     timeout_s: float = Field(default=120.0, gt=0, le=3600)
     web: WebAccess = Field(default_factory=WebAccess)
+    # Which workers may run it (openmono_contracts.routing); set by the Celery executor, checked
+    # by the worker, unused in-process.
+    route: Route | None = None
 
 
 class ToolResult(BaseModel):

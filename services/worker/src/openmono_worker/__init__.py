@@ -3,7 +3,8 @@
 Entry points: `run_tool(ToolRequest) -> ToolResult` (used in-process by the agent's local executor
 and by the Celery task alike) and `tool_specs()` (what the agent advertises to the model). The agent
 imports only the names listed in `__all__`: the tools (`get_tool`) for their facts and parameter
-models, the workspace guard, the FileRead/FileWrite wording, and the Celery app factory.
+models, the workspace guard, the FileRead/FileWrite wording, the memory folders (`/memory`), and
+the Celery app factory.
 
 `create_app` is loaded on first use, so importing this package does not
 import Celery (the in-process default never needs it).
@@ -11,10 +12,12 @@ import Celery (the in-process default never needs it).
 
 from __future__ import annotations
 
+import os
 from typing import TYPE_CHECKING, Any
 
 from openmono_worker.errors import CallCancelled, PathRefused, ToolError, WorkerError
 from openmono_worker.formatting import READ_DEFAULT_LIMIT, read_page, write_summary
+from openmono_worker.memory import MEMORY_DIR, USER_MEMORY_DIR, Memory, forget, read_memory_dir
 from openmono_worker.runner import format_validation_error, run_tool, tool_specs
 from openmono_worker.settings import WebToolSettings, WorkerSettings
 from openmono_worker.tools import Tool, get_tool
@@ -24,8 +27,11 @@ if TYPE_CHECKING:
     from openmono_worker.celery_app import create_app
 
 __all__ = [
+    "MEMORY_DIR",
     "READ_DEFAULT_LIMIT",
+    "USER_MEMORY_DIR",
     "CallCancelled",
+    "Memory",
     "PathRefused",
     "Tool",
     "ToolError",
@@ -34,16 +40,29 @@ __all__ = [
     "WorkerSettings",
     "create_app",
     "display_path",
+    "forget",
     "format_validation_error",
     "get_tool",
+    "read_memory_dir",
     "read_page",
     "resolve_path",
     "run_tool",
+    "stop_language_servers",
     "tool_specs",
     "write_summary",
 ]
 
 _LAZY = {"create_app"}
+
+
+def stop_language_servers(workspace: str | os.PathLike[str] | None = None) -> int:
+    """Stop the language servers this process started for the code tools (one workspace's, or
+    all); returns how many were running. Imported late: most processes never start one."""
+    from pathlib import Path
+
+    from openmono_worker.codeintel import stop_servers
+
+    return stop_servers(Path(os.path.realpath(workspace)) if workspace is not None else None)
 
 
 def __getattr__(name: str) -> Any:

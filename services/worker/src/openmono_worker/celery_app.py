@@ -15,10 +15,11 @@ from typing import Any
 from celery import Celery
 from openmono_contracts.calls import HARD_LIMIT_EXTRA_S, TASK_NAME
 
+from openmono_worker.routing import RoutingError, ServedRoutes, served_routes
 from openmono_worker.settings import WorkerSettings
 
 # DESIGN.md §7: the task's name and its hard limit (timeout + HARD_LIMIT_EXTRA_S) are protocol.
-__all__ = ["HARD_LIMIT_EXTRA_S", "TASK_NAME", "app", "create_app"]
+__all__ = ["HARD_LIMIT_EXTRA_S", "TASK_NAME", "app", "consume_served_queues", "create_app"]
 
 
 def create_app(settings: WorkerSettings | None = None) -> Celery:
@@ -76,11 +77,31 @@ def create_app(settings: WorkerSettings | None = None) -> Celery:
         redis_socket_connect_timeout=cfg.connect_timeout_s,
         redis_backend_health_check_interval=30,
         result_backend_transport_options={"retry_policy": {"max_retries": 2}},
-        # Messages are routed by name only; no other task exists.
+        # Routing (routing.py): the agent sends every call to the queue of its route; a worker
+        # consumes the queues of what it serves, chosen at startup (`consume_served_queues`).
+        # Nothing is sent to the default queue, and no worker consumes it.
         task_default_queue="openmono.tools",
         include=["openmono_worker.tasks"],
     )
     return app
+
+
+def consume_served_queues(app: Celery, settings: WorkerSettings) -> ServedRoutes:
+    """Point a starting worker at the queues of what it serves (ids created where missing).
+
+    Called from the `celeryd_init` signal, before the worker sets up its consumer: an explicit
+    `-Q` still wins (and every call is checked against its route anyway). A root that cannot
+    serve stops the worker with the reason, instead of a worker that never gets a call.
+    """
+    try:
+        served = served_routes(settings, create=True)
+    except RoutingError as exc:
+        raise SystemExit(f"openmono worker: {exc}") from exc
+    queues = app.amqp.queues
+    for name in served.queues:
+        queues[name]  # created the way a sender creates it (create_missing)
+    queues.select(served.queues)
+    return served
 
 
 def _transport_options(cfg: WorkerSettings) -> dict[str, Any]:

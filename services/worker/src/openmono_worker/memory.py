@@ -1,12 +1,16 @@
-"""Project memory: small markdown files the agent saves with MemorySave and reads at startup.
+"""Memory: small markdown files the agent saves with MemorySave and reads at startup.
 
-Layout, inside the workspace (so the agent and a remote worker see the same files):
+Two scopes with one layout. The project's memory lives inside the workspace (so the agent and a
+remote worker see the same files); the user's lives in the data dir and follows them from project
+to project:
 
-    .openmono/memory/MEMORY.md      index, one line per memory: `- [name](file.md) — description`
-    .openmono/memory/<slug>.md      front matter (name, description, type) + the content
+    <workspace>/.openmono/memory/   project: facts about this code base
+    <data dir>/memory/              user: who the user is, how they like to work
+        MEMORY.md                   index, one line per memory: `- [name](file.md) — description`
+        <slug>.md                   front matter (name, description, type) + the content
 
 Saving a memory under an existing name replaces it. `read_memories` is what the loop uses to put
-memory into the system prompt.
+memory into the system prompt; `forget` removes one (the `/memory forget` command).
 """
 
 from __future__ import annotations
@@ -18,6 +22,7 @@ from pathlib import Path
 from openmono_contracts import MemoryType
 
 MEMORY_DIR = ".openmono/memory"
+USER_MEMORY_DIR = "memory"  # under the data dir
 INDEX = "MEMORY.md"
 _SLUG = re.compile(r"[^a-z0-9]+")
 _FRONT = re.compile(r"\A---\n(.*?)\n---\n?(.*)\Z", re.DOTALL)
@@ -76,9 +81,32 @@ def parse(path: Path) -> Memory | None:
     )
 
 
+def index_without(index_text: str, file_name: str) -> str:
+    """The index with the line for `file_name` removed."""
+    lines = [ln for ln in index_text.splitlines() if f"]({file_name})" not in ln]
+    return "\n".join(lines) + "\n" if lines else ""
+
+
 def read_memories(workspace: Path) -> list[Memory]:
     """Every memory saved in this workspace, sorted by file name."""
-    directory = workspace / MEMORY_DIR
+    return read_memory_dir(workspace / MEMORY_DIR)
+
+
+def forget(directory: Path, name: str) -> Memory | None:
+    """Remove the memory called `name` (or whose file stem is `name`) from `directory`."""
+    wanted = [m for m in read_memory_dir(directory) if name in (m.name, m.path.stem)]
+    if not wanted:
+        return None
+    memory = wanted[0]
+    memory.path.unlink()
+    index = directory / INDEX
+    if index.is_file() and not index.is_symlink():
+        index.write_text(index_without(index.read_text(errors="replace"), memory.path.name))
+    return memory
+
+
+def read_memory_dir(directory: Path) -> list[Memory]:
+    """Every memory in one memory folder (either scope), sorted by file name."""
     if not directory.is_dir() or directory.is_symlink():
         return []
     found = []

@@ -118,6 +118,10 @@ class WorkerSettings(BaseSettings):
         default="redis://127.0.0.1:6379/0",
         validation_alias=AliasChoices("OPENMONO_BROKER_URL", "WORKER_BROKER_URL", "broker_url"),
     )
+    # The workspace roots this worker serves, comma-separated absolute paths (routing.py): set,
+    # it consumes one queue per root's workspace id and runs calls inside those roots only;
+    # unset, it serves every workspace of its own box (the native stack).
+    workspaces: str = ""
     # Processes that run tool calls at the same time (read-only calls of one turn run in parallel).
     concurrency: int = Field(default=2, ge=1, le=64)
     # A pool process is replaced after this many calls, so a leak in a tool cannot grow forever.

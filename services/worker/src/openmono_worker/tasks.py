@@ -2,6 +2,7 @@
 
 Thin on purpose: the tool code is `run_tool`, the same function the local executor calls, so both
 executors give the same results. What the task adds is what only a separate process needs:
+0. refuse a call whose route is not this worker's (routing.py): wrong files are never touched,
 1. claim the call in Redis (a side-effecting call that was already started never runs again),
 2. keep its heartbeat key fresh while it runs (the agent notices a dead worker within seconds),
 3. stop the tool at the soft time limit: billiard signals the pool process (SIGUSR1); instead of
@@ -13,19 +14,21 @@ executors give the same results. What the task adds is what only a separate proc
 
 from __future__ import annotations
 
+import logging
 import os
 import signal
 import threading
 from dataclasses import dataclass, field
 from typing import Any
 
-from celery import Task
+from celery import Task, signals
 from celery.exceptions import Ignore
 from openmono_contracts import ToolRequest, ToolResult
 
 from openmono_worker._request import is_read_only
 from openmono_worker.callstate import Heartbeat, claim, lost_worker_error
-from openmono_worker.celery_app import TASK_NAME, app
+from openmono_worker.celery_app import TASK_NAME, app, consume_served_queues
+from openmono_worker.routing import RoutingError, ServedRoutes, served_routes
 from openmono_worker.runner import run_tool
 from openmono_worker.settings import WorkerSettings
 from openmono_worker.tools import registry
@@ -34,6 +37,18 @@ from openmono_worker.tools import registry
 # in each pool process would otherwise pay for the imports (seconds for the web tools), and the
 # main process needs the registry anyway to decide each call's acknowledgement.
 registry()
+
+log = logging.getLogger(__name__)
+
+
+@signals.celeryd_init.connect  # type: ignore[untyped-decorator]  # celery ships no type hints
+def _choose_queues(sender: object = None, instance: Any = None, **_: Any) -> None:
+    """Worker startup (main process): consume the queues of what this worker serves."""
+    if getattr(instance, "app", None) is not app:
+        return
+    # The startup banner lists the chosen queues under [queues].
+    consume_served_queues(app, WorkerSettings())
+
 
 # After the soft limit, how long the tool's own timeout gets to answer before we cancel it.
 _SOFT_GRACE_S = 2.0
@@ -51,6 +66,14 @@ class _ProcessState:
     def __init__(self, task: Task) -> None:
         self.pid = os.getpid()
         self.settings = WorkerSettings()
+        # The main process created any missing id file before the fork; read them, never write.
+        # One gone since (deleted by hand): every call is refused with that reason.
+        self.routes: ServedRoutes | None = None
+        self.routes_error = ""
+        try:
+            self.routes = served_routes(self.settings)
+        except RoutingError as exc:
+            self.routes_error = str(exc)
         self.heartbeat = Heartbeat(task.backend.client)
         self.current: _Running | None = None
         signal.signal(signal.SIGUSR1, self._on_soft_limit)
@@ -94,6 +117,15 @@ def run(self: Task, request: dict[str, Any]) -> dict[str, Any]:
     """Run one tool call; always returns a ToolResult as a JSON-ready dict."""
     req = ToolRequest.model_validate(request)
     state = _process_state(self)
+    delivery = self.request.delivery_info or {}
+    routes = state.routes
+    if routes is not None:
+        why = routes.refusal(req, delivery.get("routing_key"))
+    else:
+        why = state.routes_error
+    if why is not None:
+        log.warning("refused call %s (%s): %s", req.call_id, req.tool, why)
+        return _refused(req, f"refused by tool worker {self.request.hostname}: {why}")
     task_id = str(self.request.id)
     outcome = claim(state.heartbeat.client, task_id, read_only=is_read_only(request))
     if outcome == "duplicate":

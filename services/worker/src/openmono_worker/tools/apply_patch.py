@@ -16,6 +16,7 @@ from pathlib import Path
 from openmono_contracts.atomicfile import atomic_write
 from pydantic import BaseModel, ConfigDict, Field
 
+from openmono_worker.codeintel import edit_diagnostics
 from openmono_worker.errors import ToolError
 from openmono_worker.tools._base import Tool, ToolContext, ToolOutcome
 from openmono_worker.tools._patch import FilePatch, apply_hunks, parse_patch
@@ -66,8 +67,10 @@ class ApplyPatch(Tool[Params]):
         lines = [c.summary for c in changes.values()] + notes
         if params.dry_run:
             return ToolOutcome("Dry run: the patch applies cleanly.\n" + "\n".join(lines))
-        self._commit(list(changes.values()))
-        return ToolOutcome("Applied the patch:\n" + "\n".join(lines))
+        written = [c.path for c in changes.values() if c.new_text is not None]
+        with edit_diagnostics(ctx.workspace, written) as check:
+            self._commit(list(changes.values()))
+        return ToolOutcome("Applied the patch:\n" + "\n".join(lines) + check.report())
 
     @staticmethod
     def _current(path: Path, shown: str, state: dict[Path, str | None]) -> str | None:

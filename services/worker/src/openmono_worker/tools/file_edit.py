@@ -13,6 +13,7 @@ from pathlib import Path
 from openmono_contracts.atomicfile import atomic_write
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+from openmono_worker.codeintel import edit_diagnostics
 from openmono_worker.errors import ToolError
 from openmono_worker.tools._base import Tool, ToolContext, ToolOutcome
 from openmono_worker.tools._text import numbered, read_text
@@ -125,10 +126,10 @@ class FileEdit(Tool[Params]):
         shown = ctx.show(path)
         edits = params.all_edits()
         if len(edits) == 1 and edits[0].old_string == "" and not path.exists():
-            return self._write(path, shown, edits[0].new_string, "Created", "")
+            return self._write(ctx, path, shown, edits[0].new_string, "Created", "")
         text = read_text(path, shown)
         if len(edits) == 1 and edits[0].old_string == "" and text == "":
-            return self._write(path, shown, edits[0].new_string, "Filled empty file", "")
+            return self._write(ctx, path, shown, edits[0].new_string, "Filled empty file", "")
         total = 0
         at = new_len = 0
         for i, edit in enumerate(edits, start=1):
@@ -143,15 +144,20 @@ class FileEdit(Tool[Params]):
         what = f"{total} replacement{'s' if total != 1 else ''}"
         if len(edits) > 1:
             what += f" from {len(edits)} edits"
-        return self._write(path, shown, text, "Edited", f"{what}\n{snippet(text, at, new_len)}")
+        detail = f"{what}\n{snippet(text, at, new_len)}"
+        return self._write(ctx, path, shown, text, "Edited", detail)
 
     @staticmethod
-    def _write(path: Path, shown: str, text: str, verb: str, detail: str) -> ToolOutcome:
-        try:
-            atomic_write(path, text)
-        except OSError as exc:
-            raise ToolError(f"cannot write {shown}: {exc.strerror or exc}") from exc
-        return ToolOutcome(f"{verb} {shown}" + (f": {detail}" if detail else ""))
+    def _write(
+        ctx: ToolContext, path: Path, shown: str, text: str, verb: str, detail: str
+    ) -> ToolOutcome:
+        with edit_diagnostics(ctx.workspace, [path]) as check:
+            try:
+                atomic_write(path, text)
+            except OSError as exc:
+                raise ToolError(f"cannot write {shown}: {exc.strerror or exc}") from exc
+        summary = f"{verb} {shown}" + (f": {detail}" if detail else "")
+        return ToolOutcome(summary + check.report())
 
 
 TOOL = FileEdit()

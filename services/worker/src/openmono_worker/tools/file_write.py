@@ -9,6 +9,7 @@ from __future__ import annotations
 from openmono_contracts.atomicfile import atomic_write
 from pydantic import BaseModel, ConfigDict, Field
 
+from openmono_worker.codeintel import edit_diagnostics
 from openmono_worker.errors import ToolError
 from openmono_worker.formatting import write_summary
 from openmono_worker.tools._base import Tool, ToolContext, ToolOutcome
@@ -41,11 +42,12 @@ class FileWrite(Tool[Params]):
         shown = ctx.show(path)
         if path.is_dir():
             raise ToolError(f"{shown} is a directory")
-        try:
-            existed = atomic_write(path, params.content)
-        except OSError as exc:
-            raise ToolError(f"cannot write {shown}: {exc.strerror or exc}") from exc
-        return ToolOutcome(write_summary(shown, params.content, existed=existed))
+        with edit_diagnostics(ctx.workspace, [path]) as check:
+            try:
+                existed = atomic_write(path, params.content)
+            except OSError as exc:
+                raise ToolError(f"cannot write {shown}: {exc.strerror or exc}") from exc
+        return ToolOutcome(write_summary(shown, params.content, existed=existed) + check.report())
 
 
 TOOL = FileWrite()

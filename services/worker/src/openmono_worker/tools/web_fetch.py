@@ -2,7 +2,8 @@
 
 The direct fetch (the fallback) uses the same SSRF guard as the scrape service, so neither path
 reaches loopback, private or metadata addresses. The first line of the output says which path
-answered and why.
+answered and why. The page's own words (title and text) come inside an
+`<untrusted-page-content>` block (`wrap_untrusted`), so a page cannot pose as instructions.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from openmono_worker.web import (
     FetchedPage,
     run_cancellable,
     web_fetch,
+    wrap_untrusted,
 )
 
 DEFAULT_MAX_LENGTH = 50_000
@@ -48,9 +50,10 @@ def render_page(page: FetchedPage) -> str:
         head = f"[WebFetch via fallback: {page.source}; gateway not used: {page.reason}"
     extra = "".join(f"; {note}" for note in page.notes)
     lines = [f"{head}{extra}]", f"URL: {page.url}", f"Status: {page.status}"]
+    body = page.content or "(the page has no text)"
     if page.title:
-        lines.append(f"Title: {page.title}")
-    lines += ["", page.content or "(the page has no text)"]
+        body = f"Title: {page.title}\n\n{body}"
+    lines += ["", wrap_untrusted(body, page.url)]
     if page.truncated:
         lines += ["", "[cut at max_length; ask for more with a larger max_length]"]
     return "\n".join(lines)

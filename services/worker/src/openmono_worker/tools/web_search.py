@@ -3,6 +3,10 @@
 The first line of the output says which path answered and why (`via gateway` / `via fallback`),
 so the model and the user can tell a gateway result from a fallback one. A fallback that meets a
 bot challenge reports "search degraded" as an error: results may exist, we could not get them.
+
+`read_top: k` (at most 5) also reads the first k results in the same call, in parallel and on
+WebFetch's path (scrape service, else the direct fetch, chosen per page), each cut to
+`read_max_length` characters: one round trip for the model instead of a search and k fetches.
 """
 
 from __future__ import annotations
@@ -12,11 +16,16 @@ from pydantic import BaseModel, ConfigDict, Field
 from openmono_worker.errors import ToolError
 from openmono_worker.tools._base import Tool, ToolContext, ToolOutcome
 from openmono_worker.web import (
+    PageRead,
     SearchAnswer,
     SearchDegraded,
     run_cancellable,
-    web_search,
+    search_and_read,
+    wrap_untrusted,
 )
+
+MAX_READ_TOP = 5
+DEFAULT_READ_MAX_LENGTH = 4000
 
 
 class Params(BaseModel):
@@ -26,6 +35,24 @@ class Params(BaseModel):
     max_results: int = Field(
         default=8, ge=1, le=20, description="How many results to return (default 8)."
     )
+    read_top: int = Field(
+        default=0,
+        ge=0,
+        le=MAX_READ_TOP,
+        description=(
+            f"Also read the first N results (0-{MAX_READ_TOP}) in this call, as WebFetch would, "
+            "and include their text. Saves separate WebFetch calls. Default 0."
+        ),
+    )
+    read_max_length: int = Field(
+        default=DEFAULT_READ_MAX_LENGTH,
+        ge=200,
+        le=50_000,
+        description=(
+            f"Cut each read result's text after this many characters "
+            f"(default {DEFAULT_READ_MAX_LENGTH})."
+        ),
+    )
 
 
 def _header(answer: SearchAnswer) -> str:
@@ -34,8 +61,20 @@ def _header(answer: SearchAnswer) -> str:
     return f"[WebSearch via fallback: {answer.source}; gateway not used: {answer.reason}]"
 
 
-def render(query: str, answer: SearchAnswer) -> str:
-    """The answer as the model reads it."""
+def _read_lines(read: PageRead) -> list[str]:
+    page = read.page
+    if page is None:
+        return [f"   [not read: {read.error}]"]
+    via = "gateway" if page.path == "gateway" else "fallback (direct fetch)"
+    cut = "; cut at read_max_length" if page.truncated else ""
+    head = f"   [read via {via}; status {page.status}{cut}]"
+    # The same block WebFetch uses: a page read here can no more pose as instructions than there.
+    return [head, "", wrap_untrusted(page.content.strip() or "(the page has no text)", page.url)]
+
+
+def render(query: str, answer: SearchAnswer, reads: list[PageRead] | None = None) -> str:
+    """The answer as the model reads it (with the text of the hits read, when any were)."""
+    by_url = {r.url: r for r in reads or ()}
     page = answer.page
     lines = [_header(answer)]
     if page is None:
@@ -50,6 +89,9 @@ def render(query: str, answer: SearchAnswer) -> str:
         lines.append(f"   {hit.url}")
         if hit.snippet:
             lines.append(f"   {hit.snippet}")
+        read = by_url.get(hit.url)
+        if read is not None:
+            lines += _read_lines(read)
     if page.answers:
         lines += ["", "Answers: " + " | ".join(page.answers)]
     if page.suggestions:
@@ -62,7 +104,8 @@ def render(query: str, answer: SearchAnswer) -> str:
 class WebSearch(Tool[Params]):
     name = "WebSearch"
     description = (
-        "Search the web. Returns titles, URLs and snippets; read a result with WebFetch. "
+        "Search the web. Returns titles, URLs and snippets; read_top=N also returns the text "
+        "of the first N results (read in parallel), else read a result with WebFetch. "
         "Uses the inference box's SearXNG when it offers one, otherwise DuckDuckGo."
     )
     read_only = True
@@ -72,8 +115,16 @@ class WebSearch(Tool[Params]):
 
     def execute(self, params: Params, ctx: ToolContext) -> ToolOutcome:
         settings = ctx.settings.web
-        answer = run_cancellable(
-            lambda: web_search(params.query, params.max_results, ctx.web, settings, ctx.timeout_s),
+        answer, reads = run_cancellable(
+            lambda: search_and_read(
+                params.query,
+                params.max_results,
+                params.read_top,
+                params.read_max_length,
+                ctx.web,
+                settings,
+                ctx.timeout_s,
+            ),
             ctx.cancel,
         )
         if answer.failure is not None:
@@ -83,7 +134,7 @@ class WebSearch(Tool[Params]):
                 "This does not mean nothing exists: no search engine could be asked. "
                 "Try again later or fetch a known URL with WebFetch."
             )
-        return ToolOutcome(render(params.query, answer))
+        return ToolOutcome(render(params.query, answer, reads))
 
 
 TOOL = WebSearch()

@@ -6,7 +6,8 @@ here; each answer says which path answered (`gateway` or `fallback`) and why. Th
 
 Modules: `_capability` (route per call) over `_probe` (cached `/services`), `_searxng` and
 `_scrape` (gateway paths), `_ddg` and `_direct` (fallbacks; `_direct` uses the shared
-`openmono_contracts.netguard`), `_convert` (HTML to markdown), `_http` (cancellable runs).
+`openmono_contracts.netguard`), `_convert` (HTML to markdown), `_http` (cancellable runs),
+`_untrusted` (page text marked as data for the model).
 """
 
 from openmono_worker.switch import parse_switch
@@ -18,13 +19,15 @@ from openmono_worker.web._fetch import FetchedPage, web_fetch
 from openmono_worker.web._http import run_cancellable
 from openmono_worker.web._probe import clear as clear_probe_cache
 from openmono_worker.web._results import SearchHit, SearchPage
-from openmono_worker.web._search import SearchAnswer, web_search
+from openmono_worker.web._search import PageRead, SearchAnswer, search_and_read, web_search
 from openmono_worker.web._searxng import normalise as normalise_searxng
+from openmono_worker.web._untrusted import wrap_untrusted
 
 __all__ = [
     "FallbackError",
     "FetchedPage",
     "GatewayError",
+    "PageRead",
     "SearchAnswer",
     "SearchDegraded",
     "SearchHit",
@@ -38,6 +41,8 @@ __all__ = [
     "parse_switch",
     "resolve_web_access",
     "run_cancellable",
+    "search_and_read",
     "web_fetch",
     "web_search",
+    "wrap_untrusted",
 ]

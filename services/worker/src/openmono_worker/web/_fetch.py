@@ -2,6 +2,12 @@
 
 Steps: 1. resolve the route  2. gateway `POST /scrape`  3. on any gateway failure, forget the
 cached probe and fetch directly (same SSRF guard as the scrape service)  4. say who answered.
+Page text and title from either path go through `clean_text` (zero-width and bidi controls out).
+
+The direct fetch does not read PDFs: the scrape service's converter (pdfplumber, with pdfminer.six,
+pypdfium2 and Pillow, ~55 MB installed) would be a heavy dependency of every worker, and the
+worker is the process that holds the user's workspace, the wrong place to parse hostile files.
+A PDF on the fallback path gets an error that says to use the scrape service.
 """
 
 from __future__ import annotations
@@ -11,6 +17,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from openmono_contracts import NetGuard, ScrapeRequest, WebAccess, gateway
+from openmono_contracts.texthygiene import clean_text
 
 from openmono_worker.settings import WebToolSettings
 from openmono_worker.web import _direct, _http, _probe, _scrape
@@ -19,6 +26,7 @@ from openmono_worker.web._convert import HTML_TYPES, html_to_markdown, looks_lik
 from openmono_worker.web._errors import FallbackError, GatewayError
 
 _TEXT_TYPES = frozenset({"application/json", "application/xml", "application/javascript", ""})
+_PDF_TYPES = frozenset({"application/pdf", "application/x-pdf"})
 
 
 @dataclass(frozen=True)
@@ -52,6 +60,12 @@ async def _direct_page(url: str, settings: WebToolSettings) -> tuple[str, int, s
         max_redirects=settings.fetch_max_redirects,
         user_agent=settings.user_agent,
     )
+    sniffed = raw.content_type in ("", "application/octet-stream") and raw.text.startswith("%PDF-")
+    if raw.content_type in _PDF_TYPES or sniffed:
+        raise FallbackError(
+            "the page is a PDF, which only the gateway's scrape service reads (the direct "
+            "fetch does not)"
+        )
     if raw.content_type in HTML_TYPES or (not raw.content_type and looks_like_html(raw.text)):
         return raw.url, raw.status, title_of(raw.text), html_to_markdown(raw.text, raw.url)
     if raw.content_type.startswith("text/") or raw.content_type in _TEXT_TYPES:
@@ -95,8 +109,8 @@ async def web_fetch(
                     reason,
                     page.url,
                     page.status,
-                    page.title,
-                    page.content,
+                    clean_text(page.title) if page.title else None,
+                    clean_text(page.content),
                     page.truncated,
                     tuple(used),
                 )
@@ -104,7 +118,8 @@ async def web_fetch(
         final, status, title, text = await _direct_page(request.url, settings)
     except FallbackError as exc:
         raise FallbackError(f"{exc.reason} (gateway not used: {reason})") from exc
-    content, truncated = _cut(text, request.max_length)
+    content, truncated = _cut(clean_text(text), request.max_length)
+    title = clean_text(title) if title else None
     notes: tuple[str, ...] = ()
     if request.render:
         notes = ("render=true needs the scrape service's browser; fetched without one",)

@@ -2,21 +2,30 @@
 
 Steps: 1. resolve the route (explicit switch, gateway URL, `/services`)  2. gateway path  3. on any
 gateway failure, forget the cached probe and take the fallback  4. say which path answered and why.
+
+Search-and-read (`search_and_read`): the same search, then the top k hits are read in parallel on
+WebFetch's path (`web_fetch`: the gateway's scrape service, else the guarded direct fetch, each
+page on its own), each cut to a character budget, within what is left of the call's time.
 """
 
 from __future__ import annotations
 
+import asyncio
 import time
 from dataclasses import dataclass
 from typing import Literal
 
-from openmono_contracts import WebAccess, gateway
+from openmono_contracts import ScrapeRequest, WebAccess, gateway
 
 from openmono_worker.settings import WebToolSettings
 from openmono_worker.web import _ddg, _http, _probe, _searxng
 from openmono_worker.web._capability import resolve
 from openmono_worker.web._errors import FallbackError, GatewayError
+from openmono_worker.web._fetch import FetchedPage, web_fetch
 from openmono_worker.web._results import SearchPage
+
+# Reads end this long before the call's limit, so the answer (with what was read) gets out.
+_READ_MARGIN_S = 2.0
 
 
 @dataclass(frozen=True)
@@ -72,3 +81,57 @@ async def web_search(
         except FallbackError as exc:
             return SearchAnswer("fallback", source, None, reason, exc)
         return SearchAnswer("fallback", source, page, reason)
+
+
+@dataclass(frozen=True)
+class PageRead:
+    """One hit read in full: the page, or why it could not be had."""
+
+    url: str
+    page: FetchedPage | None = None
+    error: str | None = None
+
+
+async def read_pages(
+    urls: list[str],
+    max_length: int,
+    web: WebAccess,
+    settings: WebToolSettings,
+    time_limit_s: float | None = None,
+) -> list[PageRead]:
+    """Fetch `urls` at once, each as WebFetch would; one failing never holds the others back."""
+    limit = None if time_limit_s is None else max(1.0, time_limit_s - _READ_MARGIN_S)
+
+    async def one(url: str) -> PageRead:
+        request = ScrapeRequest(url=url, max_length=max_length)
+        try:
+            if limit is None:
+                page = await web_fetch(request, web, settings)
+            else:
+                page = await asyncio.wait_for(web_fetch(request, web, settings, limit), limit)
+        except FallbackError as exc:
+            return PageRead(url, error=exc.reason)
+        except TimeoutError:
+            return PageRead(url, error=f"not read within the call's time ({limit:g} s)")
+        return PageRead(url, page)
+
+    return list(await asyncio.gather(*(one(u) for u in urls)))
+
+
+async def search_and_read(
+    query: str,
+    max_results: int,
+    read_top: int,
+    read_max_length: int,
+    web: WebAccess,
+    settings: WebToolSettings,
+    time_limit_s: float | None = None,
+) -> tuple[SearchAnswer, list[PageRead]]:
+    """`web_search`, then the first `read_top` hits read in parallel (none when it failed)."""
+    start = time.monotonic()
+    answer = await web_search(query, max_results, web, settings, time_limit_s)
+    if answer.page is None or read_top <= 0:
+        return answer, []
+    urls = [hit.url for hit in answer.page.hits[:read_top]]
+    left = None if time_limit_s is None else time_limit_s - (time.monotonic() - start)
+    return answer, await read_pages(urls, read_max_length, web, settings, left)

@@ -1,0 +1,79 @@
+"""Where playbooks come from, and which one wins a name clash.
+
+Sources, highest priority first:
+    project   <workspace>/.openmono/playbooks/<folder>/PLAYBOOK.md
+    user      <data dir>/playbooks/<folder>/PLAYBOOK.md
+    builtin   the ones shipped in this package (`openmono/playbooks/builtin/`)
+A playbook is known by its front-matter `name` (or, where the file is too broken to say, by its
+folder). A malformed playbook never hides a good one of the same name from a lower source; it is
+reported (`Catalog.errors`) and `find` raises its error only when nothing valid has that name.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from openmono.playbooks._errors import PlaybookInvalid, PlaybookNotFound
+from openmono.playbooks._load import FILE_NAME, Playbook, Source, load_playbook
+
+BUILTIN_DIR = Path(__file__).parent / "builtin"
+
+
+def source_dirs(workspace: Path, data_dir: Path) -> list[tuple[Source, Path]]:
+    return [
+        ("project", workspace / ".openmono" / "playbooks"),
+        ("user", data_dir.expanduser() / "playbooks"),
+        ("builtin", BUILTIN_DIR),
+    ]
+
+
+@dataclass
+class Catalog:
+    """Every playbook found: the winners by name, the broken ones, the shadowed ones."""
+
+    playbooks: dict[str, Playbook] = field(default_factory=dict)
+    errors: dict[str, PlaybookInvalid] = field(default_factory=dict)
+    shadowed: list[Playbook] = field(default_factory=list)
+
+    def get(self, name: str) -> Playbook:
+        found = self.playbooks.get(name)
+        if found is None:
+            found = next((p for p in self.playbooks.values() if p.folder.name == name), None)
+        if found is not None:
+            return found
+        if name in self.errors:
+            raise self.errors[name]
+        known = ", ".join(sorted(self.playbooks)) or "none"
+        raise PlaybookNotFound(f"no playbook named {name!r} (known: {known})")
+
+    def invocable(self) -> list[Playbook]:
+        return [p for p in self.playbooks.values() if p.front.user_invocable]
+
+
+def discover(workspace: Path, data_dir: Path) -> Catalog:
+    """Load every playbook of every source (see the module docstring)."""
+    catalog = Catalog()
+    for source, root in source_dirs(workspace, data_dir):
+        if not root.is_dir():
+            continue
+        for folder in sorted(p for p in root.iterdir() if (p / FILE_NAME).is_file()):
+            try:
+                playbook = load_playbook(folder, source)
+            except PlaybookInvalid as exc:
+                catalog.errors.setdefault(folder.name, exc)
+                continue
+            if playbook.name in catalog.playbooks:
+                catalog.shadowed.append(playbook)
+            else:
+                catalog.playbooks[playbook.name] = playbook
+    return catalog
+
+
+def find_playbook(workspace: Path, data_dir: Path, name: str) -> Playbook:
+    """The playbook called `name`, or a path to a playbook folder (or its PLAYBOOK.md)."""
+    path = Path(name).expanduser()
+    if ("/" in name or name.startswith(".")) and path.exists():
+        folder = path.parent if path.is_file() else path
+        return load_playbook(folder, "project")
+    return discover(workspace, data_dir).get(name)

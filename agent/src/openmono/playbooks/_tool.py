@@ -1,0 +1,121 @@
+"""The `Playbook` tool: the model runs a playbook by name with parameters, as one tool call.
+
+It is an agent-side `Toolset` (like `Agent`): the run borrows the session's executor, permissions
+and approver (`_host.Host`); gates ask through that approver, so the REPL prompts and ACP sends a
+`session/request_permission`; in a non-interactive run a gate stops the run and the tool result
+says so. The call itself asks the user first (`permission="ask"`): a playbook may run scripts.
+It is never offered inside a playbook, and never handed to a sub-agent.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from typing import Any
+
+from openmono_contracts import ToolRequest, ToolResult
+from openmono_contracts.toolfacts import DeclaresFacts
+from pydantic import BaseModel, Field, ValidationError
+
+from openmono.llm import ToolSpec
+from openmono.loop import EventSink, LoopEvent, Notice, PermissionAsked, ToolFinished, ToolStarted
+from openmono.playbooks._discover import discover
+from openmono.playbooks._errors import PlaybookError
+from openmono.playbooks._host import Host, gate_from_approver
+from openmono.playbooks._run import PlaybookRunner
+
+NAME = "Playbook"
+
+
+class Params(BaseModel):
+    name: str = Field(description="The playbook's name.")
+    parameters: dict[str, Any] = Field(
+        default_factory=dict, description="Parameter values by name, as the playbook declares."
+    )
+    resume: bool = Field(default=False, description="Continue its last unfinished run.")
+
+
+class PlaybookTool(DeclaresFacts):
+    """The `Toolset` serving `Playbook` for one session (see the module docstring)."""
+
+    kind = "execute"
+    permission = "ask"
+    subagents = False
+
+    def __init__(self, host: Host) -> None:
+        self.host = host
+
+    def spec(self) -> ToolSpec:
+        catalog = discover(self.host.workspace, self.host.data_dir)
+        listed = "\n".join(
+            f"- {p.name}: {p.front.description}"
+            + (
+                f" (parameters: {', '.join(q.name for q in p.front.parameters)})"
+                if p.front.parameters
+                else ""
+            )
+            for p in catalog.playbooks.values()
+        )
+        schema = Params.model_json_schema()
+        schema.pop("title", None)
+        for prop in schema.get("properties", {}).values():
+            prop.pop("title", None)
+        description = (
+            "Run a playbook: a repeatable multi-step workflow with approval gates. It runs all "
+            "its steps and returns their results.\n" + (listed or "(no playbooks are installed)")
+        )
+        return ToolSpec(name=NAME, description=description, parameters=schema)
+
+    def install(self) -> None:
+        self.host.dispatcher.catalog.add(self.spec(), self.facts())
+        self.host.dispatcher.toolsets.append(self)
+
+    # -- the Toolset protocol -----------------------------------------------------------------
+    def owns(self, name: str) -> bool:
+        return name == NAME
+
+    def check(self, name: str, args: dict[str, Any]) -> str | None:
+        try:
+            Params.model_validate(args)
+        except ValidationError as exc:
+            first = exc.errors()[0]
+            where = ".".join(str(p) for p in first["loc"]) or "arguments"
+            return f"invalid arguments for Playbook: {where}: {first['msg']}"
+        return None
+
+    async def call(self, request: ToolRequest, emit: EventSink) -> ToolResult:
+        started = time.monotonic()
+        params = Params.model_validate(request.params)
+
+        def result(ok: bool, output: str, error: str | None = None) -> ToolResult:
+            elapsed = (time.monotonic() - started) * 1000
+            return ToolResult(
+                call_id=request.call_id, ok=ok, output=output, error=error, elapsed_ms=elapsed
+            )
+
+        try:
+            playbook = discover(self.host.workspace, self.host.data_dir).get(params.name)
+            runner = PlaybookRunner(
+                playbook, self.host, gate_from_approver(self.host.dispatcher.approver),
+                self._relay(request.call_id, emit),
+            )  # fmt: skip
+            done = await runner.run(params.parameters, resume=params.resume)
+        except PlaybookError as exc:
+            return result(False, "", str(exc))
+        outputs = json.dumps(
+            {"state": done.run.state, "outputs": done.run.outputs}, ensure_ascii=False, indent=1
+        )
+        text = f"{done.message}\n{outputs}"
+        return result(done.ok, text, None if done.ok else done.message)
+
+    @staticmethod
+    def _relay(parent_call: str, emit: EventSink) -> EventSink:
+        """The run's tool activity and notices, shown under the Playbook call."""
+
+        def relay(event: LoopEvent) -> None:
+            if isinstance(event, ToolStarted | ToolFinished | PermissionAsked):
+                emit(event.model_copy(update={"call_id": f"{parent_call}/{event.call_id}"}))
+            elif isinstance(event, Notice):
+                emit(event)
+
+        return relay

@@ -1,0 +1,13 @@
+"""Firecrawl-compatible API of the scrape service (`/firecrawl/v1/*`, `/firecrawl/v2/*`).
+
+Tools that speak Firecrawl (its SDKs, Open WebUI, LibreChat, Dify, n8n, LangChain's loaders)
+point at `http://HOST:47480/firecrawl` with `LLAMA_API_KEY` as their Firecrawl key; the gateway
+checks the key and forwards the path unchanged. Modules: `_routes` (the endpoints, step by step),
+`_document` (a fetched page as a Firecrawl document), `_searxng` (the search behind search),
+`_errors` (Firecrawl's error shape and status codes). Wire models: `openmono_contracts.firecrawl`.
+"""
+
+from openmono_scrape.firecrawl._errors import invalid_body
+from openmono_scrape.firecrawl._routes import PREFIX, build_router
+
+__all__ = ["PREFIX", "build_router", "invalid_body"]

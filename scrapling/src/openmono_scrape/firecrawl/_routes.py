@@ -1,0 +1,210 @@
+"""`POST /firecrawl/{v1,v2}/{scrape,search}`: Firecrawl's API over the scrape service.
+
+Steps of a scrape: 1. FastAPI validates the body against the wire model (the app answers a failure
+on these paths with 400 in Firecrawl's shape, `invalid_body`); the formats are checked here
+2. map Firecrawl's options onto the service (`timeout` ms → budget, `maxAge` ms → cache age,
+`waitFor` → the browser when one is installed, `headers` → the fetcher, `storeInCache`)
+3. `ScrapeService.get_page` (cache, per-host limit, engines, escalation)  4. the document
+(`_document`).
+A search asks SearXNG, then scrapes the results in parallel (at most `search_scrape_concurrency`
+at once, the per-host limit still applies) when `scrapeOptions` names formats; a result that
+cannot be scraped stays in the answer with `metadata.error`, the others are not held back by it.
+Every error is Firecrawl's `{success: false, error}` with a real status (`_errors`).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from collections.abc import Awaitable, Callable
+from contextlib import AbstractAsyncContextManager
+from typing import Any, Literal
+
+from fastapi import APIRouter
+from fastapi.responses import JSONResponse
+from openmono_contracts.firecrawl import (
+    V1_DEFAULT_MAX_AGE_MS,
+    V2_DEFAULT_MAX_AGE_MS,
+    FirecrawlDocument,
+    FirecrawlErrorBody,
+    FirecrawlMetadata,
+    FirecrawlScrapeOptions,
+    FirecrawlScrapeRequest,
+    FirecrawlScrapeResponse,
+    FirecrawlSearchData,
+    FirecrawlSearchRequest,
+    FirecrawlSearchResponseV1,
+    FirecrawlSearchResponseV2,
+)
+from pydantic import BaseModel
+
+from openmono_scrape.content import kind_of
+from openmono_scrape.errors import ScrapeError
+from openmono_scrape.firecrawl import _searxng
+from openmono_scrape.firecrawl._document import document, parse_formats
+from openmono_scrape.firecrawl._errors import FirecrawlError, error_response
+from openmono_scrape.service import ScrapeService
+
+log = logging.getLogger("openmono_scrape")
+
+PREFIX = "/firecrawl"
+Version = Literal["v1", "v2"]
+Admit = Callable[[str | None], AbstractAsyncContextManager[None]]
+
+_RESPONSES: dict[int | str, dict[str, Any]] = {
+    code: {"model": FirecrawlErrorBody, "description": text}
+    for code, text in (
+        (400, "bad input: a body or format that does not validate, a URL the guard refuses"),
+        (401, "no or wrong bearer (answered by the gateway)"),
+        (408, "the time budget ran out"),
+        (413, "the page is over the download limit"),
+        (415, "the page is not HTML, JSON or text"),
+        (502, "the site or the search engine could not be reached"),
+        (503, "the needed engine is missing, search is not configured, or the service is busy"),
+        (504, "the search engine did not answer in time"),
+    )
+}
+
+
+def _json(model: BaseModel) -> JSONResponse:
+    return JSONResponse(model.model_dump(mode="json", exclude_none=True, by_alias=True))
+
+
+async def _answer(make: Callable[[], Awaitable[JSONResponse]], path: str) -> JSONResponse:
+    try:
+        return await make()
+    except ScrapeError as exc:
+        return error_response(exc)
+    except Exception as exc:  # never a traceback to the client
+        log.error("unexpected error on %s", path, exc_info=exc)
+        return error_response(FirecrawlError("unexpected error in the scrape service", 500))
+
+
+class FirecrawlAPI:
+    """The handlers; `admit` is the service's admission (the same slots as `/scrape`)."""
+
+    def __init__(self, service: ScrapeService, admit: Admit) -> None:
+        self.service = service
+        self.settings = service.settings
+        self.admit = admit
+
+    async def scrape_one(
+        self,
+        url: str,
+        opts: FirecrawlScrapeOptions,
+        version: Version,
+        cap_s: float | None = None,
+    ) -> tuple[FirecrawlDocument, list[str]]:
+        formats = parse_formats(opts.formats)
+        warnings: list[str] = []
+        render = False
+        if opts.wait_for > 0:
+            if self.service.browser.available:
+                render = True
+            else:
+                warnings.append("waitFor needs a browser and none is installed here")
+        default_age = V1_DEFAULT_MAX_AGE_MS if version == "v1" else V2_DEFAULT_MAX_AGE_MS
+        max_age_ms = opts.max_age if opts.max_age is not None else default_age
+        timeout_s = opts.timeout / 1000.0 if opts.timeout else None
+        if cap_s is not None:
+            timeout_s = max(0.1, min(timeout_s or cap_s, cap_s))
+        result, budget = await self.service.get_page(
+            url,
+            render=render,
+            timeout_s=timeout_s,
+            max_age_s=max_age_ms / 1000.0,
+            headers=opts.headers,
+            store=opts.store_in_cache,
+        )
+        limits = self.service.pdf_limits(budget)
+        args = (result, url, formats, opts.only_main_content, limits)
+        if kind_of(result.page) == "pdf":
+            # the same limits and deadline as /scrape, and the event loop keeps serving meanwhile
+            return await asyncio.to_thread(document, *args), warnings
+        return document(*args), warnings
+
+    async def scrape(self, req: FirecrawlScrapeRequest, version: Version) -> JSONResponse:
+        async with self.admit(req.url):
+            doc, warnings = await self.scrape_one(req.url, req, version)
+        return _json(FirecrawlScrapeResponse(data=doc, warning="; ".join(warnings) or None))
+
+    async def _result(
+        self, hit: _searxng.Hit, opts: FirecrawlScrapeOptions, version: Version, deadline: float
+    ) -> FirecrawlDocument:
+        try:
+            doc, _ = await self.scrape_one(hit.url, opts, version, deadline - time.monotonic())
+        except ScrapeError as exc:
+            doc = FirecrawlDocument(
+                metadata=FirecrawlMetadata(source_url=hit.url, url=hit.url, error=exc.message)
+            )
+        doc.url, doc.title, doc.description = hit.url, hit.title, hit.description
+        return doc
+
+    async def search(self, req: FirecrawlSearchRequest, version: Version) -> JSONResponse:
+        total = min(
+            req.timeout / 1000.0 if req.timeout else self.settings.default_timeout_s,
+            self.settings.max_timeout_s,
+        )
+        deadline = time.monotonic() + total
+        opts = req.scrape_options
+        formats = parse_formats(opts.formats) if opts is not None else []
+        async with self.admit(None):
+            hits = await _searxng.search(
+                self.settings.searxng_url,
+                req.query,
+                req.limit,
+                min(self.settings.search_timeout_s, total),
+            )
+            if opts is not None and formats:
+                gate = asyncio.Semaphore(self.settings.search_scrape_concurrency)
+
+                async def one(hit: _searxng.Hit, scrape_opts: FirecrawlScrapeOptions) -> Any:
+                    async with gate:
+                        return await self._result(hit, scrape_opts, version, deadline)
+
+                docs = list(await asyncio.gather(*(one(h, opts) for h in hits)))
+            else:
+                docs = [FirecrawlDocument(url=h.url, title=h.title, description=h.description)
+                        for h in hits]  # fmt: skip
+        if version == "v1":
+            return _json(FirecrawlSearchResponseV1(data=docs))
+        return _json(FirecrawlSearchResponseV2(data=FirecrawlSearchData(web=docs)))
+
+
+def build_router(service: ScrapeService, admit: Admit) -> APIRouter:
+    """The `/firecrawl` routes (the gateway forwards its paths unchanged)."""
+    api = FirecrawlAPI(service, admit)
+    router = APIRouter(prefix=PREFIX, tags=["firecrawl"])
+
+    def scrape_route(version: Version) -> None:
+        path = f"/{version}/scrape"
+
+        async def endpoint(body: FirecrawlScrapeRequest) -> JSONResponse:
+            return await _answer(lambda: api.scrape(body, version), f"/firecrawl{path}")
+
+        endpoint.__name__ = f"firecrawl_scrape_{version}"
+        router.add_api_route(
+            path,
+            endpoint,
+            methods=["POST"],
+            responses={200: {"model": FirecrawlScrapeResponse}, **_RESPONSES},
+        )
+
+    def search_route(version: Version) -> None:
+        path = f"/{version}/search"
+        answer = FirecrawlSearchResponseV1 if version == "v1" else FirecrawlSearchResponseV2
+
+        async def endpoint(body: FirecrawlSearchRequest) -> JSONResponse:
+            return await _answer(lambda: api.search(body, version), f"/firecrawl{path}")
+
+        endpoint.__name__ = f"firecrawl_search_{version}"
+        router.add_api_route(
+            path, endpoint, methods=["POST"], responses={200: {"model": answer}, **_RESPONSES}
+        )
+
+    versions: tuple[Version, ...] = ("v1", "v2")
+    for version in versions:
+        scrape_route(version)
+        search_route(version)
+    return router

@@ -1,0 +1,213 @@
+"""The full-screen UI, driven headless with Textual's Pilot against the scripted model."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+from openmono.cli._commands import COMMANDS
+from openmono.cli._tui_widgets import PermissionPrompt, ToolPanel
+from textual import events
+
+from tests.support.scripted_llm import Call, ScriptedLLM, Turn
+from tests.support.tui_driver import make_app, screen_text, send, wait_for
+
+pytestmark = pytest.mark.integration
+
+KEY = "tui-key"
+SIZE = (110, 40)
+
+
+@pytest.fixture
+def ws(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    for name in list(os.environ):
+        if name.startswith("OPENMONO_") or name == "LLAMA_API_KEY":
+            monkeypatch.delenv(name)
+    monkeypatch.setenv("OPENMONO_DATA_DIR", str(tmp_path / "data"))
+    root = tmp_path / "ws"
+    root.mkdir()
+    (root / "app.py").write_text("print('v1')\n")
+    return root
+
+
+def user_texts(request: dict[str, object]) -> list[str]:
+    return [m["content"] for m in request["messages"] if m["role"] == "user"]  # type: ignore[index, attr-defined]
+
+
+async def test_a_task_with_a_permission_prompt_answered(
+    scripted_llm: Callable[..., ScriptedLLM], ws: Path
+) -> None:
+    edit = Call("FileEdit", {"file_path": "app.py", "old_string": "v1", "new_string": "v2"})
+    llm = scripted_llm(
+        [
+            Turn(reasoning="The user wants v2.", text="Updating **app.py**.", tool_calls=[edit]),
+            Turn(tool_calls=[Call("Bash", {"command": "python app.py"})]),
+            Turn(text="It prints v2 now."),
+        ],
+        api_key=KEY,
+        n_ctx=32768,
+    )
+    app = make_app(llm.url, ws, KEY)
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_for(pilot, app.ready.is_set, what="the session")
+        await send(pilot, "make it print v2")
+        await wait_for(pilot, lambda: bool(app.query(PermissionPrompt)), what="the FileEdit ask")
+        assert "Allow FileEdit(app.py)?" in screen_text(app)
+        assert "waiting for your answer" in str(app.status.render())
+        await pilot.press("y")  # once
+        await wait_for(pilot, lambda: len(app.query(PermissionPrompt)) == 2, what="Bash ask")
+        await pilot.press("a")  # always, this session
+        await wait_for(pilot, lambda: "It prints v2 now." in screen_text(app), what="the answer")
+        await app.transcript.settle()
+        shown = screen_text(app)
+        panels = list(app.query(ToolPanel))
+        status = str(app.status.render())
+        diff = str(panels[0].query_one(".diff").render())
+        bash_tail = str(panels[1].result.render())
+        session_id = app.surface.current.session_id
+    assert (ws / "app.py").read_text() == "print('v2')\n"
+    assert "thought for" in shown and "The user wants v2." in shown  # folded, inside the block
+    assert "Updating **app.py**." in shown
+    assert "→ allowed once" in shown and "→ allowed for the session" in shown
+    edit_panel, bash_panel = panels
+    assert str(edit_panel.title).startswith("✓ FileEdit(app.py)") and not edit_panel.collapsed
+    assert "\n-v1\n+v2" in diff and "--- a/app.py" in diff
+    assert str(bash_panel.title).startswith("✓ Bash(python app.py)") and bash_panel.collapsed
+    assert "v2" in bash_tail  # the output's tail
+    for part in ("scripted-model.gguf", "ctx ", "agent", "tok/s", "ready"):
+        assert part in status
+    assert session_id in status
+
+
+async def test_esc_interrupts_and_a_message_typed_meanwhile_is_queued(
+    scripted_llm: Callable[..., ScriptedLLM], ws: Path
+) -> None:
+    slow = " ".join(f"word{i}" for i in range(400))
+    llm = scripted_llm(
+        [
+            Turn(text=slow, chunk_chars=6, chunk_delay_s=0.02),
+            Turn(text="second answer"),
+            Turn(text=slow, chunk_chars=6, chunk_delay_s=0.02),
+            Turn(text="after the interruption"),
+        ],
+        api_key=KEY,
+        n_ctx=32768,
+    )
+    app = make_app(llm.url, ws, KEY)
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_for(pilot, app.ready.is_set, what="the session")
+        await send(pilot, "write a lot")
+        await wait_for(pilot, lambda: "word3 " in screen_text(app), what="streaming")
+        await send(pilot, "and then this")  # typed during the turn: queued
+        assert "queued: and then this" in screen_text(app)
+        assert "1 queued" in str(app.status.render())
+        await wait_for(pilot, lambda: "second answer" in screen_text(app), what="queued turn")
+        assert user_texts(llm.chat_requests[1].json) == ["write a lot", "and then this"]
+        assert "word399" in llm.chat_requests[1].json["messages"][2]["content"]
+        await send(pilot, "again")
+        await wait_for(pilot, lambda: "word3 " in screen_text(app).split("again")[-1], what="2")
+        await pilot.press("escape")
+        await wait_for(pilot, lambda: "interrupted" in screen_text(app), what="interrupted")
+        assert app.interrupted == 1
+        await send(pilot, "go on")
+        await wait_for(pilot, lambda: "after the interruption" in screen_text(app), what="next")
+    cut = llm.chat_requests[3].json["messages"]
+    assert user_texts({"messages": cut})[-2:] == ["again", "go on"]
+    assert "word399" not in cut[-2]["content"]  # the interrupted reply is kept as it was cut
+
+
+async def test_completion_history_and_multi_line_paste(
+    scripted_llm: Callable[..., ScriptedLLM], ws: Path
+) -> None:
+    llm = scripted_llm([Turn(text="got both lines")], api_key=KEY, n_ctx=32768)
+    app = make_app(llm.url, ws, KEY)
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_for(pilot, app.ready.is_set, what="the session")
+        await pilot.press("/", "t", "h")
+        await pilot.pause()
+        assert app.completions.display
+        options = [
+            str(app.completions.get_option_at_index(i).prompt)
+            for i in range(app.completions.option_count)
+        ]
+        assert any("/think" in o and "thinking (off by default)" in o for o in options)
+        assert any("/thinking" in o and "last reply's thinking" in o for o in options)
+        await pilot.press("tab")
+        assert app.prompt.text == "/think "
+        app.prompt.clear()
+        app.post_message(events.Paste("first line\nsecond line"))  # as a terminal sends it
+        await pilot.pause()
+        assert app.prompt.text == "first line\nsecond line"
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: "got both lines" in screen_text(app), what="the answer")
+        await pilot.press("up")
+        assert app.prompt.text == "first line\nsecond line"  # history
+    assert user_texts(llm.chat_requests[0].json) == ["first line\nsecond line"]
+
+
+async def test_every_command_runs_in_the_tui(
+    scripted_llm: Callable[..., ScriptedLLM], ws: Path
+) -> None:
+    llm = scripted_llm([Turn(text=f"answer {i}") for i in range(12)], api_key=KEY, n_ctx=32768)
+    lines = {
+        "help": "/help", "status": "/status", "stats": "/stats", "model": "/model",
+        "think": "/think", "debug": "/debug", "btw": "/btw what now?", "compact": "/compact",
+        "checkpoint": "/checkpoint", "retry": "/retry", "undo": "/undo", "mode": "/mode ask",
+        "plan": "/plan a small thing", "init": "/init", "export": "/export out.html",
+        "prompt": "/prompt", "memory": "/memory", "thinking": "/thinking", "resume": "/resume",
+        "playbook": "/playbook", "clear": "/clear",
+    }  # fmt: skip
+    app = make_app(llm.url, ws, KEY)
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_for(pilot, app.ready.is_set, what="the session")
+        for turn in ("first", "second"):
+            await send(pilot, turn)
+            await wait_for(pilot, lambda: not app.busy, what=turn)
+        for line in lines.values():
+            before = len(app.transcript.children)
+            await send(pilot, line)
+            await wait_for(pilot, lambda: not app.busy, what=line)
+            grew = lambda n=before: len(app.transcript.children) > n + 1  # noqa: E731
+            await wait_for(pilot, grew, what=line)
+        shown = screen_text(app)
+        await send(pilot, "/exit")
+        await wait_for(pilot, lambda: not app.is_running, what="/exit")
+    built_in = {c.name for c in COMMANDS if c.handler.__module__.startswith("openmono.cli._cmd_")}
+    assert built_in | {"playbook"} == set(lines) | {"exit"}  # every command was invoked above
+    assert "Error" not in shown and "Traceback" not in shown
+    for sign in ("/checkpoint", "served:", "thinking: on", "debug: on", "compacted:",
+                 "mode: ask", "mode: plan", "wrote ", "exported ", "system prompt for mode",
+                 "no memories yet", "commit", "new session"):  # fmt: skip
+        assert sign in shown, sign
+    assert (ws / "OPENMONO.md").is_file() and (ws / "out.html").is_file()
+    assert "answer" in shown
+
+
+async def test_questions_are_answered_in_the_prompt(
+    scripted_llm: Callable[..., ScriptedLLM], ws: Path, tmp_path: Path
+) -> None:
+    """The project-trust question and an AskUser question, answered by typing."""
+    marker = tmp_path / "session-start-ran"
+    (ws / ".openmono").mkdir()
+    (ws / ".openmono" / "settings.json").write_text(
+        '{"hooks": {"session_start": [{"command": "touch ' + str(marker) + '"}]}}'
+    )
+    ask = Call("AskUser", {"question": "Tabs or spaces?", "options": ["tabs", "spaces"]})
+    llm = scripted_llm(
+        [Turn(tool_calls=[ask]), Turn(text="Spaces it is.")], api_key=KEY, n_ctx=32768
+    )
+    app = make_app(llm.url, ws, KEY)
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_for(pilot, lambda: "Trust this project?" in screen_text(app), what="trust")
+        await send(pilot, "y")
+        await wait_for(pilot, app.ready.is_set, what="the session")
+        await send(pilot, "indent style?")
+        await wait_for(pilot, lambda: "Tabs or spaces?" in screen_text(app), what="AskUser")
+        assert "answering" in str(app.status.render())
+        await send(pilot, "2")
+        await wait_for(pilot, lambda: "Spaces it is." in screen_text(app), what="the answer")
+    assert marker.exists()  # trusted: the project's hook ran
+    results = [m for m in llm.chat_requests[1].json["messages"] if m["role"] == "tool"]
+    assert "spaces" in results[0]["content"]
