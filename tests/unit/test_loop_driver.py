@@ -20,11 +20,7 @@ MakeAgent = Callable[..., Awaitable[tuple[Agent, ScriptedModel]]]
 
 
 @pytest.fixture
-async def make_agent(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> AsyncIterator[MakeAgent]:
-    for name in list(os.environ):
-        if name.startswith("OPENMONO_"):
-            monkeypatch.delenv(name)
-    monkeypatch.setenv("OPENMONO_DATA_DIR", str(tmp_path / "data"))
+async def make_agent(tmp_path: Path, clean_env: Path) -> AsyncIterator[MakeAgent]:
     ws = tmp_path / "ws"
     ws.mkdir()
     (ws / "a.txt").write_text("alpha\n")
