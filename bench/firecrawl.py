@@ -90,30 +90,26 @@ def main() -> None:
                 resp.raise_for_status()
                 return took, resp.json()["data"]["metadata"]["cacheState"]
 
+            def miss_then_hit(rounds: int) -> tuple[list[float], list[float]]:
+                """Each round a new page, twice: a miss (fetched and stored), then a hit."""
+                miss: list[float] = []
+                hit: list[float] = []
+                for _ in range(rounds):
+                    url = f"{origin.url}/page?i={next(counter)}"
+                    for times, want in ((miss, "miss"), (hit, "hit")):
+                        took, state = fc(url)
+                        assert state == want, state
+                        times.append(took)
+                return miss, hit
+
             fc(f"{origin.url}/warm?i=-1")  # first request pays imports and connections
-            miss, hit = [], []
-            for _ in range(args.rounds):
-                url = f"{origin.url}/page?i={next(counter)}"
-                took, state = fc(url)
-                assert state == "miss", state
-                miss.append(took)
-                took, state = fc(url)
-                assert state == "hit", state
-                hit.append(took)
+            miss, hit = miss_then_hit(args.rounds)
             asked = sum(1 for r in origin.requests if r.path == "/page")
             assert asked == args.rounds, f"the origin saw {asked} cache requests"
             m_miss, m_hit = statistics.median(miss), statistics.median(hit)
 
             _delay_s = args.origin_delay_ms / 1000.0
-            slow_miss, slow_hit = [], []
-            for _ in range(args.read_rounds):
-                url = f"{origin.url}/page?i={next(counter)}"
-                took, state = fc(url)
-                assert state == "miss", state
-                slow_miss.append(took)
-                took, state = fc(url)
-                assert state == "hit", state
-                slow_hit.append(took)
+            slow_miss, slow_hit = miss_then_hit(args.read_rounds)
             web = WebAccess(gateway=stack.gateway.url, api_key=KEY)
             _tool("WebSearch", {"query": "hello"}, web, tmp)  # probe cached, imports done
             combined, sequential = [], []

@@ -26,7 +26,6 @@ from openmono.config import load_settings
 from openmono.llm import (
     ChatMessage,
     Done,
-    ModelInfo,
     StreamEvent,
     TextDelta,
     ToolCallComplete,
@@ -36,24 +35,22 @@ from openmono.llm import (
 from openmono_contracts import ToolRequest
 from openmono_worker import WorkerSettings, run_tool
 
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))  # the in-process model base lives with the test support
 
-class ZeroLatencyModel:
+from tests.support.scripted_model import InProcessModel  # noqa: E402
+
+
+class ZeroLatencyModel(InProcessModel):
     """Answers `iterations` times with one Glob call, then with a short text; no I/O at all."""
 
     def __init__(self, iterations: int) -> None:
+        super().__init__("zero", 1_000_000)
         self.iterations = iterations
         self.calls = 0
 
-    async def probe(self) -> ModelInfo:
-        return ModelInfo(model="zero", n_ctx=1_000_000)
-
-    async def stream(
-        self,
-        messages: Sequence[ChatMessage],
-        tools: Sequence[ToolSpec] | None = None,
-        *,
-        max_tokens: int | None = None,
-        temperature: float | None = None,
+    async def reply(
+        self, messages: Sequence[ChatMessage], tools: Sequence[ToolSpec] | None
     ) -> AsyncIterator[StreamEvent]:
         n = self.calls
         self.calls += 1

@@ -30,10 +30,15 @@ from typing import Any
 from openmono.agent import open_agent
 from openmono.cli._tui import OpenMonoApp
 from openmono.config import RunOptions, load_settings
-from openmono.llm import ChatMessage, Done, ModelInfo, StreamEvent, TextDelta, ToolSpec, Usage
+from openmono.llm import ChatMessage, Done, StreamEvent, TextDelta, ToolSpec, Usage
 from openmono.loop import discard
 from textual import events
 from textual.widgets import Markdown
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))  # the in-process model base lives with the test support
+
+from tests.support.scripted_model import InProcessModel  # noqa: E402
 
 SIZE = (120, 40)
 
@@ -48,24 +53,16 @@ def token(i: int) -> str:
     return f"word{i} "
 
 
-class PacedModel:
+class PacedModel(InProcessModel):
     """Yields `tokens` text deltas at `rate` per second; remembers when it yielded the last."""
 
     def __init__(self, tokens: int, rate: float) -> None:
+        super().__init__("paced", 1_000_000)
         self.tokens, self.rate = tokens, rate
         self.last_yield = 0.0
 
-    async def probe(self) -> ModelInfo:
-        return ModelInfo(model="paced", n_ctx=1_000_000)
-
-    async def stream(
-        self,
-        messages: Sequence[ChatMessage],
-        tools: Sequence[ToolSpec] | None = None,
-        *,
-        max_tokens: int | None = None,
-        temperature: float | None = None,
-        response_format: dict[str, Any] | None = None,
+    async def reply(
+        self, messages: Sequence[ChatMessage], tools: Sequence[ToolSpec] | None
     ) -> AsyncIterator[StreamEvent]:
         start = time.monotonic()
         for i in range(self.tokens):

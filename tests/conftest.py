@@ -8,8 +8,14 @@ import pytest
 
 from tests.support.llama import LlamaServer, llama_server
 
-# The `scripted_llm` factory fixture (a scripted OpenAI-compatible server) lives with the server.
-pytest_plugins = ["tests.support.scripted_llm", "tests.support.scrape_fixtures"]
+# The `scripted_llm` factory fixture (a scripted OpenAI-compatible server) lives with the server;
+# `clean_env` (no OPENMONO_* from the shell) and `open_with` (agents on a test's `ws`) likewise.
+pytest_plugins = [
+    "tests.support.scripted_llm",
+    "tests.support.scrape_fixtures",
+    "tests.support.clean_env",
+    "tests.support.agents",
+]
 
 
 @pytest.fixture(scope="session")

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import os
 from collections.abc import Callable
 from pathlib import Path
 
@@ -12,6 +11,7 @@ from acp import text_block
 from acp.schema import ClientCapabilities, FileSystemCapabilities
 
 from tests.support.acp_client import RecordingClient, acp_agent
+from tests.support.acp_client import agent_env as acp_agent_env
 from tests.support.scripted_llm import Call, ScriptedLLM, Turn
 
 pytestmark = pytest.mark.integration
@@ -28,16 +28,7 @@ def ws(tmp_path: Path) -> Path:
 
 
 def agent_env(tmp_path: Path, llm: ScriptedLLM) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("OPENMONO_")}
-    env.pop("LLAMA_API_KEY", None)
-    return {
-        **env,
-        "OPENMONO_DATA_DIR": str(tmp_path / "data"),
-        "OPENMONO_LLM_ENDPOINT": llm.url,
-        "OPENMONO_LLM_API_KEY": KEY,
-        "OPENMONO_LLM_CONTEXT_WINDOW": "32768",
-        "HOME": str(tmp_path / "home"),
-    }
+    return acp_agent_env(tmp_path, llm.url, KEY)
 
 
 async def start_session(conn: object, ws: Path, caps: ClientCapabilities | None = None) -> str:

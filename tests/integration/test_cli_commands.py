@@ -11,7 +11,7 @@ import pytest
 from openmono.cli._commands import COMMANDS, CommandTable, register
 
 from tests.support.classic_repl import run_classic
-from tests.support.scripted_llm import Call, ScriptedLLM, Turn
+from tests.support.scripted_llm import Call, ScriptedLLM, Turn, user_texts
 
 pytestmark = pytest.mark.integration
 
@@ -23,11 +23,7 @@ ISSUE_COMMANDS = {
 
 
 @pytest.fixture
-def ws(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    for name in list(os.environ):
-        if name.startswith("OPENMONO_") or name == "LLAMA_API_KEY":
-            monkeypatch.delenv(name)
-    monkeypatch.setenv("OPENMONO_DATA_DIR", str(tmp_path / "data"))
+def ws(tmp_path: Path, clean_env: Path) -> Path:
     root = tmp_path / "ws"
     (root / "src").mkdir(parents=True)
     (root / "src" / "app.py").write_text("print('v1')\n")
@@ -38,10 +34,6 @@ def ws(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 
 def data_dir() -> Path:
     return Path(os.environ["OPENMONO_DATA_DIR"])
-
-
-def user_texts(request: dict[str, object]) -> list[str]:
-    return [m["content"] for m in request["messages"] if m["role"] == "user"]  # type: ignore[index, attr-defined]
 
 
 def test_the_table_has_every_command_and_takes_new_ones() -> None:

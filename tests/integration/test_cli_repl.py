@@ -2,19 +2,14 @@
 
 from __future__ import annotations
 
-import io
 import os
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from openmono.cli._repl import Repl
-from openmono.config import RunOptions
 from openmono.sessions import SessionStore
-from prompt_toolkit.input import PipeInput, create_pipe_input
-from prompt_toolkit.output import DummyOutput
-from rich.console import Console
 
+from tests.support.classic_repl import run_classic
 from tests.support.scripted_llm import Call, ScriptedLLM, Turn
 
 pytestmark = pytest.mark.integration
@@ -23,35 +18,19 @@ KEY = "repl-key"
 
 
 @pytest.fixture
-def ws(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    for name in list(os.environ):
-        if name.startswith("OPENMONO_") or name == "LLAMA_API_KEY":
-            monkeypatch.delenv(name)
-    monkeypatch.setenv("OPENMONO_DATA_DIR", str(tmp_path / "data"))
+def ws(tmp_path: Path, clean_env: Path) -> Path:
     root = tmp_path / "ws"
     root.mkdir()
     (root / "app.py").write_text("print('v1')\n")
     return root
 
 
-@pytest.fixture
-def pipe() -> Iterator[PipeInput]:
-    with create_pipe_input() as inp:
-        yield inp
-
-
-async def run_repl(llm: ScriptedLLM, ws: Path, pipe: PipeInput, lines: list[str]) -> str:
-    out = io.StringIO()
-    console = Console(file=out, width=200, force_terminal=False, color_system=None)
-    opts = RunOptions(endpoint=llm.url, api_key=KEY, workspace=ws)
-    repl = Repl(opts, console, input=pipe, output=DummyOutput())
-    pipe.send_text("".join(f"{line}\n" for line in lines))
-    assert await repl.run() == 0
-    return out.getvalue()
+async def run_repl(llm: ScriptedLLM, ws: Path, lines: list[str]) -> str:
+    return await run_classic(llm, ws, lines, KEY)
 
 
 async def test_turns_permissions_and_slash_commands(
-    scripted_llm: Callable[..., ScriptedLLM], ws: Path, pipe: PipeInput
+    scripted_llm: Callable[..., ScriptedLLM], ws: Path
 ) -> None:
     edit = Call("FileWrite", {"file_path": "app.py", "content": "print('v2')\n"})
     llm = scripted_llm(
@@ -66,7 +45,6 @@ async def test_turns_permissions_and_slash_commands(
     shown = await run_repl(
         llm,
         ws,
-        pipe,
         [
             "/help",
             "make it print v2",
@@ -96,7 +74,7 @@ async def test_turns_permissions_and_slash_commands(
 
 
 async def test_denial_answers_and_resume(
-    scripted_llm: Callable[..., ScriptedLLM], ws: Path, pipe: PipeInput
+    scripted_llm: Callable[..., ScriptedLLM], ws: Path
 ) -> None:
     bash = Call("Bash", {"command": "make deploy"})
     llm = scripted_llm(
@@ -109,27 +87,25 @@ async def test_denial_answers_and_resume(
         api_key=KEY,
         n_ctx=32768,
     )
-    shown = await run_repl(llm, ws, pipe, ["deploy it", "d", "/exit"])
+    shown = await run_repl(llm, ws, ["deploy it", "d", "/exit"])
     assert shown.count("Allow Bash(make deploy)?") == 1  # denied for the session: asked once
     second = llm.chat_requests[2].json["messages"]
     results = [m["content"] for m in second if m["role"] == "tool"]
     assert "declined" in results[0] and "denied Bash for this session" in results[1]
     session_id = SessionStore(Path(os.environ["OPENMONO_DATA_DIR"])).resolve("last")
-    with create_pipe_input() as second_pipe:
-        shown = await run_repl(llm, ws, second_pipe, [f"/resume {session_id}", "hi", "/exit"])
+    shown = await run_repl(llm, ws, [f"/resume {session_id}", "hi", "/exit"])
     assert f"resumed {session_id}" in shown and "resumed fine" in shown
     sent = llm.chat_requests[3].json["messages"]
     assert sent[1]["content"] == "deploy it" and sent[-1]["content"] == "hi"
 
 
 async def test_model_compact_resume_list_and_clear(
-    scripted_llm: Callable[..., ScriptedLLM], ws: Path, pipe: PipeInput
+    scripted_llm: Callable[..., ScriptedLLM], ws: Path
 ) -> None:
     llm = scripted_llm([Turn(text="one"), Turn(text="two")], api_key=KEY, n_ctx=32768)
     shown = await run_repl(
         llm,
         ws,
-        pipe,
         [
             "first",
             "/model",
@@ -153,7 +129,7 @@ async def test_model_compact_resume_list_and_clear(
 
 
 async def test_a_projects_risky_settings_are_asked_about_once(
-    scripted_llm: Callable[..., ScriptedLLM], ws: Path, pipe: PipeInput, tmp_path: Path
+    scripted_llm: Callable[..., ScriptedLLM], ws: Path, tmp_path: Path
 ) -> None:
     marker = tmp_path / "session-start-ran"
     (ws / ".openmono").mkdir()
@@ -161,12 +137,11 @@ async def test_a_projects_risky_settings_are_asked_about_once(
         '{"hooks": {"session_start": [{"command": "touch ' + str(marker) + '"}]}}'
     )
     llm = scripted_llm([Turn(text="hi"), Turn(text="hi again")], api_key=KEY, n_ctx=32768)
-    shown = await run_repl(llm, ws, pipe, ["y", "hello", "/exit"])
+    shown = await run_repl(llm, ws, ["y", "hello", "/exit"])
     assert "turns on hooks, which can run commands" in shown and "Trust this project?" in shown
     assert marker.exists()  # trusted: the project's hook ran when the session opened
     store = (tmp_path / "data" / "trusted-projects.json").read_text()
     assert str(ws.resolve()) in store and '"trusted": true' in store
     marker.unlink()
-    with create_pipe_input() as again:
-        shown = await run_repl(llm, ws, again, ["hello", "/exit"])
+    shown = await run_repl(llm, ws, ["hello", "/exit"])
     assert "Trust this project?" not in shown and marker.exists()

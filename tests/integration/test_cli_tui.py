@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 from collections.abc import Callable
 from pathlib import Path
 
@@ -11,7 +10,7 @@ from openmono.cli._commands import COMMANDS
 from openmono.cli._tui_widgets import PermissionPrompt, ToolPanel
 from textual import events
 
-from tests.support.scripted_llm import Call, ScriptedLLM, Turn
+from tests.support.scripted_llm import Call, ScriptedLLM, Turn, user_texts
 from tests.support.tui_driver import make_app, screen_text, send, wait_for
 
 pytestmark = pytest.mark.integration
@@ -21,19 +20,11 @@ SIZE = (110, 40)
 
 
 @pytest.fixture
-def ws(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    for name in list(os.environ):
-        if name.startswith("OPENMONO_") or name == "LLAMA_API_KEY":
-            monkeypatch.delenv(name)
-    monkeypatch.setenv("OPENMONO_DATA_DIR", str(tmp_path / "data"))
+def ws(tmp_path: Path, clean_env: Path) -> Path:
     root = tmp_path / "ws"
     root.mkdir()
     (root / "app.py").write_text("print('v1')\n")
     return root
-
-
-def user_texts(request: dict[str, object]) -> list[str]:
-    return [m["content"] for m in request["messages"] if m["role"] == "user"]  # type: ignore[index, attr-defined]
 
 
 async def test_a_task_with_a_permission_prompt_answered(

@@ -12,51 +12,36 @@ import os
 import re
 import shutil
 import signal
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
-from openmono.agent import Agent, open_agent
-from openmono.config import load_settings
 from openmono_worker import stop_language_servers
 from openmono_worker.codeintel import running_servers
 
+from tests.support.agents import OpenAgent
 from tests.support.scripted_llm import Call, ScriptedLLM, Turn
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow]
 
 KEY = "scripted-key"
 FIXTURE = Path(__file__).resolve().parents[1] / "fixtures" / "codeintel"
-OpenAgent = Callable[..., Awaitable[Agent]]
 LOCATION = re.compile(r"^\s*(?:\S+ \(\w+\) )?([\w/.]+\.py):(\d+)", re.M)
 
 
 @pytest.fixture
-def ws(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    for name in list(os.environ):
-        if name.startswith("OPENMONO_") or name == "LLAMA_API_KEY":
-            monkeypatch.delenv(name)
-    monkeypatch.setenv("OPENMONO_DATA_DIR", str(tmp_path / "data"))
+def ws(tmp_path: Path, clean_env: Path) -> Iterator[Path]:
     root = tmp_path / "ws"
     shutil.copytree(FIXTURE, root)
-    return root.resolve()
+    yield root.resolve()
+    # Torn down after `open_with` (which needs `ws`), so after every agent here is closed.
+    stop_language_servers(root.resolve())
 
 
 @pytest.fixture
-async def open_with(ws: Path) -> AsyncIterator[OpenAgent]:
-    opened: list[Agent] = []
-
-    async def make(llm: ScriptedLLM, **kw: Any) -> Agent:
-        overrides = {"llm.endpoint": llm.url, "llm.api_key": KEY, "tool_timeout_s": 120}
-        agent = await open_agent(load_settings(ws, overrides=overrides), ws, **kw)
-        opened.append(agent)
-        return agent
-
-    yield make
-    for agent in opened:
-        await agent.aclose()
-    stop_language_servers(ws)
+def agent_overrides() -> dict[str, Any]:
+    return {"llm.api_key": KEY, "tool_timeout_s": 120}
 
 
 def tool_results(llm: ScriptedLLM) -> list[str]:

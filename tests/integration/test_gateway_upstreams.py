@@ -69,6 +69,19 @@ def test_requests_are_spread_over_every_replica(tmp_path: Path) -> None:
 
 
 @contextmanager
+def _served(handler: type[BaseHTTPRequestHandler]) -> Iterator[str]:
+    """`handler` on a free loopback port, in a thread; its `host:port`."""
+    server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    server.daemon_threads = True
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        yield f"127.0.0.1:{server.server_address[1]}"
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+@contextmanager
 def _loading() -> Iterator[tuple[str, list[str]]]:
     """A replica whose /health is 503 (a model still loading); records what else reached it."""
     seen: list[str] = []
@@ -84,14 +97,8 @@ def _loading() -> Iterator[tuple[str, list[str]]]:
         def log_message(self, format: str, *args: object) -> None:
             pass
 
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    server.daemon_threads = True
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    try:
-        yield f"127.0.0.1:{server.server_address[1]}", seen
-    finally:
-        server.shutdown()
-        server.server_close()
+    with _served(Handler) as address:
+        yield address, seen
 
 
 def test_a_loading_or_dead_replica_gets_no_requests(tmp_path: Path) -> None:
@@ -173,14 +180,8 @@ def _restarting() -> Iterator[tuple[str, list[str]]]:
         def log_message(self, format: str, *args: object) -> None:
             pass
 
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    server.daemon_threads = True
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    try:
-        yield f"127.0.0.1:{server.server_address[1]}", seen
-    finally:
-        server.shutdown()
-        server.server_close()
+    with _served(Handler) as address:
+        yield address, seen
 
 
 def test_a_loading_replica_between_health_checks_costs_no_request(tmp_path: Path) -> None:

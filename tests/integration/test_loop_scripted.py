@@ -4,26 +4,23 @@ from __future__ import annotations
 
 import asyncio
 import json
-import os
 import sys
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
-from openmono.agent import Agent, open_agent
-from openmono.config import load_settings
 from openmono.executor import LocalExecutor
 from openmono.loop import LoopEvent, TextChunk, ToolStarted
 from openmono.sessions import load_session
 from openmono_contracts import ToolRequest, ToolResult
 
+from tests.support.agents import OpenAgent
 from tests.support.scripted_llm import Call, ScriptedLLM, Turn
 
 pytestmark = pytest.mark.integration
 
 KEY = "scripted-key"
-OpenAgent = Callable[..., Awaitable[Agent]]
 
 
 class OverlapProbe:
@@ -50,11 +47,7 @@ class OverlapProbe:
 
 
 @pytest.fixture
-def ws(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    for name in list(os.environ):
-        if name.startswith("OPENMONO_") or name == "LLAMA_API_KEY":
-            monkeypatch.delenv(name)
-    monkeypatch.setenv("OPENMONO_DATA_DIR", str(tmp_path / "data"))
+def ws(tmp_path: Path, clean_env: Path) -> Path:
     root = tmp_path / "ws"
     root.mkdir()
     (root / "calc.py").write_text("def add(a, b):\n    return a - b\n")
@@ -65,18 +58,8 @@ def ws(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 
 
 @pytest.fixture
-async def open_with(ws: Path) -> AsyncIterator[OpenAgent]:
-    opened: list[Agent] = []
-
-    async def make(llm: ScriptedLLM, **kw: Any) -> Agent:
-        overrides = {"llm.endpoint": llm.url, "llm.api_key": KEY, "tool_timeout_s": 60}
-        agent = await open_agent(load_settings(ws, overrides=overrides), ws, **kw)
-        opened.append(agent)
-        return agent
-
-    yield make
-    for agent in opened:
-        await agent.aclose()
+def agent_overrides() -> dict[str, Any]:
+    return {"llm.api_key": KEY, "tool_timeout_s": 60}
 
 
 def tool_messages(request_json: dict[str, Any]) -> list[dict[str, Any]]:

@@ -8,16 +8,16 @@ import os
 import signal
 import sys
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
-from openmono.agent import Agent, open_agent
-from openmono.config import load_settings
+from openmono.agent import Agent
 from openmono.loop import LoopEvent, Notice, ToolFinished, ToolStarted
 from openmono.mcp import McpManager
 
+from tests.support.agents import OpenAgent
 from tests.support.procs import ROOT, free_port, running
 from tests.support.scripted_llm import Call, ScriptedLLM, Turn
 
@@ -33,41 +33,31 @@ FIXTURE_SERVER = {
     "args": ["-m", "tests.support.mcp_fixture_server"],
     "cwd": str(ROOT),
 }
-OpenAgent = Callable[..., Awaitable[Agent]]
 
 
 @pytest.fixture
-def ws(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    for name in list(os.environ):
-        if name.startswith("OPENMONO_") or name == "LLAMA_API_KEY":
-            monkeypatch.delenv(name)
-    monkeypatch.setenv("OPENMONO_DATA_DIR", str(tmp_path / "data"))
+def ws(tmp_path: Path, clean_env: Path) -> Path:
     root = tmp_path / "ws"
     root.mkdir()
     return root
 
 
 @pytest.fixture
-async def open_with(ws: Path) -> AsyncIterator[OpenAgent]:
-    opened: list[Agent] = []
+def agent_overrides() -> dict[str, Any]:
+    return {"llm.api_key": KEY}
+
+
+@pytest.fixture
+def open_with(open_with: OpenAgent) -> OpenAgent:
+    """The shared opener, with MCP servers and their handshake awaited."""
 
     async def make(llm: ScriptedLLM, servers: dict[str, Any], **overrides: Any) -> Agent:
-        settings = load_settings(
-            ws,
-            overrides={
-                "llm.endpoint": llm.url, "llm.api_key": KEY, "mcp_servers": servers,
-                **overrides,
-            },
-        )  # fmt: skip
-        agent = await open_agent(settings, ws)
-        opened.append(agent)
+        agent = await open_with(llm, settings={"mcp_servers": servers, **overrides})
         assert agent.mcp is not None
         await agent.mcp.manager.wait_ready(60)
         return agent
 
-    yield make
-    for agent in opened:
-        await agent.aclose()
+    return make
 
 
 def tool_message(llm: ScriptedLLM, index: int = -1) -> dict[str, Any]:

@@ -3,18 +3,12 @@ the prompt, and auto-trigger (a strong match runs, a weak one is only suggested)
 
 from __future__ import annotations
 
-import io
-import os
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from openmono.cli._repl import Repl
-from openmono.config import RunOptions
-from prompt_toolkit.input import PipeInput, create_pipe_input
-from prompt_toolkit.output import DummyOutput
-from rich.console import Console
 
+from tests.support.classic_repl import run_classic
 from tests.support.scripted_llm import ScriptedLLM, Turn
 
 pytestmark = pytest.mark.integration
@@ -38,13 +32,9 @@ You greet people.
 
 
 @pytest.fixture
-def ws(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    for name in list(os.environ):
-        if name.startswith("OPENMONO_") or name == "LLAMA_API_KEY":
-            monkeypatch.delenv(name)
-    monkeypatch.setenv("OPENMONO_DATA_DIR", str(tmp_path / "data"))
+def ws(tmp_path: Path, clean_env: Path) -> Path:
     root = tmp_path / "ws"
-    user = tmp_path / "data" / "playbooks" / "hello"  # a user playbook may auto-run
+    user = clean_env / "playbooks" / "hello"  # a user playbook may auto-run
     user.mkdir(parents=True)
     (user / "PLAYBOOK.md").write_text(HELLO)
     project = root / ".openmono" / "playbooks" / "bye"  # a project one is only suggested
@@ -54,24 +44,14 @@ def ws(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     return root
 
 
-@pytest.fixture
-def pipe() -> Iterator[PipeInput]:
-    with create_pipe_input() as inp:
-        yield inp
-
-
 async def test_slash_commands_gates_and_auto_trigger(
-    scripted_llm: Callable[..., ScriptedLLM], ws: Path, pipe: PipeInput
+    scripted_llm: Callable[..., ScriptedLLM], ws: Path
 ) -> None:
     llm = scripted_llm(
         [Turn(text="Hello, Ada!"), Turn(text="A normal answer."), Turn(text="Bye.")],
         api_key=KEY,
         n_ctx=32768,
     )
-    out = io.StringIO()
-    console = Console(file=out, width=200, force_terminal=False, color_system=None)
-    repl = Repl(RunOptions(endpoint=llm.url, api_key=KEY, workspace=ws), console, input=pipe,
-                output=DummyOutput())  # fmt: skip
     lines = [
         "/playbook",
         "/hello who=Ada",
@@ -82,9 +62,7 @@ async def test_slash_commands_gates_and_auto_trigger(
         "say bye",  # a project playbook: a tip, then an ordinary turn
         "/exit",
     ]
-    pipe.send_text("".join(f"{line}\n" for line in lines))
-    assert await repl.run() == 0
-    shown = out.getvalue()
+    shown = await run_classic(llm, ws, lines, KEY)
     assert "/hello [who=NAME]" in shown and "/commit" in shown  # the list, shipped ones too
     assert "Confirm gate before step greet" in shown and "Greet Ada." in shown
     assert "Hello, Ada!" in shown and "playbook hello finished (1 steps)" in shown

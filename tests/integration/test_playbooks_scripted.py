@@ -6,18 +6,16 @@ from __future__ import annotations
 
 import asyncio
 import json
-import os
 import subprocess
 import textwrap
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
 from click.testing import CliRunner
-from openmono.agent import Agent, open_agent
+from openmono.agent import Agent
 from openmono.cli import main
-from openmono.config import load_settings
 from openmono.loop import LoopEvent
 from openmono.playbooks import (
     GateRequest,
@@ -29,12 +27,12 @@ from openmono.playbooks import (
     discover,
 )
 
+from tests.support.agents import OpenAgent
 from tests.support.scripted_llm import Call, ScriptedLLM, Turn
 
 pytestmark = pytest.mark.integration
 
 KEY = "scripted-key"
-OpenAgent = Callable[..., Awaitable[Agent]]
 SCHEMA = {
     "type": "object",
     "properties": {"name": {"type": "string"}, "count": {"type": "integer"}},
@@ -86,11 +84,7 @@ def add_three(ws: Path) -> str:
 
 
 @pytest.fixture
-def ws(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    for name in list(os.environ):
-        if name.startswith("OPENMONO_") or name == "LLAMA_API_KEY":
-            monkeypatch.delenv(name)
-    monkeypatch.setenv("OPENMONO_DATA_DIR", str(tmp_path / "data"))
+def ws(tmp_path: Path, clean_env: Path) -> Path:
     root = tmp_path / "ws"
     root.mkdir()
     (root / "calc.py").write_text("def add(a, b):\n    return a - b\n")
@@ -98,18 +92,8 @@ def ws(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 
 
 @pytest.fixture
-async def open_with(ws: Path) -> AsyncIterator[OpenAgent]:
-    opened: list[Agent] = []
-
-    async def make(llm: ScriptedLLM, **kw: Any) -> Agent:
-        overrides = {"llm.endpoint": llm.url, "llm.api_key": KEY, "tool_timeout_s": 60}
-        agent = await open_agent(load_settings(ws, overrides=overrides), ws, **kw)
-        opened.append(agent)
-        return agent
-
-    yield make
-    for agent in opened:
-        await agent.aclose()
+def agent_overrides() -> dict[str, Any]:
+    return {"llm.api_key": KEY, "tool_timeout_s": 60}
 
 
 def runner_for(

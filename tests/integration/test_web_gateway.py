@@ -20,6 +20,7 @@ from tests.support.fake_ddg import FakeDuckDuckGo, fake_duckduckgo
 from tests.support.fake_searxng import FakeSearxng, fake_searxng
 from tests.support.gateway import closed_upstream, gateway
 from tests.support.httpfake import FakeServer, Reply, Seen, serve
+from tests.support.web_env import loopback_web_env
 
 pytestmark = pytest.mark.integration
 
@@ -28,12 +29,7 @@ KEY = "gateway-web-key-91c2"
 
 @pytest.fixture(autouse=True)
 def _env(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
-    for name in ("OPENMONO_WEB_SEARCH", "OPENMONO_WEB_SCRAPE"):
-        monkeypatch.delenv(name, raising=False)
-    monkeypatch.setenv("WORKER_WEB_FETCH_ALLOW_CIDRS", "127.0.0.0/8")
-    clear_probe_cache()
-    yield
-    clear_probe_cache()
+    yield from loopback_web_env(monkeypatch)
 
 
 @pytest.fixture

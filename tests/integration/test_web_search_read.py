@@ -12,10 +12,10 @@ from pathlib import Path
 import pytest
 from openmono_contracts import ToolRequest, ToolResult, WebAccess
 from openmono_worker import run_tool
-from openmono_worker.web import clear_probe_cache
 
 from tests.support.fake_ddg import fake_duckduckgo
 from tests.support.httpfake import FakeServer, Reply, Seen, serve
+from tests.support.web_env import loopback_web_env
 from tests.support.web_stack import WebStack, web_stack
 
 pytestmark = pytest.mark.integration
@@ -49,12 +49,7 @@ class Origin:
 
 @pytest.fixture(autouse=True)
 def _env(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
-    for name in ("OPENMONO_WEB_SEARCH", "OPENMONO_WEB_SCRAPE"):
-        monkeypatch.delenv(name, raising=False)
-    monkeypatch.setenv("WORKER_WEB_FETCH_ALLOW_CIDRS", "127.0.0.0/8")
-    clear_probe_cache()
-    yield
-    clear_probe_cache()
+    yield from loopback_web_env(monkeypatch)
 
 
 @pytest.fixture

@@ -7,6 +7,7 @@
 `client.answer` (an option id, or None to cancel the request). With `files` set it also serves
 `fs/read_text_file` from that dict (path → text) and records `fs/write_text_file` calls. The agent
 runs in its own process group (killed at the end); its stderr goes to `stderr_log`.
+`agent_env(tmp_path, llm_url, key)` is an agent environment cut off from ours, pointed at a model.
 """
 
 from __future__ import annotations
@@ -29,6 +30,8 @@ from acp.schema import (
     RequestPermissionResponse,
     WriteTextFileResponse,
 )
+
+from tests.support.clean_env import clean_environ
 
 
 class RecordingClient:
@@ -126,3 +129,16 @@ async def acp_agent(
         with contextlib.suppress(ProcessLookupError):
             os.killpg(proc.pid, signal.SIGKILL)
         await proc.wait()
+
+
+def agent_env(tmp_path: Path, llm_url: str, key: str) -> dict[str, str]:
+    """`openmono acp`'s environment: none of our OPENMONO_* settings, its own HOME and data dir
+    under `tmp_path`, the model at `llm_url` with `key` and a 32k context."""
+    return {
+        **clean_environ(),
+        "OPENMONO_DATA_DIR": str(tmp_path / "data"),
+        "OPENMONO_LLM_ENDPOINT": llm_url,
+        "OPENMONO_LLM_API_KEY": key,
+        "OPENMONO_LLM_CONTEXT_WINDOW": "32768",
+        "HOME": str(tmp_path / "home"),
+    }

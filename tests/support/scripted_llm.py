@@ -153,6 +153,11 @@ class RecordedRequest:
         return json.loads(self.body) if self.body else None
 
 
+def user_texts(request: dict[str, Any]) -> list[str]:
+    """The user messages of a chat request's JSON body, in order."""
+    return [m["content"] for m in request["messages"] if m["role"] == "user"]
+
+
 TurnSource = Turn | Callable[[Any], Turn]
 
 

@@ -4,6 +4,9 @@
 
 Each scripted reply is a list of `openmono.llm` stream events, or a callable taking the request's
 messages and returning one. `requests` holds (messages, tools) per `stream()` call.
+
+`InProcessModel` is the base of every in-process model here and in the benchmarks: it states the
+`Model` protocol's `stream` signature once and streams what the subclass's `reply` yields.
 """
 
 from __future__ import annotations
@@ -50,22 +53,21 @@ def reply(
     return events
 
 
-class ScriptedModel:
-    """Replays scripted replies in order; an `Exception` entry is raised instead of streaming."""
+class InProcessModel:
+    """A `Model` without a server: `probe` answers `name` and `n_ctx`, `stream` streams `reply`.
 
-    def __init__(self, script: Sequence[Script] = (), n_ctx: int = 8192) -> None:
-        self.script = list(script)
+    The sampling options (`max_tokens`, `temperature`, `response_format`) are accepted and not
+    used: an in-process model's replies are fixed by the test or benchmark.
+    """
+
+    def __init__(self, name: str, n_ctx: int) -> None:
+        self.name = name
         self.n_ctx = n_ctx
-        self.requests: list[tuple[list[ChatMessage], list[ToolSpec]]] = []
-        self.closed_early = 0
-
-    def add(self, *items: Script) -> None:
-        self.script.extend(items)
 
     async def probe(self) -> ModelInfo:
-        return ModelInfo(model="scripted", n_ctx=self.n_ctx)
+        return ModelInfo(model=self.name, n_ctx=self.n_ctx)
 
-    async def stream(
+    def stream(
         self,
         messages: Sequence[ChatMessage],
         tools: Sequence[ToolSpec] | None = None,
@@ -73,6 +75,30 @@ class ScriptedModel:
         max_tokens: int | None = None,
         temperature: float | None = None,
         response_format: dict[str, Any] | None = None,
+    ) -> AsyncIterator[StreamEvent]:
+        return self.reply(messages, tools)
+
+    def reply(
+        self, messages: Sequence[ChatMessage], tools: Sequence[ToolSpec] | None
+    ) -> AsyncIterator[StreamEvent]:
+        """The reply to one request: an async generator (so `aclosing` closes it early)."""
+        raise NotImplementedError
+
+
+class ScriptedModel(InProcessModel):
+    """Replays scripted replies in order; an `Exception` entry is raised instead of streaming."""
+
+    def __init__(self, script: Sequence[Script] = (), n_ctx: int = 8192) -> None:
+        super().__init__("scripted", n_ctx)
+        self.script = list(script)
+        self.requests: list[tuple[list[ChatMessage], list[ToolSpec]]] = []
+        self.closed_early = 0
+
+    def add(self, *items: Script) -> None:
+        self.script.extend(items)
+
+    async def reply(
+        self, messages: Sequence[ChatMessage], tools: Sequence[ToolSpec] | None
     ) -> AsyncIterator[StreamEvent]:
         self.requests.append((list(messages), list(tools or [])))
         if not self.script:

@@ -11,16 +11,9 @@ from openmono.config import ConfigError, get_value, load_settings, set_value, se
 
 
 @pytest.fixture
-def env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+def env(clean_env: Path) -> Path:
     """A clean environment: the data dir (user file) under tmp, no OPENMONO_* or key vars."""
-    import os
-
-    for name in list(os.environ):
-        if name.startswith("OPENMONO_") or name == "LLAMA_API_KEY":
-            monkeypatch.delenv(name)
-    data = tmp_path / "data"
-    monkeypatch.setenv("OPENMONO_DATA_DIR", str(data))
-    return data
+    return clean_env
 
 
 def write(path: Path, data: dict[str, object]) -> Path:

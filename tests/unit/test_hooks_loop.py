@@ -4,7 +4,6 @@ session_start / stop run with the session (scripted in-process model, real tools
 from __future__ import annotations
 
 import json
-import os
 from collections.abc import AsyncIterator, Awaitable, Callable
 from pathlib import Path
 from typing import Any
@@ -20,11 +19,7 @@ MakeAgent = Callable[..., Awaitable[tuple[Agent, ScriptedModel]]]
 
 
 @pytest.fixture
-async def make_agent(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> AsyncIterator[MakeAgent]:
-    for name in list(os.environ):
-        if name.startswith("OPENMONO_"):
-            monkeypatch.delenv(name)
-    monkeypatch.setenv("OPENMONO_DATA_DIR", str(tmp_path / "data"))
+async def make_agent(tmp_path: Path, clean_env: Path) -> AsyncIterator[MakeAgent]:
     ws = tmp_path / "ws"
     ws.mkdir()
     agents: list[Agent] = []

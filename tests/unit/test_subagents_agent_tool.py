@@ -4,7 +4,6 @@ write, a child's denial stays a denial, fresh context, turn caps, transcripts un
 from __future__ import annotations
 
 import json
-import os
 from collections.abc import AsyncIterator, Awaitable, Callable
 from pathlib import Path
 from typing import Any
@@ -25,11 +24,7 @@ WRITES = {"FileWrite", "FileEdit", "ApplyPatch"}
 
 
 @pytest.fixture
-def ws(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    for name in list(os.environ):
-        if name.startswith("OPENMONO_"):
-            monkeypatch.delenv(name)
-    monkeypatch.setenv("OPENMONO_DATA_DIR", str(tmp_path / "data"))
+def ws(tmp_path: Path, clean_env: Path) -> Path:
     root = tmp_path / "ws"
     root.mkdir()
     (root / "a.txt").write_text("alpha\n")

@@ -13,10 +13,11 @@ from pathlib import Path
 import pytest
 from openmono_contracts import ToolRequest, ToolResult, WebAccess
 from openmono_worker import run_tool
-from openmono_worker.web import clear_probe_cache, wrap_untrusted
+from openmono_worker.web import wrap_untrusted
 
 from tests.support import pdfgen
 from tests.support.httpfake import FakeServer, Handler, Reply, Seen, serve
+from tests.support.web_env import loopback_web_env
 
 KEY = "test-key-untrusted"
 INJECTION = (
@@ -61,12 +62,7 @@ def test_forged_markers_are_defused(forged: str) -> None:
 
 @pytest.fixture(autouse=True)
 def _fresh(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
-    for name in ("OPENMONO_WEB_SEARCH", "OPENMONO_WEB_SCRAPE"):
-        monkeypatch.delenv(name, raising=False)
-    monkeypatch.setenv("WORKER_WEB_FETCH_ALLOW_CIDRS", "127.0.0.0/8")
-    clear_probe_cache()
-    yield
-    clear_probe_cache()
+    yield from loopback_web_env(monkeypatch)
 
 
 def _site(req: Seen) -> Reply:

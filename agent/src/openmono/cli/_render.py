@@ -5,12 +5,14 @@ from __future__ import annotations
 import json
 import sys
 import time
+from collections.abc import Sequence
 from typing import Any, TextIO
 
 from rich.console import Console
 from rich.live import Live
 from rich.markdown import Markdown
 from rich.markup import escape
+from rich.table import Table
 
 from openmono.loop import (
     LoopEvent,
@@ -45,6 +47,43 @@ def result_summary(event: ToolFinished) -> str:
         return (first[0] if first else "failed")[:200]
     lines = event.output.count("\n") + (1 if event.output else 0)
     return f"ok · {lines} line{'s' if lines != 1 else ''} · {event.elapsed_ms:.0f} ms"
+
+
+def rows_table(rows: Sequence[Sequence[str]], header: Sequence[str] | None = None) -> Table:
+    """A borderless table of plain-text cells; without a header the first column is dim (a key)."""
+    table = Table(show_header=header is not None, box=None)
+    for i, name in enumerate(header or [""] * (len(rows[0]) if rows else 0)):
+        table.add_column(name, style="dim" if i == 0 and header is None else None)
+    for row in rows:
+        table.add_row(*(escape(cell) for cell in row))
+    return table
+
+
+NOTICE_STYLES = {"info": "dim", "warning": "yellow", "error": "red"}
+
+
+def notice_markup(event: Notice) -> str:
+    """A notice as rich markup, styled by its level (the REPL and the full-screen UI alike)."""
+    style = NOTICE_STYLES[event.level]
+    return f"[{style}]{escape(event.message)}[/{style}]"
+
+
+def footer_markup(event: TurnDone, usage: UsageReport | None, *, context: bool) -> str | None:
+    """The line after a turn: tokens, tok/s, with `context` the context use, and why it stopped
+    unless it just ended; None when there is nothing to say."""
+    parts = []
+    if usage is not None:
+        parts.append(f"{usage.completion_tokens} tokens")
+        if usage.tokens_per_s:
+            parts.append(f"{usage.tokens_per_s:.1f} tok/s")
+        if context and usage.n_ctx:
+            parts.append(f"context {usage.context_tokens}/{usage.n_ctx}")
+    if event.reason != "stop":
+        parts.append(f"stopped: {event.reason}" + (f" ({event.error})" if event.error else ""))
+    if not parts:
+        return None
+    style = "dim" if event.reason == "stop" else "yellow"
+    return f"[{style}]{escape(' · '.join(parts))}[/{style}]"
 
 
 class PlainRenderer:
@@ -180,8 +219,7 @@ class RichRenderer:
             self._end_text()
         elif isinstance(event, Notice):
             self._end_text()
-            style = {"info": "dim", "warning": "yellow", "error": "red"}[event.level]
-            self.console.print(f"[{style}]{escape(event.message)}[/{style}]")
+            self.console.print(notice_markup(event))
         elif isinstance(event, UsageReport):
             self.last_usage = event
         elif isinstance(event, TurnDone):
@@ -190,16 +228,6 @@ class RichRenderer:
             self._footer(event)
 
     def _footer(self, event: TurnDone) -> None:
-        parts = []
-        usage = self.last_usage
-        if usage is not None:
-            parts.append(f"{usage.completion_tokens} tokens")
-            if usage.tokens_per_s:
-                parts.append(f"{usage.tokens_per_s:.1f} tok/s")
-            if usage.n_ctx:
-                parts.append(f"context {usage.context_tokens}/{usage.n_ctx}")
-        if event.reason != "stop":
-            parts.append(f"stopped: {event.reason}" + (f" ({event.error})" if event.error else ""))
-        if parts:
-            style = "dim" if event.reason == "stop" else "yellow"
-            self.console.print(f"[{style}]{escape(' · '.join(parts))}[/{style}]")
+        footer = footer_markup(event, self.last_usage, context=True)
+        if footer is not None:
+            self.console.print(footer)

@@ -23,11 +23,10 @@ from prompt_toolkit.output import Output
 from rich.console import Console
 from rich.markdown import Markdown
 from rich.markup import escape
-from rich.table import Table
 
 from openmono.cli._commands import COMMANDS, run_command
 from openmono.cli._host import SessionHost
-from openmono.cli._render import RichRenderer, call_label
+from openmono.cli._render import RichRenderer, call_label, rows_table
 from openmono.config import RunOptions, project_trust_question, record_project_trust
 from openmono.loop import EventSink, LoopEvent
 from openmono.permissions import Answer, PermissionRequest
@@ -97,11 +96,7 @@ class Repl(SessionHost):
         self.console.print(Markdown(text))
 
     def table(self, rows: Sequence[Sequence[str]], header: Sequence[str] | None = None) -> None:
-        table = Table(show_header=header is not None, box=None)
-        for i, name in enumerate(header or [""] * (len(rows[0]) if rows else 0)):
-            table.add_column(name, style="dim" if i == 0 and header is None else None)
-        for row in rows:
-            table.add_row(*(escape(cell) for cell in row))
+        table = rows_table(rows, header)
         self.console.print(table)
 
     async def ask(self, question: str, options: Sequence[str] = ()) -> str:

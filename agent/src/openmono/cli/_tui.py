@@ -20,14 +20,13 @@ from openmono_contracts.effects import AskUserEffect
 from prompt_toolkit.history import FileHistory
 from rich.markdown import Markdown as RichMarkdown
 from rich.markup import escape
-from rich.table import Table
 from textual.app import App, ComposeResult
 from textual.binding import Binding, BindingType
 from textual.widgets import OptionList, Static
 
 from openmono.cli._commands import COMMANDS, run_command
 from openmono.cli._host import SessionHost
-from openmono.cli._render import call_label
+from openmono.cli._render import call_label, rows_table
 from openmono.cli._tui_transcript import Transcript
 from openmono.cli._tui_widgets import PermissionPrompt, PromptArea, StatusBar
 from openmono.config import RunOptions, project_trust_question, record_project_trust
@@ -78,11 +77,7 @@ class TuiSurface(SessionHost):
         self.app.transcript.add(Static(RichMarkdown(text), classes="out"))
 
     def table(self, rows: Sequence[Sequence[str]], header: Sequence[str] | None = None) -> None:
-        table = Table(show_header=header is not None, box=None)
-        for i, name in enumerate(header or [""] * (len(rows[0]) if rows else 0)):
-            table.add_column(name, style="dim" if i == 0 and header is None else None)
-        for row in rows:
-            table.add_row(*(escape(cell) for cell in row))
+        table = rows_table(rows, header)
         self.app.transcript.add(Static(table, classes="out"))
 
     async def ask(self, question: str, options: Sequence[str] = ()) -> str:

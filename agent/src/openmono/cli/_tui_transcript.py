@@ -11,12 +11,12 @@ import asyncio
 import contextlib
 import time
 
-from rich.markup import escape
 from rich.text import Text
 from textual.containers import VerticalScroll
 from textual.widget import Widget
 from textual.widgets import Markdown, Static
 
+from openmono.cli._render import footer_markup, notice_markup
 from openmono.cli._tui_widgets import ReasoningBlock, ToolPanel
 from openmono.loop import (
     LoopEvent,
@@ -143,8 +143,7 @@ class Transcript(VerticalScroll):
             self._end_text()
         elif isinstance(event, Notice):
             self._end_text()
-            style = {"info": "dim", "warning": "yellow", "error": "red"}[event.level]
-            self.note(f"[{style}]{escape(event.message)}[/{style}]")
+            self.note(notice_markup(event))
         elif isinstance(event, UsageReport):
             self.last_usage = event  # the reply is over: show its last words now
             if self.streamer is not None:
@@ -155,17 +154,10 @@ class Transcript(VerticalScroll):
             self._footer(event)
 
     def _footer(self, event: TurnDone) -> None:
-        parts = []
-        usage = self.last_usage
-        if usage is not None:
-            parts.append(f"{usage.completion_tokens} tokens")
-            if usage.tokens_per_s:
-                parts.append(f"{usage.tokens_per_s:.1f} tok/s")
-        if event.reason != "stop":
-            parts.append(f"stopped: {event.reason}" + (f" ({event.error})" if event.error else ""))
-        if parts:
-            style = "dim" if event.reason == "stop" else "yellow"
-            self.note(f"[{style}]{escape(' · '.join(parts))}[/{style}]")
+        # Context use is on the status bar here, so the footer leaves it out.
+        footer = footer_markup(event, self.last_usage, context=False)
+        if footer is not None:
+            self.note(footer)
 
     async def settle(self) -> None:
         """Wait until every streamed fragment is on the widgets (tests, benchmarks)."""

@@ -95,7 +95,8 @@ class AgentLoop:
         if not self.conv.known_count:
             tokens += (
                 estimate_tokens([])
-                + sum(len(s.model_dump_json()) for s in self.catalog.for_mode(self.mode)) // 4
+                # the tools actually offered: a small context gets only the core set
+                + sum(len(s.model_dump_json()) for s in self.offered_tools()) // 4
             )
         return tokens
 

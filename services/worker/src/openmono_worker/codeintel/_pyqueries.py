@@ -117,31 +117,28 @@ def type_hierarchy(ix: PyIndex, sym: Symbol) -> str:
     return "\n".join(_cap(lines, "classes"))
 
 
+def _same_method(ix: PyIndex, links: dict[str, list[str]], cls: str, name: str) -> list[str]:
+    """The method `name` on the classes `links` reaches from `cls` (bases or subclasses), breadth
+    first, each class once."""
+    out: list[str] = []
+    todo, seen = list(links.get(cls, [])), set()
+    while todo:
+        other = todo.pop(0)
+        if other in seen:
+            continue
+        seen.add(other)
+        found = ix.symbols.get(f"{other}.{name}")
+        if found is not None:
+            out.append("  " + describe(found))
+        todo.extend(links.get(other, []))
+    return out
+
+
 def _method_hierarchy(ix: PyIndex, sym: Symbol) -> str:
     cls = sym.parent or ""
     lines = [describe(sym)]
-    up: list[str] = []
-    todo, seen = list(ix.bases.get(cls, [])), set()
-    while todo:
-        base = todo.pop(0)
-        if base in seen:
-            continue
-        seen.add(base)
-        found = ix.symbols.get(f"{base}.{sym.name}")
-        if found is not None:
-            up.append("  " + describe(found))
-        todo.extend(ix.bases.get(base, []))
-    down: list[str] = []
-    todo, seen = list(ix.subclasses.get(cls, [])), set()
-    while todo:
-        sub = todo.pop(0)
-        if sub in seen:
-            continue
-        seen.add(sub)
-        found = ix.symbols.get(f"{sub}.{sym.name}")
-        if found is not None:
-            down.append("  " + describe(found))
-        todo.extend(ix.subclasses.get(sub, []))
+    up = _same_method(ix, ix.bases, cls, sym.name)
+    down = _same_method(ix, ix.subclasses, cls, sym.name)
     lines += ["overrides:", *(up or ["  (nothing)"]), "overridden by:", *(down or ["  (nothing)"])]
     return "\n".join(lines)
 

@@ -198,6 +198,19 @@ class _Scanner(ast.NodeVisitor):
 
     # -- definitions --------------------------------------------------------------------------
 
+    def _bind_decorated(
+        self,
+        outer: _Scope,
+        node: ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef,
+        qname: str,
+    ) -> None:
+        """A def or class binds its name in the enclosing scope; its decorators are uses."""
+        if outer.kind == "module":
+            self.facts.bindings[node.name] = qname
+        outer.names.add(node.name)
+        for deco in node.decorator_list:
+            self._visit_expr_as(qname, deco, "decorator")
+
     def _def(self, node: ast.FunctionDef | ast.AsyncFunctionDef) -> None:
         outer = self.scopes[-1]
         qname = f"{outer.qname}.{node.name}"
@@ -218,11 +231,7 @@ class _Scanner(ast.NodeVisitor):
                 _first_doc_line(node),
             )
         )
-        if outer.kind == "module":
-            self.facts.bindings[node.name] = qname
-        outer.names.add(node.name)
-        for deco in node.decorator_list:
-            self._visit_expr_as(qname, deco, "decorator")
+        self._bind_decorated(outer, node, qname)
         annotations: list[ast.expr] = [
             a.annotation
             for a in (
@@ -279,11 +288,7 @@ class _Scanner(ast.NodeVisitor):
                 _first_doc_line(node),
             )
         )
-        if outer.kind == "module":
-            self.facts.bindings[node.name] = qname
-        outer.names.add(node.name)
-        for deco in node.decorator_list:
-            self._visit_expr_as(qname, deco, "decorator")
+        self._bind_decorated(outer, node, qname)
         for base in node.bases:
             self._visit_expr_as(qname, base, "base")
         self._visit_with_owner(qname, iter(node.keywords))
