@@ -95,24 +95,26 @@ def _restarts(stack: Project, service: str) -> int:
     return count
 
 
-# (service, path, name in the 502 body, the outage is always visible). The SearXNG stand-in is back
-# within about a second, inside the gateway's 3 s dial timeout (the dial waits for the restarted
-# container), so its outage may show as a slightly slow 200; llama-server loads its model first.
+# (service, path, name in the 502 body). Neither outage is always visible to a client: the
+# gateway retries a failed dial for up to 2 s (lb_try_duration, caddy/README.md "Several
+# upstreams"), and both stand-ins are back within that, so a restart can pass as slightly slow
+# 200s. What holds always: every answer comes within 5 s, an error is the JSON 502/503 (or the
+# real llama-server's own 503 while it loads), and the restarted service is reached again without
+# touching the gateway. The JSON body of a longer outage is tested natively (test_gateway_config).
 CRASHES = [
-    ("searxng", "/search?q=hello&format=json", "search", False),
-    ("llama-server", "/v1/models", "llm", True),
+    ("searxng", "/search?q=hello&format=json", "search"),
+    ("llama-server", "/v1/models", "llm"),
 ]
 
 
-@pytest.mark.parametrize(("service", "path", "name", "visible"), CRASHES)
+@pytest.mark.parametrize(("service", "path", "name"), CRASHES)
 def test_a_crashed_service_gives_json_502_then_comes_back(
-    stack: Project, service: str, path: str, name: str, visible: bool
+    stack: Project, service: str, path: str, name: str
 ) -> None:
     url = f"{stack.gateway}{path}"
     assert httpx.get(url, headers=stack.auth, timeout=15).status_code == 200
     before = _restarts(stack, service)
     _kill_pid1(stack, service)
-    failures = []
     deadline = time.monotonic() + 180
     while True:
         start = time.monotonic()
@@ -129,11 +131,8 @@ def test_a_crashed_service_gives_json_502_then_comes_back(
                 "service": name,
                 "status": r.status_code,
             }
-            failures.append(r.status_code)
         elif _restarts(stack, service) > before:
             break  # restarted by Docker, and the gateway reaches it again untouched
         assert time.monotonic() < deadline, "the service never came back"
         time.sleep(0.05)
-    if visible:
-        assert failures, "the outage was never answered with a JSON 502/503"
     stack.wait_healthy(service, "caddy", timeout=180)
