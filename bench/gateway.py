@@ -35,7 +35,7 @@ sys.path.insert(0, str(ROOT))  # reuse the test support's process handling (free
 
 from tests.support.gateway import CADDYFILE, gateway  # noqa: E402
 from tests.support.llama import llama_server  # noqa: E402
-from tests.support.procs import free_port, running  # noqa: E402
+from tests.support.sse_upstream import sse_upstream  # noqa: E402
 
 API_KEY = "bench-gateway-key"
 
@@ -134,16 +134,7 @@ def main() -> None:
 
     with tempfile.TemporaryDirectory(prefix="bench-gateway-") as tmp_name, ExitStack() as stack:
         tmp = Path(tmp_name)
-        sse_port = free_port()
-        sse_url = f"http://127.0.0.1:{sse_port}"
-        stack.enter_context(
-            running(
-                [sys.executable, str(ROOT / "bench" / "_sse_upstream.py"), "--port", str(sse_port)],
-                tmp / "sse-upstream.log",
-                ready_url=f"{sse_url}/ready",
-                timeout_s=30,
-            )
-        )
+        sse_url = stack.enter_context(sse_upstream(tmp / "sse-upstream.log"))
         print("starting llama-server (SmolLM2-135M) ...", flush=True)
         llama = stack.enter_context(llama_server(tmp, api_key=API_KEY, parallel=1))
         off = _keepalive_off(args.caddyfile, tmp)

@@ -34,7 +34,7 @@ from openmono_contracts import gateway as gw  # noqa: E402
 
 from tests.support.gateway import Gateway, gateway  # noqa: E402
 from tests.support.llama import llama_server  # noqa: E402
-from tests.support.procs import free_port, running  # noqa: E402
+from tests.support.sse_upstream import sse_upstream  # noqa: E402
 from tests.support.tcp_relay import tcp_relay  # noqa: E402
 
 API_KEY = "bench-relay-tls-key"
@@ -123,16 +123,7 @@ def main() -> None:
     }
     with tempfile.TemporaryDirectory(prefix="bench-relay-tls-") as tmp_name, ExitStack() as stack:
         tmp = Path(tmp_name)
-        sse_port = free_port()
-        sse_url = f"http://127.0.0.1:{sse_port}"
-        stack.enter_context(
-            running(
-                [sys.executable, str(ROOT / "bench" / "_sse_upstream.py"), "--port", str(sse_port)],
-                tmp / "sse-upstream.log",
-                ready_url=f"{sse_url}/ready",
-                timeout_s=30,
-            )
-        )
+        sse_url = stack.enter_context(sse_upstream(tmp / "sse-upstream.log"))
         local = stack.enter_context(
             gateway(tmp / "gw-local", api_key=API_KEY, llama_upstream=sse_url)
         )

@@ -32,7 +32,7 @@ sys.path.insert(0, str(ROOT))  # reuse the test support's process handling (free
 
 from bench._plot import Series, line_chart  # noqa: E402
 from tests.support.gateway import gateway  # noqa: E402
-from tests.support.procs import free_port, running  # noqa: E402
+from tests.support.sse_upstream import sse_upstream  # noqa: E402
 
 API_KEY = "bench-scale-key"
 BODY = {"messages": [{"role": "user", "content": "hi"}], "stream": True}
@@ -90,25 +90,16 @@ async def _level(url: str, concurrency: int, per_client: int) -> Level:
 
 
 def _replica(stack: ExitStack, tmp: Path, name: str, args: argparse.Namespace) -> str:
-    port = free_port()
-    cmd = [
-        sys.executable,
-        str(ROOT / "bench" / "_sse_upstream.py"),
-        "--port",
-        str(port),
-        "--events",
-        str(args.tokens),
-        "--interval-ms",
-        str(args.interval_ms),
-        "--slots",
-        str(args.slots),
-        "--name",
-        name,
-    ]
-    stack.enter_context(
-        running(cmd, tmp / f"{name}.log", ready_url=f"http://127.0.0.1:{port}/health")
+    url = stack.enter_context(
+        sse_upstream(
+            tmp / f"{name}.log",
+            events=args.tokens,
+            interval_ms=args.interval_ms,
+            slots=args.slots,
+            name=name,
+        )
     )
-    return f"127.0.0.1:{port}"
+    return url.removeprefix("http://")
 
 
 def _svg(path: Path, levels: list[int], one: list[Level], three: list[Level]) -> None:

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import os
 import signal
-import sys
 import threading
 import time
 from collections import Counter
@@ -23,7 +22,8 @@ import httpx
 import pytest
 
 from tests.support.gateway import Gateway, gateway
-from tests.support.procs import ROOT, Proc, free_port, start, wait_http_ok
+from tests.support.procs import Proc, free_port, start, wait_http_ok
+from tests.support.sse_upstream import sse_upstream_command
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow]
 
@@ -46,18 +46,9 @@ class Replica:
         return f"127.0.0.1:{self.port}"
 
     def start(self) -> None:
-        cmd = [
-            sys.executable,
-            str(ROOT / "bench" / "_sse_upstream.py"),
-            "--port",
-            str(self.port),
-            "--events",
-            str(EVENTS),
-            "--interval-ms",
-            str(INTERVAL_MS),
-            "--name",
-            self.name,
-        ]
+        cmd = sse_upstream_command(
+            self.port, events=EVENTS, interval_ms=INTERVAL_MS, name=self.name
+        )
         self.proc = start(cmd, self.log)
         wait_http_ok(f"http://{self.address}/health", 30, self.proc)
 
