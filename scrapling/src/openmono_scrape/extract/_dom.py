@@ -53,6 +53,11 @@ _INVISIBLE_TAGS = (
 # Below this a noscript is a "please enable JavaScript" notice or a tracking pixel.
 MIN_NOSCRIPT_CHARS = 400
 
+# No control's label runs this long: a `<button>` holding more text is one the parser left open
+# (a menu button whose closing tag is misplaced swallows the page behind it), and a browser
+# shows that text as the page.
+MAX_BUTTON_CHARS = 500
+
 # A hidden element holding more than this share of the page's text, and at least this
 # many characters, is a reveal-after-load wrapper, not hidden text.
 MAX_GUARD_SHARE = 0.5
@@ -158,11 +163,15 @@ def remove_invisible(root: Any) -> None:
 
     A `<noscript>` holding real text is kept (its tags unwrapped): script-rendered sites (forum
     software such as Discourse) ship their posts there, and a browser shows the same text. So
-    are closed accordion and tab panels (a click opens them) and a hidden wrapper holding most
-    of the page's text (revealed by its scripts once they ran).
+    is a `<button>` that swallowed the page behind it (left open), and so are closed accordion
+    and tab panels (a click opens them) and a hidden wrapper holding most of the page's text
+    (revealed by its scripts once they ran).
     """
     for element in list(root.iter("noscript")):
         if len(" ".join(text_of(element).split())) >= MIN_NOSCRIPT_CHARS:
+            element.tag = "div"
+    for element in list(root.iter("button")):
+        if len(text_of(element)) > MAX_BUTTON_CHARS:
             element.tag = "div"
     etree.strip_elements(root, *_INVISIBLE_TAGS, with_tail=False)
     total = len(text_of(root))
