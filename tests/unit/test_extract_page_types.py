@@ -5,8 +5,10 @@ from __future__ import annotations
 import json
 
 import pytest
+from lxml import etree
 from openmono_scrape.extract import extract
-from openmono_scrape.extract._dom import parse_html
+from openmono_scrape.extract._cleanup import trim_boilerplate
+from openmono_scrape.extract._dom import parse_html, text_of
 from openmono_scrape.extract._pagetype import detect_page_type, json_ld_items
 
 from tests.unit.extract_pages import FOOTER, NAV
@@ -234,3 +236,20 @@ def test_a_hidden_modal_chosen_as_content_gives_way_to_the_visible_page() -> Non
     content = extract(html, "https://e.org/threads/dripping-valve.42/", "markdown", True).content
     assert POSTS[1] in content
     assert "Clause 3" not in content
+
+
+def test_a_more_on_this_topic_section_is_cut_only_when_asked() -> None:
+    # On an article a "More on this topic" section is other stories and is cut; in
+    # documentation (where `_main` does not ask for the cut) it is part of the page.
+    intro = (
+        "The scheduler assigns every task to a worker queue according to its priority class, "
+        "and a task that waits longer than its deadline is moved up one class at a time. "
+    ) * 4
+    markup = (
+        f"<body><h1>Task scheduling</h1><p>{intro}</p><p>{intro}</p><h2>More on this topic</h2>"
+        "<ul><li>Queue priorities explain how the classes are ordered.</li></ul></body>"
+    )
+    for cut in (True, False):
+        body = etree.fromstring(markup)
+        trim_boilerplate(body, cut_more_stories=cut)
+        assert ("Queue priorities explain" in text_of(body)) is not cut
