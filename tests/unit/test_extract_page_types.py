@@ -10,6 +10,7 @@ from openmono_scrape.extract import extract
 from openmono_scrape.extract._cleanup import trim_boilerplate
 from openmono_scrape.extract._dom import parse_html, text_of
 from openmono_scrape.extract._pagetype import detect_page_type, json_ld_items
+from openmono_scrape.extract._paragraphs import wrap_bare_text
 
 from tests.unit.extract_pages import FOOTER, NAV
 
@@ -253,3 +254,18 @@ def test_a_more_on_this_topic_section_is_cut_only_when_asked() -> None:
         body = etree.fromstring(markup)
         trim_boilerplate(body, cut_more_stories=cut)
         assert ("Queue priorities explain" in text_of(body)) is not cut
+
+
+def test_leaf_text_divs_are_wrapped_only_when_asked() -> None:
+    # A div holding only its own text is one block already (off documentation, a chrome tile);
+    # a div of text runs split by <br><br> still gets its paragraphs.
+    markup = (
+        "<html><body><div class='tile'>Free shipping on all orders</div>"
+        "<div class='text'>First run of text<br><br>Second run of text</div></body></html>"
+    )
+    for leaf in (True, False):
+        root = parse_html(markup)
+        wrap_bare_text(root, leaf_containers=leaf)
+        tile, text = root.xpath("//div[@class='tile']")[0], root.xpath("//div[@class='text']")[0]
+        assert (tile.find("p") is not None) is leaf
+        assert [p.text for p in text.findall("p")] == ["First run of text", "Second run of text"]

@@ -83,7 +83,7 @@ def _extract(html: str, url: str, fmt: ScrapeFormat, main_content: bool) -> Extr
         read = root if pristine is None else pristine
         store = protect_code_blocks(read)
         unmark_embedded_posts(read)
-        wrap_bare_text(read)
+        wrap_bare_text(read, leaf_containers=page_type == "documentation")
         chosen = select_main(root, store, headlines, page_type, pristine, items)
         if chosen is None:
             restore_code_blocks(root, store)
