@@ -269,3 +269,22 @@ def test_leaf_text_divs_are_wrapped_only_when_asked() -> None:
         tile, text = root.xpath("//div[@class='tile']")[0], root.xpath("//div[@class='text']")[0]
         assert (tile.find("p") is not None) is leaf
         assert [p.text for p in text.findall("p")] == ["First run of text", "Second run of text"]
+
+
+def test_closed_aria_accordion_regions_are_kept() -> None:
+    # The WAI-ARIA accordion pattern: a region labelled by the button that opens it is one
+    # click away; other aria-hidden text stays out.
+    spec = (
+        "The keyboard uses hall effect switches with an adjustable actuation point between "
+        "0.2 and 3.8 millimetres, and the aluminium frame weighs just under one kilogram."
+    )
+    html = _page(
+        "<main><h1>K2 keyboard</h1><p>A compact wireless keyboard for Mac and Windows, with "
+        "seventy five percent layout and hot swappable switches.</p>"
+        '<h3><button aria-controls="panel-1" id="btn-1">Specifications</button></h3>'
+        f'<div id="panel-1" role="region" aria-labelledby="btn-1" aria-hidden="true"><p>{spec}</p>'
+        '</div><div aria-hidden="true"><p>HIDDEN_PROMO text never shown</p></div></main>'
+    )
+    content = extract(html, "https://shop.e.org/products/k2", "markdown", True).content
+    assert spec in content
+    assert "HIDDEN_PROMO" not in content

@@ -164,8 +164,8 @@ def remove_invisible(root: Any) -> None:
     A `<noscript>` holding real text is kept (its tags unwrapped): script-rendered sites (forum
     software such as Discourse) ship their posts there, and a browser shows the same text. So
     is a `<button>` that swallowed the page behind it (left open), and so are closed accordion
-    and tab panels (a click opens them) and a hidden wrapper holding most of the page's text
-    (revealed by its scripts once they ran).
+    and tab panels, WAI-ARIA accordion regions included (a click opens them), and a hidden
+    wrapper holding most of the page's text (revealed by its scripts once they ran).
     """
     for element in list(root.iter("noscript")):
         if len(" ".join(text_of(element).split())) >= MIN_NOSCRIPT_CHARS:
@@ -188,7 +188,7 @@ def remove_invisible(root: Any) -> None:
 def _is_hidden(element: Any) -> bool:
     if element.tag in ("html", "body"):
         return False
-    if element.get("role") == "tabpanel" or _DISCLOSURE.search(element.get("class", "")):
+    if _is_disclosure_panel(element):
         # Closed accordion and tab panels: one click shows them, and they hold the answers,
         # specs and sections of the page (measured on the wcxb dev split, even page ids).
         return False
@@ -197,6 +197,14 @@ def _is_hidden(element: Any) -> bool:
     if element.get("type", "").lower() == "hidden":
         return True
     return bool(_HIDDEN_STYLE.search(element.get("style", "")))
+
+
+def _is_disclosure_panel(element: Any) -> bool:
+    role = element.get("role")
+    if role == "tabpanel" or _DISCLOSURE.search(element.get("class", "")):
+        return True
+    # The WAI-ARIA accordion pattern: each panel is a region labelled by the button opening it.
+    return role == "region" and bool(element.get("aria-labelledby"))
 
 
 def body_of(root: Any) -> Any:
