@@ -18,9 +18,9 @@ EMPTY_CONTENT. Steps:
 Measured with bench/extraction.py (one run, December 2026, the machine otherwise idle): on
 the shared article benchmark (181 news/blog pages, 4-token shingle F1) 0.972 against
 trafilatura's 0.960; on the wcxb development split (1,495 pages of seven page types, mean word
-F1) 0.831 against trafilatura's 0.823, level on articles (0.938/0.938), ahead on service,
-listing, forum and collection pages, behind on documentation (0.916/0.917) and product
-(0.634/0.637) pages. Speed there, on 2 processes: 44.7 pages/s, 0.79x trafilatura's 56.7.
+F1) 0.831 against trafilatura's 0.823, level on articles (0.938/0.938) and products
+(0.637/0.637), ahead on service, listing, forum and collection pages, behind on documentation
+(0.916/0.917). Speed there, on 2 processes: 45.3 pages/s, 0.77x trafilatura's 58.6.
 """
 
 from __future__ import annotations
