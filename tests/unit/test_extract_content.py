@@ -294,3 +294,20 @@ def test_text_loose_in_a_list_is_kept() -> None:
     assert extract(page, PAGE_URL, "markdown", False).content == (
         "loose text\n\n- item one\n\ntail text"
     )
+
+
+def test_a_button_left_open_around_the_page_keeps_the_page() -> None:
+    # A menu button closed inside a div it opened: the parser ignores that `</button>`, so the
+    # button holds the whole page; a browser shows that text. A real button's label stays out.
+    paragraphs = "".join(f"<p>{text}</p>" for text in PARAGRAPHS)
+    html = (
+        "<!DOCTYPE html><html><head><title>A Day in the Harbour Town</title></head><body>"
+        f'<header><button class="menu-button"><div><div></button></div>{NAV}</header>'
+        f"<main><article><h1>A Day in the Harbour Town</h1>{paragraphs}"
+        "<button>SUBSCRIBE_LABEL</button></article></main>"
+        f"{FOOTER}</body></html>"
+    )
+    content = extract(html, PAGE_URL, "markdown", True).content
+    for text in PARAGRAPHS:
+        assert text in content
+    assert "SUBSCRIBE_LABEL" not in content

@@ -5,9 +5,12 @@ from __future__ import annotations
 import json
 
 import pytest
+from lxml import etree
 from openmono_scrape.extract import extract
-from openmono_scrape.extract._dom import parse_html
+from openmono_scrape.extract._cleanup import trim_boilerplate
+from openmono_scrape.extract._dom import parse_html, text_of
 from openmono_scrape.extract._pagetype import detect_page_type, json_ld_items
+from openmono_scrape.extract._paragraphs import wrap_bare_text
 
 from tests.unit.extract_pages import FOOTER, NAV
 
@@ -234,3 +237,54 @@ def test_a_hidden_modal_chosen_as_content_gives_way_to_the_visible_page() -> Non
     content = extract(html, "https://e.org/threads/dripping-valve.42/", "markdown", True).content
     assert POSTS[1] in content
     assert "Clause 3" not in content
+
+
+def test_a_more_on_this_topic_section_is_cut_only_when_asked() -> None:
+    # On an article a "More on this topic" section is other stories and is cut; in
+    # documentation (where `_main` does not ask for the cut) it is part of the page.
+    intro = (
+        "The scheduler assigns every task to a worker queue according to its priority class, "
+        "and a task that waits longer than its deadline is moved up one class at a time. "
+    ) * 4
+    markup = (
+        f"<body><h1>Task scheduling</h1><p>{intro}</p><p>{intro}</p><h2>More on this topic</h2>"
+        "<ul><li>Queue priorities explain how the classes are ordered.</li></ul></body>"
+    )
+    for cut in (True, False):
+        body = etree.fromstring(markup)
+        trim_boilerplate(body, cut_more_stories=cut)
+        assert ("Queue priorities explain" in text_of(body)) is not cut
+
+
+def test_leaf_text_divs_are_wrapped_only_when_asked() -> None:
+    # A div holding only its own text is one block already (off documentation, a chrome tile);
+    # a div of text runs split by <br><br> still gets its paragraphs.
+    markup = (
+        "<html><body><div class='tile'>Free shipping on all orders</div>"
+        "<div class='text'>First run of text<br><br>Second run of text</div></body></html>"
+    )
+    for leaf in (True, False):
+        root = parse_html(markup)
+        wrap_bare_text(root, leaf_containers=leaf)
+        tile, text = root.xpath("//div[@class='tile']")[0], root.xpath("//div[@class='text']")[0]
+        assert (tile.find("p") is not None) is leaf
+        assert [p.text for p in text.findall("p")] == ["First run of text", "Second run of text"]
+
+
+def test_closed_aria_accordion_regions_are_kept() -> None:
+    # The WAI-ARIA accordion pattern: a region labelled by the button that opens it is one
+    # click away; other aria-hidden text stays out.
+    spec = (
+        "The keyboard uses hall effect switches with an adjustable actuation point between "
+        "0.2 and 3.8 millimetres, and the aluminium frame weighs just under one kilogram."
+    )
+    html = _page(
+        "<main><h1>K2 keyboard</h1><p>A compact wireless keyboard for Mac and Windows, with "
+        "seventy five percent layout and hot swappable switches.</p>"
+        '<h3><button aria-controls="panel-1" id="btn-1">Specifications</button></h3>'
+        f'<div id="panel-1" role="region" aria-labelledby="btn-1" aria-hidden="true"><p>{spec}</p>'
+        '</div><div aria-hidden="true"><p>HIDDEN_PROMO text never shown</p></div></main>'
+    )
+    content = extract(html, "https://shop.e.org/products/k2", "markdown", True).content
+    assert spec in content
+    assert "HIDDEN_PROMO" not in content

@@ -15,13 +15,12 @@ EMPTY_CONTENT. Steps:
 3. render the chosen tree (`_markdown`, `_tables`): markdown with absolute links and verbatim
    fenced code, the plain text a reader sees, or the cleaned HTML fragment.
 
-Measured with bench/extraction.py (one run, December 2026, on a machine loaded by other work):
-on the shared article benchmark (181 news/blog pages, 4-token shingle F1) 0.972 against
+Measured with bench/extraction.py (one run, December 2026, the machine otherwise idle): on
+the shared article benchmark (181 news/blog pages, 4-token shingle F1) 0.972 against
 trafilatura's 0.960; on the wcxb development split (1,495 pages of seven page types, mean word
-F1) 0.828 against trafilatura's 0.823, ahead on service, listing, forum and collection pages and
-behind on article (0.933/0.938), documentation (0.910/0.917) and product (0.625/0.637) pages.
-Speed there, on 2 processes: 0.78-0.81x trafilatura's in the same run over three runs (47.5
-pages/s against 58.4 in the quietest, 19.5 against 24.9 in the busiest).
+F1) 0.831 against trafilatura's 0.823, level on articles (0.938/0.938) and products
+(0.637/0.637), ahead on service, listing, forum and collection pages, behind on documentation
+(0.916/0.917). Speed there, on 2 processes: 45.3 pages/s, 0.77x trafilatura's 58.6.
 """
 
 from __future__ import annotations
@@ -83,7 +82,7 @@ def _extract(html: str, url: str, fmt: ScrapeFormat, main_content: bool) -> Extr
         read = root if pristine is None else pristine
         store = protect_code_blocks(read)
         unmark_embedded_posts(read)
-        wrap_bare_text(read)
+        wrap_bare_text(read, leaf_containers=page_type == "documentation")
         chosen = select_main(root, store, headlines, page_type, pristine, items)
         if chosen is None:
             restore_code_blocks(root, store)

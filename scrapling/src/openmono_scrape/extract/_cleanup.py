@@ -48,8 +48,14 @@ MAX_TEASER_WORDS = 30
 _LEAVES = ("p", "li", "h1", "h2", "h3", "h4", "h5", "h6", "td", "th", "dt", "dd", "blockquote")
 
 
-def trim_boilerplate(body: Any) -> None:
-    """Drop teaser blocks, rules and trailing labels from the main content, in place."""
+def trim_boilerplate(body: Any, *, cut_more_stories: bool = True) -> None:
+    """Drop teaser blocks, rules and trailing labels from the main content, in place.
+
+    With `cut_more_stories`, a "You may also like" section and all after it go too: on an
+    article that is other stories, but on documentation, a wiki or a shop page "See also" and
+    "Recommended" sections are part of the page (measured on the wcxb dev split: off articles
+    the cut cost documentation 0.006 and collections 0.010 of mean word F1, both id halves).
+    """
     for element in list(body.iter(*_BLOCKS)):
         if element.getparent() is None or len(element.xpath(".//pre|.//table")):
             continue
@@ -60,7 +66,8 @@ def trim_boilerplate(body: Any) -> None:
             continue
         if len(text.split()) <= MAX_TEASER_WORDS and _TEASER_LABEL.match(text):
             drop_element(element)
-    _cut_more_stories(body)
+    if cut_more_stories:
+        _cut_more_stories(body)
     _trim_tail(body)
 
 

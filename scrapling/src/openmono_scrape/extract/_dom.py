@@ -53,6 +53,11 @@ _INVISIBLE_TAGS = (
 # Below this a noscript is a "please enable JavaScript" notice or a tracking pixel.
 MIN_NOSCRIPT_CHARS = 400
 
+# No control's label runs this long: a `<button>` holding more text is one the parser left open
+# (a menu button whose closing tag is misplaced swallows the page behind it), and a browser
+# shows that text as the page.
+MAX_BUTTON_CHARS = 500
+
 # A hidden element holding more than this share of the page's text, and at least this
 # many characters, is a reveal-after-load wrapper, not hidden text.
 MAX_GUARD_SHARE = 0.5
@@ -158,11 +163,15 @@ def remove_invisible(root: Any) -> None:
 
     A `<noscript>` holding real text is kept (its tags unwrapped): script-rendered sites (forum
     software such as Discourse) ship their posts there, and a browser shows the same text. So
-    are closed accordion and tab panels (a click opens them) and a hidden wrapper holding most
-    of the page's text (revealed by its scripts once they ran).
+    is a `<button>` that swallowed the page behind it (left open), and so are closed accordion
+    and tab panels, WAI-ARIA accordion regions included (a click opens them), and a hidden
+    wrapper holding most of the page's text (revealed by its scripts once they ran).
     """
     for element in list(root.iter("noscript")):
         if len(" ".join(text_of(element).split())) >= MIN_NOSCRIPT_CHARS:
+            element.tag = "div"
+    for element in list(root.iter("button")):
+        if len(text_of(element)) > MAX_BUTTON_CHARS:
             element.tag = "div"
     etree.strip_elements(root, *_INVISIBLE_TAGS, with_tail=False)
     total = len(text_of(root))
@@ -179,7 +188,7 @@ def remove_invisible(root: Any) -> None:
 def _is_hidden(element: Any) -> bool:
     if element.tag in ("html", "body"):
         return False
-    if element.get("role") == "tabpanel" or _DISCLOSURE.search(element.get("class", "")):
+    if _is_disclosure_panel(element):
         # Closed accordion and tab panels: one click shows them, and they hold the answers,
         # specs and sections of the page (measured on the wcxb dev split, even page ids).
         return False
@@ -188,6 +197,14 @@ def _is_hidden(element: Any) -> bool:
     if element.get("type", "").lower() == "hidden":
         return True
     return bool(_HIDDEN_STYLE.search(element.get("style", "")))
+
+
+def _is_disclosure_panel(element: Any) -> bool:
+    role = element.get("role")
+    if role == "tabpanel" or _DISCLOSURE.search(element.get("class", "")):
+        return True
+    # The WAI-ARIA accordion pattern: each panel is a region labelled by the button opening it.
+    return role == "region" and bool(element.get("aria-labelledby"))
 
 
 def body_of(root: Any) -> Any:

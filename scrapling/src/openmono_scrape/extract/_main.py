@@ -6,7 +6,8 @@
    that is not in the cleaned page (hidden) is removed (`_cleanup.drop_unseen_text`);
 3. article chunks it left behind come back (`_chunks`), split paragraphs are rejoined;
 4. a leading heading that repeats the title is dropped (the title travels in its own field) and
-   boilerplate is trimmed (`_cleanup`);
+   boilerplate is trimmed (`_cleanup`; a trailing "You may also like" section is cut on articles
+   and untyped pages only: elsewhere "See also" and "Recommended" are part of the page);
 5. by page type: listings, collections and untyped pages (service pages, mostly) get back the
    item grid it dropped (`_items`),
    products the name, description and specs their JSON-LD states (`_jsonld`).
@@ -82,7 +83,7 @@ def select_main(
     add_missing_chunks(root, html_body, store)
     rejoin_split_paragraphs(html_body)
     _drop_repeated_headline(html_body, headlines)
-    trim_boilerplate(html_body)
+    trim_boilerplate(html_body, cut_more_stories=page_type in ("article", "page"))
     if page_type in ("listing", "collection", "page"):
         # Not on articles: there a run of cards is "related stories" (measured: the article
         # benchmark fell from 0.97 to 0.94 with it). An untyped page takes the items only when

@@ -5,6 +5,13 @@ precision mode drops the leading text of such a div when an inline element follo
 "The figures come from ... the weekly <em><a>Gazette</a></em>, which ..." loses everything before
 the link). Wrapping each run of text and inline elements in a `<p>`, split at blocks and at double
 line breaks, gives it the shape it handles well, and matches what a reader sees as paragraphs.
+
+A container holding nothing but its own text (no child element) is already one block: off
+documentation it is left as it is. On shop and article pages such leaf divs are mostly chrome
+tiles ("Free shipping", "Why buy here"); made paragraphs they pull trafilatura's choice towards
+the chrome (measured on the wcxb dev split, both id halves: products 0.625 to 0.634 and articles
+0.938 to 0.939 mean word F1). In documentation they are notes and parameter descriptions, and
+wrapping them keeps them (documentation 0.913 without, 0.916 with).
 """
 
 from __future__ import annotations
@@ -22,10 +29,14 @@ _WITH_BARE_TEXT = etree.XPath(
 )
 
 
-def wrap_bare_text(root: Any) -> None:
-    """Wrap text runs that sit directly in block containers into `<p>` elements, in place."""
+def wrap_bare_text(root: Any, *, leaf_containers: bool = True) -> None:
+    """Wrap text runs that sit directly in block containers into `<p>` elements, in place.
+
+    Without `leaf_containers`, a container with no child element is left unwrapped.
+    """
     for container in _WITH_BARE_TEXT(root):
-        _wrap_runs(container)
+        if leaf_containers or len(container):
+            _wrap_runs(container)
 
 
 def _is_block(element: Any) -> bool:
