@@ -93,11 +93,8 @@ class AgentLoop:
     def context_tokens(self) -> int:
         tokens = self.conv.tokens()
         if not self.conv.known_count:
-            tokens += (
-                estimate_tokens([])
-                # the tools actually offered: a small context gets only the core set
-                + sum(len(s.model_dump_json()) for s in self.offered_tools()) // 4
-            )
+            # the tools actually offered: a small context gets only the core set
+            tokens += estimate_tokens([]) + _spec_tokens(self.offered_tools())
         return tokens
 
     # -- step 2 -----------------------------------------------------------------------------
