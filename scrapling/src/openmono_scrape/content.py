@@ -10,7 +10,9 @@ binary types are `UNSUPPORTED_CONTENT` (415). Every answer's text and title go t
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Callable
 from dataclasses import dataclass
+from typing import ParamSpec, TypeVar
 
 from openmono_contracts import ScrapeFormat
 from openmono_contracts.texthygiene import clean_text
@@ -20,6 +22,9 @@ from openmono_scrape.errors import EmptyContent, ScrapeError, UnsupportedContent
 from openmono_scrape.extract import extract
 from openmono_scrape.page import FetchedPage
 from openmono_scrape.pdf import PDF_TYPES, PdfLimits, looks_like_pdf, pdf_to_text
+
+_P = ParamSpec("_P")
+_T = TypeVar("_T")
 
 HTML_TYPES = frozenset({"text/html", "application/xhtml+xml"})
 TEXT_PASSTHROUGH = frozenset(
@@ -101,13 +106,21 @@ def render(
     return result
 
 
+async def off_loop_for_pdf(
+    page: FetchedPage, fn: Callable[_P, _T], *args: _P.args, **kwargs: _P.kwargs
+) -> _T:
+    """`fn(...)`, in a worker thread when `page` is a PDF (slow to convert), so the event loop
+    keeps serving meanwhile; HTML is quick enough to render in place."""
+    if kind_of(page) == "pdf":
+        return await asyncio.to_thread(fn, *args, **kwargs)
+    return fn(*args, **kwargs)
+
+
 async def render_off_loop(
     page: FetchedPage, fmt: ScrapeFormat, main_content: bool, pdf: PdfLimits
 ) -> Rendered:
     """`render`, with a PDF converted in a worker thread so the event loop keeps serving."""
-    if kind_of(page) == "pdf":
-        return await asyncio.to_thread(render, page, fmt, main_content, pdf)
-    return render(page, fmt, main_content, pdf)
+    return await off_loop_for_pdf(page, render, page, fmt, main_content, pdf)
 
 
 def truncate(text: str, max_length: int | None) -> tuple[str, bool]:

@@ -39,7 +39,7 @@ from openmono_contracts.firecrawl import (
 )
 from pydantic import BaseModel
 
-from openmono_scrape.content import kind_of
+from openmono_scrape.content import off_loop_for_pdf
 from openmono_scrape.errors import ScrapeError
 from openmono_scrape.firecrawl import _searxng
 from openmono_scrape.firecrawl._document import document, parse_formats
@@ -117,12 +117,12 @@ class FirecrawlAPI:
             headers=opts.headers,
             store=opts.store_in_cache,
         )
+        # the same PDF limits and deadline as /scrape, and converted off the event loop as there
         limits = self.service.pdf_limits(budget)
-        args = (result, url, formats, opts.only_main_content, limits)
-        if kind_of(result.page) == "pdf":
-            # the same limits and deadline as /scrape, and the event loop keeps serving meanwhile
-            return await asyncio.to_thread(document, *args), warnings
-        return document(*args), warnings
+        doc = await off_loop_for_pdf(
+            result.page, document, result, url, formats, opts.only_main_content, limits
+        )
+        return doc, warnings
 
     async def scrape(self, req: FirecrawlScrapeRequest, version: Version) -> JSONResponse:
         async with self.admit(req.url):
