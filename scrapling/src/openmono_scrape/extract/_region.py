@@ -1,0 +1,88 @@
+"""The page's main region, chrome removed: the second candidate for pages that are not articles.
+
+trafilatura's selection is tuned for articles. On a service page, a listing or a shop's category
+page it often keeps one block (a hero, an intro) and drops the sections or the item grid that
+are the page. There the page's own markup is a better guide: the `<main>` element (or
+`role="main"`) when it holds the content, else the body, without what surrounds the content on
+every page of the site: navigation, header, footer, asides, dialogs, cookie and consent banners,
+newsletter forms, breadcrumbs, share bars, pagination, filter/facet/sort panels, skip links.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from lxml import etree
+
+from ._dom import drop_element, text_of
+
+# Landmarks that are chrome wherever they are (unless they hold the main region).
+_CHROME_XPATH = etree.XPath(
+    "//nav|//footer|//aside|//form|//dialog|//menu"
+    "|//*[@role='navigation' or @role='banner' or @role='contentinfo' or @role='complementary'"
+    " or @role='search' or @role='dialog' or @role='alertdialog' or @role='menubar'"
+    " or @aria-modal='true']"
+)
+# A page header is chrome outside the main region; inside it, it holds the page's title.
+_HEADER_XPATH = etree.XPath("//header")
+_MAIN_XPATH = etree.XPath("//main|//*[@role='main']")
+_NAMED_XPATH = etree.XPath("//*[@class or @id]")
+_LINK_XPATH = etree.XPath("//a[@href]")
+# Class and id names of chrome. Matched on whole name parts ("site-nav", "cookie_banner").
+_CHROME_NAME = re.compile(
+    r"(?:^|[\s_-])(?:cookies?|consent|gdpr|newsletter|subscribe|signup|sign-up|breadcrumbs?"
+    r"|share|sharing|social|pagination|pager|paginator|filters?|facets?|refinements?|sorting"
+    r"|sort-by|skip-link|skip-to|skiplink|modal|popup|popover|offcanvas|off-canvas|drawer"
+    r"|megamenu|mega-menu|navbar|menu|menus|toolbar|sidebar|visually-hidden|sr-only"
+    r"|screen-reader-text|announcement-bar|site-header|site-footer)(?:$|[\s_-])",
+    re.I,
+)
+_SKIP_LINK = re.compile(r"^\W*(?:skip|jump) to\b", re.I)
+# A landmark holding more than this share of the body's text is a wrapper left open (a `<form>`
+# around the whole page, an unclosed `<nav>`), not chrome.
+MAX_FORM_SHARE = 0.5
+MAX_LANDMARK_SHARE = 0.9
+# A named element holding more than this share of the region's text is not chrome, whatever
+# its class says (a "has-sidebar" layout wrapper, a "filterable" product grid).
+MAX_NAMED_CHROME_SHARE = 0.3
+# `<main>` is the region only when it holds this share of the body's text (chrome removed):
+# some sites mark only a hero or an intro as main.
+MIN_MAIN_SHARE = 0.5
+
+
+def main_region(root: Any) -> Any | None:
+    """Strip the page's chrome from `root` in place and return its main region (or None)."""
+    body = root.find("body")
+    if body is None:
+        return None
+    total = _size(body)
+    main = max(_MAIN_XPATH(root), key=_size, default=None)
+    keep = set() if main is None else {main, *main.iterancestors()}
+    inside = set() if main is None else set(main.iter("header"))
+    chrome = [e for e in _CHROME_XPATH(root) if e not in keep]
+    chrome += [e for e in _HEADER_XPATH(root) if e not in keep and e not in inside]
+    for element in chrome:
+        # An element inside one already dropped is gone with it.
+        share = MAX_FORM_SHARE if element.tag == "form" else MAX_LANDMARK_SHARE
+        if element.getparent() is not None and _size(element) <= share * total:
+            drop_element(element)
+    limit = MAX_NAMED_CHROME_SHARE * _size(body)
+    for element in _NAMED_XPATH(body):
+        if element in keep or element.getparent() is None:
+            continue
+        if _CHROME_NAME.search(f"{element.get('class', '')} {element.get('id', '')}"):
+            if _size(element) <= limit:
+                drop_element(element)
+    for link in _LINK_XPATH(body):
+        if link.get("href", "").startswith("#") and _SKIP_LINK.match(text_of(link)):
+            drop_element(link)
+    if main is not None and main.getparent() is not None:
+        if _size(main) >= MIN_MAIN_SHARE * _size(body):
+            return main
+    return body
+
+
+def _size(element: Any) -> int:
+    """Words, roughly (whitespace-separated runs): the indentation of the markup is no text."""
+    return len(text_of(element).split())
