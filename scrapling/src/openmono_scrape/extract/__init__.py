@@ -41,6 +41,7 @@ from ._main import select_main
 from ._markdown import Renderer
 from ._pagetype import detect_page_type, json_ld_items
 from ._paragraphs import wrap_bare_text
+from ._region import prefer_main_region
 from ._title import find_title, headline_candidates
 
 __all__ = ["Extracted", "extract"]
@@ -86,6 +87,8 @@ def _extract(html: str, url: str, fmt: ScrapeFormat, main_content: bool) -> Extr
         chosen = select_main(root, store, headlines, page_type, pristine, items)
         if chosen is None:
             restore_code_blocks(root, store)
+        # Off articles the page's own main region, chrome removed, may hold more of the page.
+        chosen = prefer_main_region(root, chosen, page_type)
     else:
         remove_invisible(root)
     if chosen is None:

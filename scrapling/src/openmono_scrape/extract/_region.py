@@ -11,11 +11,13 @@ newsletter forms, breadcrumbs, share bars, pagination, filter/facet/sort panels,
 from __future__ import annotations
 
 import re
+from collections import Counter
 from typing import Any
 
 from lxml import etree
 
 from ._dom import drop_element, text_of
+from ._pagetype import PageType
 
 # Landmarks that are chrome wherever they are (unless they hold the main region).
 _CHROME_XPATH = etree.XPath(
@@ -38,6 +40,16 @@ _CHROME_NAME = re.compile(
     r"|screen-reader-text|announcement-bar|site-header|site-footer)(?:$|[\s_-])",
     re.I,
 )
+# The region replaces the selection when the selection covers less than this share of the
+# region's words, by detected type. A shop's category page (detected "collection") always takes
+# the region: the selection keeps its intro and loses the grid. Articles never do.
+MAX_COVER: dict[PageType, float] = {
+    "collection": 1.01,
+    "page": 0.8,
+    "documentation": 0.9,
+    "listing": 0.6,
+}
+_WORD = re.compile(r"\w+")
 _SKIP_LINK = re.compile(r"^\W*(?:skip|jump) to\b", re.I)
 # A landmark holding more than this share of the body's text is a wrapper left open (a `<form>`
 # around the whole page, an unclosed `<nav>`), not chrome.
@@ -49,6 +61,26 @@ MAX_NAMED_CHROME_SHARE = 0.3
 # `<main>` is the region only when it holds this share of the body's text (chrome removed):
 # some sites mark only a hero or an intro as main.
 MIN_MAIN_SHARE = 0.5
+
+
+def prefer_main_region(root: Any, selected: Any | None, page_type: PageType) -> Any | None:
+    """The page's main region instead of `selected` when the selection covers too little of it.
+
+    `root` is the visible page (its chrome is stripped in place when the type takes the rule);
+    `selected` the content selection made from it, a separate tree, or None.
+    """
+    max_cover = MAX_COVER.get(page_type)
+    if max_cover is None:
+        return selected
+    region = main_region(root)
+    if region is None:
+        return selected
+    region_words = _words(region)
+    total = sum(region_words.values())
+    if not total:
+        return selected
+    covered = 0 if selected is None else sum((_words(selected) & region_words).values())
+    return region if covered < max_cover * total else selected
 
 
 def main_region(root: Any) -> Any | None:
@@ -86,3 +118,7 @@ def main_region(root: Any) -> Any | None:
 def _size(element: Any) -> int:
     """Words, roughly (whitespace-separated runs): the indentation of the markup is no text."""
     return len(text_of(element).split())
+
+
+def _words(element: Any) -> Counter[str]:
+    return Counter(_WORD.findall(text_of(element).lower()))
