@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import re
 from collections import Counter
+from dataclasses import dataclass
 from typing import Any
 
 from lxml import etree
@@ -40,15 +41,34 @@ _CHROME_NAME = re.compile(
     r"|screen-reader-text|announcement-bar|site-header|site-footer)(?:$|[\s_-])",
     re.I,
 )
-# The region replaces the selection when the selection covers less than this share of the
-# region's words, by detected type. A shop's category page (detected "collection") always takes
-# the region: the selection keeps its intro and loses the grid. Articles never do.
-MAX_COVER: dict[PageType, float] = {
-    "collection": 1.01,
-    "page": 0.8,
-    "documentation": 0.9,
-    "listing": 0.6,
+
+
+@dataclass(frozen=True)
+class RegionRule:
+    """When the region replaces the selection, for one detected page type.
+
+    The selection covers less than `max_cover` of the region's words; the selection is shorter
+    than `max_selected` words (a long run of prose is an article's body, rightly chosen); the
+    region is at most `max_growth` times the selection (far more is comments or a site index
+    around a page whose content the selection found). None: no such condition.
+    """
+
+    max_cover: float | None = None
+    max_selected: int | None = None
+    max_growth: float | None = None
+
+
+# Measured on the wcxb dev split, both page-id halves (see the module docstring). A shop's
+# category page (detected "collection") takes the region whatever the cover: the selection
+# keeps its intro and loses the grid. Articles and the other types never take it.
+RULES: dict[PageType, RegionRule] = {
+    "page": RegionRule(max_cover=0.8, max_selected=1200),
+    "collection": RegionRule(max_growth=5),
+    "listing": RegionRule(max_cover=0.6),
+    "documentation": RegionRule(max_cover=0.9, max_growth=8),
 }
+# Below this many words a selection is a fragment and the growth bound does not apply.
+MIN_SELECTED_FOR_GROWTH = 100
 _WORD = re.compile(r"\w+")
 _SKIP_LINK = re.compile(r"^\W*(?:skip|jump) to\b", re.I)
 # A landmark holding more than this share of the body's text is a wrapper left open (a `<form>`
@@ -69,8 +89,8 @@ def prefer_main_region(root: Any, selected: Any | None, page_type: PageType) -> 
     `root` is the visible page (its chrome is stripped in place when the type takes the rule);
     `selected` the content selection made from it, a separate tree, or None.
     """
-    max_cover = MAX_COVER.get(page_type)
-    if max_cover is None:
+    rule = RULES.get(page_type)
+    if rule is None:
         return selected
     region = main_region(root)
     if region is None:
@@ -79,8 +99,26 @@ def prefer_main_region(root: Any, selected: Any | None, page_type: PageType) -> 
     total = sum(region_words.values())
     if not total:
         return selected
-    covered = 0 if selected is None else sum((_words(selected) & region_words).values())
-    return region if covered < max_cover * total else selected
+    chosen_words = Counter() if selected is None else _words(selected)
+    chosen = sum(chosen_words.values())
+    return region if _takes_region(rule, region_words, total, chosen_words, chosen) else selected
+
+
+def _takes_region(
+    rule: RegionRule,
+    region_words: Counter[str],
+    total: int,
+    chosen_words: Counter[str],
+    chosen: int,
+) -> bool:
+    if rule.max_selected is not None and chosen >= rule.max_selected:
+        return False
+    grown = rule.max_growth is not None and total > rule.max_growth * chosen
+    if grown and chosen >= MIN_SELECTED_FOR_GROWTH:
+        return False
+    if rule.max_cover is None:
+        return True
+    return sum((chosen_words & region_words).values()) < rule.max_cover * total
 
 
 def main_region(root: Any) -> Any | None:
@@ -103,16 +141,15 @@ def main_region(root: Any) -> Any | None:
     for element in _NAMED_XPATH(body):
         if element in keep or element.getparent() is None:
             continue
-        if _CHROME_NAME.search(f"{element.get('class', '')} {element.get('id', '')}"):
-            if _size(element) <= limit:
-                drop_element(element)
+        names = f"{element.get('class', '')} {element.get('id', '')}"
+        if _CHROME_NAME.search(names) and _size(element) <= limit:
+            drop_element(element)
     for link in _LINK_XPATH(body):
         if link.get("href", "").startswith("#") and _SKIP_LINK.match(text_of(link)):
             drop_element(link)
-    if main is not None and main.getparent() is not None:
-        if _size(main) >= MIN_MAIN_SHARE * _size(body):
-            return main
-    return body
+    if main is None or main.getparent() is None or _size(main) < MIN_MAIN_SHARE * _size(body):
+        return body
+    return main
 
 
 def _size(element: Any) -> int:
