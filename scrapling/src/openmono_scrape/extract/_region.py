@@ -17,6 +17,7 @@ from typing import Any
 
 from lxml import etree
 
+from ._cleanup import trim_boilerplate
 from ._dom import drop_element, text_of
 from ._pagetype import PageType
 
@@ -95,6 +96,8 @@ def prefer_main_region(root: Any, selected: Any | None, page_type: PageType) -> 
     region = main_region(root)
     if region is None:
         return selected
+    # The selection's own boilerplate trimming, so both candidates are compared alike.
+    trim_boilerplate(region, cut_more_stories=page_type == "page")
     region_words = _words(region)
     total = sum(region_words.values())
     if not total:
