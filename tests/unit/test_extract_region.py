@@ -127,3 +127,24 @@ def test_an_empty_region_keeps_the_selection() -> None:
     selected = _selection("what the selection found")
     assert prefer_main_region(root, selected, "collection") is selected
     assert prefer_main_region(_root(f"<header>{CHROME}</header>{FOOTER}"), None, "page") is None
+
+
+def test_a_selection_of_many_prose_paragraphs_on_an_untyped_page_stays() -> None:
+    # Twelve paragraphs of prose are an article (one without JSON-LD), whatever else its page
+    # holds: comments and teasers around it make the region larger, not better.
+    paragraphs = [f"Paragraph {i} {SECTIONS[i % 3]}" for i in range(12)]
+    comments = "".join(f"<p>{t} Reader comment {i}.</p>" for i in range(30) for t in SECTIONS[:1])
+    root = _root(f"<main>{''.join(f'<p>{p}</p>' for p in paragraphs)}{comments}</main>")
+    selected = etree.Element("body")
+    for paragraph in paragraphs:
+        etree.SubElement(selected, "p").text = paragraph
+    assert prefer_main_region(root, selected, "page") is selected
+
+
+def test_a_region_that_is_mostly_links_stays_out_of_untyped_pages() -> None:
+    links = "".join(
+        f"<li><a href='/story/{i}'>Another story number {i}</a></li>" for i in range(60)
+    )
+    root = _root(f"<main><p>{SECTIONS[0]}</p><ul>{links}</ul></main>")
+    selected = _selection(SECTIONS[0])
+    assert prefer_main_region(root, selected, "page") is selected

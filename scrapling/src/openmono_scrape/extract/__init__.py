@@ -10,8 +10,9 @@ EMPTY_CONTENT. Steps:
 2. main content: code blocks are set aside verbatim (`_code`), embedded posts unmarked
    (`_embeds`), bare text given paragraphs (`_paragraphs`); trafilatura selects the content and
    `_main` repairs its result (`_xmlhtml`, `_chunks`, `_cleanup`) and completes it by page type
-   (item grids `_items`, product facts `_jsonld`); when nothing is found the whole visible page
-   is used instead;
+   (item grids `_items`, product facts `_jsonld`); off articles the page's own main region
+   without its chrome (`_region`) replaces a selection that covers too little of it; when
+   nothing is found the whole visible page is used instead;
 3. render the chosen tree (`_markdown`, `_tables`): markdown with absolute links and verbatim
    fenced code, the plain text a reader sees, or the cleaned HTML fragment.
 
