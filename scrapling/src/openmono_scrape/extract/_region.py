@@ -120,15 +120,15 @@ def prefer_main_region(root: Any, selected: Any | None, page_type: PageType) -> 
     region = main_region(root)
     if region is None:
         return selected
-    # The selection's own boilerplate trimming, so both candidates are compared alike.
-    trim_boilerplate(region, cut_more_stories=page_type == "page")
     region_words = _words(region)
-    total = sum(region_words.values())
-    if not total:
+    if not region_words:
         return selected
     chosen_words = Counter() if selected is None else _words(selected)
-    taken = _takes_region(rule, region, region_words, selected, chosen_words)
-    return region if taken else selected
+    if not _takes_region(rule, region, region_words, selected, chosen_words):
+        return selected
+    # The selection's own boilerplate trimming (done after the choice: it is half the cost).
+    trim_boilerplate(region, cut_more_stories=page_type == "page")
+    return region
 
 
 def _takes_region(
