@@ -117,31 +117,35 @@ def prefer_main_region(root: Any, selected: Any | None, page_type: PageType) -> 
     rule = RULES.get(page_type)
     if rule is None:
         return selected
+    chosen_words = Counter() if selected is None else _words(selected)
+    if _keeps_selection(rule, selected, chosen_words):
+        return selected  # decided without the region: spare its cost
     region = main_region(root)
     if region is None:
         return selected
     region_words = _words(region)
-    if not region_words:
-        return selected
-    chosen_words = Counter() if selected is None else _words(selected)
-    if not _takes_region(rule, region, region_words, selected, chosen_words):
+    if not region_words or not _takes_region(rule, region, region_words, chosen_words):
         return selected
     # The selection's own boilerplate trimming (done after the choice: it is half the cost).
     trim_boilerplate(region, cut_more_stories=page_type == "page")
     return region
 
 
+def _keeps_selection(rule: RegionRule, selected: Any | None, chosen_words: Counter[str]) -> bool:
+    """The bounds on the selection alone: a long selection, or many paragraphs of prose."""
+    if rule.max_selected is not None and sum(chosen_words.values()) >= rule.max_selected:
+        return True
+    if rule.max_long_paragraphs is None or selected is None:
+        return False
+    prose = sum(len(text_of(p).split()) >= MIN_PROSE_WORDS for p in selected.iter("p"))
+    return prose >= rule.max_long_paragraphs
+
+
 def _takes_region(
-    rule: RegionRule,
-    region: Any,
-    region_words: Counter[str],
-    selected: Any | None,
-    chosen_words: Counter[str],
+    rule: RegionRule, region: Any, region_words: Counter[str], chosen_words: Counter[str]
 ) -> bool:
     total = sum(region_words.values())
     chosen = sum(chosen_words.values())
-    if rule.max_selected is not None and chosen >= rule.max_selected:
-        return False
     grown = rule.max_growth is not None and total > rule.max_growth * chosen
     if grown and chosen >= MIN_SELECTED_FOR_GROWTH:
         return False
@@ -149,10 +153,6 @@ def _takes_region(
         rule.max_cover * total
     ):
         return False
-    if rule.max_long_paragraphs is not None and selected is not None:
-        prose = sum(len(text_of(p).split()) >= MIN_PROSE_WORDS for p in selected.iter("p"))
-        if prose >= rule.max_long_paragraphs:
-            return False
     if rule.max_link_share is not None:
         linked = sum(len(_WORD.findall(text_of(a))) for a in region.iter("a"))
         if linked >= rule.max_link_share * total:
