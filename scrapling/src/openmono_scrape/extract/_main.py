@@ -27,6 +27,7 @@ from ._dom import drop_element, text_of
 from ._items import add_missing_items
 from ._jsonld import add_product_facts
 from ._pagetype import PageType
+from ._product import drop_product_chrome
 from ._title import repeats_title
 from ._xmlhtml import rejoin_split_paragraphs, to_html
 
@@ -58,6 +59,8 @@ def select_main(
     included on forums (the replies are the content); text that does not appear in `root` is
     then removed, so hidden text stays out either way.
     """
+    if page_type == "product":
+        drop_product_chrome(root)  # the visible tree only: see `_product`
     if page_type == "article" or pristine is None:
         # Balanced, not precision mode: precision scored higher on the article benchmark
         # (0.976 against 0.972) but lower on the wcxb dev split's articles (0.921 against

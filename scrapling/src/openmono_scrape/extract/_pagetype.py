@@ -128,7 +128,26 @@ def detect_page_type(root: Any, url: str, items: list[dict[str, Any]]) -> PageTy
         return "listing"
     if len(root.xpath("//pre")) >= MIN_CODE_BLOCKS:
         return "documentation"
+    if _shows_one_product(root):
+        return "product"
     return "page"
+
+
+# schema.org Product microdata (the JSON-LD signal's older form) and Open Graph price tags: a
+# page marking up one or two products is that product's page; more is a grid of them.
+_MICRODATA_PRODUCTS = etree.XPath(
+    "//*[@itemscope][contains(@itemtype, 'schema.org/Product')"
+    " and not(contains(@itemtype, 'schema.org/ProductGroup'))]"
+)
+_PRICE_META = etree.XPath("//meta[@property='product:price:amount' or @property='og:price:amount']")
+MAX_MARKED_PRODUCTS = 2
+
+
+def _shows_one_product(root: Any) -> bool:
+    marked = len(_MICRODATA_PRODUCTS(root))
+    if marked:
+        return marked <= MAX_MARKED_PRODUCTS
+    return bool(_PRICE_META(root))
 
 
 def _count_posts(root: Any) -> int:

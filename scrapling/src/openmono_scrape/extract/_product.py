@@ -1,0 +1,59 @@
+"""Shop chrome on product pages: review widgets, "related products" rails, cookie banners.
+
+A product page's content is the product: its name, price, description and specs. trafilatura
+keeps, next to it, the review widget (dozens of customer reviews under the spec sheet), the
+"related" / "also bought" / "recently viewed" rails and cookie-consent text, which the wcxb
+annotators mostly leave out. Shops name those blocks in their markup (`class="reviews"`,
+`id="related-products"`, `class="cookie-consent"`), so they are recognised by class or id.
+
+They are removed from the *visible* tree only, never from the page trafilatura reads: removed
+before selection they shift trafilatura's choice of container (measured: one page lost half its
+recall), while removed from the visible tree their text is taken out of the selection afterwards
+by the unseen-text pass (`_cleanup.drop_unseen_text`), whatever trafilatura chose. Measured on
+the wcxb development split's product pages (a loaded machine, December 2026): mean word F1
+0.637 -> 0.652, both page-id halves up (reviews +0.014, cookie banners +0.002, related rails
++0.0003); some annotators keep the reviews (3 pages lose), most drop them.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from lxml import etree
+
+from ._dom import drop_element, text_of
+
+# Class/id words (at a word start) of the blocks that are not the product.
+_CHROME = re.compile(
+    r"(?:^|[\s_-])(?:"
+    # review widgets, the shop's own and the common review services
+    r"reviews?(?!er)|ratings?|testimonials?|yotpo|okendo|judgeme|jdgm|stamped|bazaarvoice"
+    r"|trustpilot|feefo|reevoo|powerreviews|loox"
+    # rails of other products
+    r"|related|recommend|upsells?|up-sells?|cross-?sells?|also-?(?:viewed|bought|like)"
+    r"|recently-?viewed|similar|you-may|complete-the-look|frequently-bought"
+    # consent banners
+    r"|cookies?|consent|gdpr|onetrust|truste|cmp-"
+    r")",
+    re.I,
+)
+_NAMED = etree.XPath("//body//*[@class or @id]")
+# A block holding more than this share of the page's text is the page (a wrapper whose class
+# happens to say "reviews"), never a widget beside it; so is a block holding the product's h1.
+MAX_CHROME_SHARE = 0.5
+_KEEP_TAGS = frozenset({"html", "body", "main"})
+
+
+def drop_product_chrome(root: Any) -> None:
+    """Remove review widgets, related-product rails and consent banners from `root`, in place."""
+    total = len(text_of(root))
+    for element in list(_NAMED(root)):
+        if element.tag in _KEEP_TAGS or element.getroottree().getroot() is not root:
+            continue  # the page itself, or inside a block already dropped
+        names = f"{element.get('class', '')} {element.get('id', '')}"
+        if not _CHROME.search(names):
+            continue
+        if len(text_of(element)) > MAX_CHROME_SHARE * total or element.find(".//h1") is not None:
+            continue
+        drop_element(element)
