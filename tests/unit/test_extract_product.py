@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import pytest
+from lxml import etree
 from openmono_scrape.extract import extract
 from openmono_scrape.extract._dom import parse_html, text_of
 from openmono_scrape.extract._pagetype import detect_page_type, json_ld_items
-from openmono_scrape.extract._product import drop_product_chrome
+from openmono_scrape.extract._product import drop_product_chrome, drop_product_rails
 
 from tests.unit.extract_pages import FOOTER, NAV
 
@@ -108,3 +109,16 @@ def test_product_microdata_or_a_price_tag_make_an_otherwise_untyped_page_a_produ
     body: str, head: str, expected: str
 ) -> None:
     assert _type_of(_page(f"<main>{body}</main>", head)) == expected
+
+
+def test_a_rail_heading_drops_its_section_up_to_the_next_heading_as_high() -> None:
+    body = etree.fromstring(
+        "<body><h1>Trail 25 Pack</h1><p>DESCRIPTION</p>"
+        "<h2>People who viewed this item also viewed</h2><p>RAIL one</p><h3>Deals</h3>"
+        "<p>RAIL two</p><h2>Specifications</h2><p>SPECS</p>"
+        "<h2>Similar items</h2><ul><li>RAIL three</li></ul></body>"
+    )
+    drop_product_rails(body)
+    text = text_of(body)
+    assert "DESCRIPTION" in text and "Specifications" in text and "SPECS" in text
+    assert "RAIL" not in text and "viewed" not in text and "Similar" not in text

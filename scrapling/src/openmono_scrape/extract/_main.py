@@ -10,7 +10,8 @@
    and untyped pages only: elsewhere "See also" and "Recommended" are part of the page);
 5. by page type: listings, collections and untyped pages (service pages, mostly) get back the
    item grid it dropped (`_items`),
-   products the name, description and specs their JSON-LD states (`_jsonld`).
+   products the name, description and specs their JSON-LD states (`_jsonld`); on products,
+   review widgets, related-product rails and consent banners go first (`_product`).
 """
 
 from __future__ import annotations
@@ -27,7 +28,7 @@ from ._dom import drop_element, text_of
 from ._items import add_missing_items
 from ._jsonld import add_product_facts
 from ._pagetype import PageType
-from ._product import drop_product_chrome
+from ._product import drop_product_chrome, drop_product_rails
 from ._title import repeats_title
 from ._xmlhtml import rejoin_split_paragraphs, to_html
 
@@ -92,6 +93,8 @@ def select_main(
         # benchmark fell from 0.97 to 0.94 with it). An untyped page takes the items only when
         # they outweigh the text selected (a service page's cards, not an article's teasers).
         add_missing_items(root, html_body, dominant=page_type == "page")
+    if page_type == "product":
+        drop_product_rails(html_body)
     if page_type == "product" and items:
         add_product_facts(html_body, items)
     return html_body if len(html_body) else None

@@ -4,7 +4,10 @@ Main-content selection tuned for articles loses the content of other pages: a fo
 like comments, a product grid like navigation. The type decides how selection runs (`_main`).
 Signals, strongest first: schema.org types in JSON-LD (`DiscussionForumPosting`, `Product`,
 `ItemList`, ...), `og:type`, the URL path (`/forum/`, `/products/`, `/collections/`, `/docs/`) and
-DOM shape (several post containers, many `<article>` cards, code blocks). Anything else is
+DOM shape (several post containers, many `<article>` cards, code blocks), and last, for a page
+nothing else typed, schema.org `Product` microdata or a price meta tag (measured on the wcxb dev
+split, a loaded machine: 10 of 24 untyped product pages become products, products +0.009 mean
+word F1 on both id halves, one collection page lost 0.06). Anything else is
 "article", the type the default selection is tuned for. Measured on the wcxb development split
 (even page ids): see bench/extraction.py for the resulting per-type scores.
 """
