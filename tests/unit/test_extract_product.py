@@ -37,12 +37,14 @@ def _page(body: str, head: str = "") -> str:
 
 def _product_page() -> str:
     reviews = "".join(
-        f'<li class="review-item"><p class="review-body">{REVIEW} ({i})</p></li>' for i in range(4)
+        f'<li class="review-item"><p class="review-body">{REVIEW} ({i})</p></li>' for i in range(8)
     )
+    # The widget must be beside the product, not most of the page.
+    features = "".join(f"<p>Feature {i}: {DESCRIPTION}</p>" for i in range(8))
     return _page(
         f'<div id="cookie-banner"><p>{COOKIE}</p></div>'
         "<main><h1>Trail 25 Pack</h1><p class='price'>$89.95</p>"
-        f"<div class='description'><p>{DESCRIPTION}</p></div>{SPECS}"
+        f"<div class='description'><p>{DESCRIPTION}</p>{features}</div>{SPECS}"
         f'<section class="product-reviews"><h2>Customer reviews</h2><ul>{reviews}</ul></section>'
         f'<section class="related-products"><h2>You may also like</h2>'
         f'<ul><li><a href="/products/summit-40">{RELATED}</a> $129.00</li>'
@@ -80,6 +82,21 @@ def test_chrome_is_dropped_from_the_visible_tree_only_where_it_is_beside_the_con
     drop_product_chrome(root)
     text = text_of(root)
     assert DESCRIPTION in text and REVIEW in text and RELATED not in text
+
+
+def test_rating_summaries_and_testimonials_are_not_review_widgets() -> None:
+    summary = "4.8 out of 5 stars from 1,316 reviews"
+    quote = "The most comfortable pack I have carried in years, says Trail Magazine."
+    root = parse_html(
+        _page(
+            f'<div class="review-summary">{summary}</div><div class="product-rating">4.8</div>'
+            f'<div class="testimonial-slider"><p>{quote}</p></div>'
+        )
+    )
+    assert root is not None
+    drop_product_chrome(root)
+    text = text_of(root)
+    assert summary in text and quote in text
 
 
 def _type_of(html: str) -> str:
