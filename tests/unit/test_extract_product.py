@@ -90,13 +90,15 @@ def test_rating_summaries_and_testimonials_are_not_review_widgets() -> None:
     root = parse_html(
         _page(
             f'<div class="review-summary">{summary}</div><div class="product-rating">4.8</div>'
-            f'<div class="testimonial-slider"><p>{quote}</p></div>'
+            f'<div class="testimonial-card home-review-card"><p>{quote * 20}</p></div>'
+            f'<div class="cmp-tabs"><p>{DESCRIPTION}</p></div>'
+            + "".join(f"<p>Feature {i}: {DESCRIPTION}</p>" for i in range(8))
         )
     )
     assert root is not None
     drop_product_chrome(root)
     text = text_of(root)
-    assert summary in text and quote in text
+    assert summary in text and quote in text and DESCRIPTION in text
 
 
 def _type_of(html: str) -> str:
