@@ -1,0 +1,123 @@
+"""Forum threads: the posts are the content, and selection often keeps one of them only.
+
+A thread is a run of sibling post containers of one shape (same tag and first class name: the
+classes after it vary with alternating rows, first posts and per-post ids), each with its
+author, its date and its body. Selection tuned for articles sees one post as the article and
+the others as comments, so it keeps one post (or a few) and drops the thread. Here the page's
+largest run of post-shaped siblings is found (real prose in most items, links a minority of
+their words) and, when it holds the selection and is much longer, the selection is replaced by
+the whole run: the posts with their authors and dates, which is what a reader of the thread
+sees. Selected blocks that are not in the run (a Q&A page's question above its answers) stay in
+front of it.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import defaultdict
+from copy import deepcopy
+from typing import Any
+
+from lxml import etree
+
+from ._code import CodeStore, restore_code_blocks
+from ._dom import drop_element, text_of
+
+MIN_POSTS = 2
+# A post holds at least a sentence; shorter siblings are rows of a list, not posts.
+MIN_POST_WORDS = 8
+# A run whose words are mostly link text is a list of threads or a menu, not a thread.
+MAX_LINK_SHARE = 0.5
+# The run replaces the selection only when it is this much longer (the selection was one post,
+# not a thread cut short by a few lines of signature) ...
+MIN_GAIN = 2.3
+# ... and holds this share of the selection's words (it is the same thread, not a sidebar).
+MIN_COVER = 0.9
+_WORD = re.compile(r"\w+")
+# Not `form`: some forums wrap every post's text in one (old Reddit); reply boxes lose their
+# controls with the rest of the invisible elements.
+_DROP_IN_POSTS = ("nav", "img", "figure")
+_KEEP_ATTRIBUTES = {"a": ("href",), "code": ("class",), "td": ("colspan",), "th": ("colspan",)}
+
+
+def _key(element: Any) -> tuple[str, str]:
+    names = (element.get("class") or "").split()
+    return element.tag, names[0] if names else ""
+
+
+def find_post_run(root: Any) -> tuple[list[Any], int]:
+    """The page's largest run of post-shaped siblings and its word count (empty, 0 if none)."""
+    body = root.find("body")
+    if body is None:
+        return [], 0
+    best: list[Any] = []
+    best_words = 0
+    for parent in body.iter():
+        if not isinstance(parent.tag, str) or len(parent) < MIN_POSTS:
+            continue
+        groups: dict[tuple[str, str], list[Any]] = defaultdict(list)
+        for child in parent:
+            if isinstance(child.tag, str) and child.get("class"):
+                groups[_key(child)].append(child)
+        for run in groups.values():
+            if len(run) >= MIN_POSTS:
+                words = _post_words(run)
+                if words > best_words:
+                    best, best_words = run, words
+    return best, best_words
+
+
+def _post_words(run: list[Any]) -> int:
+    total = posts = linked = 0
+    for element in run:
+        count = len(text_of(element).split())
+        if count >= MIN_POST_WORDS:
+            posts += 1
+            total += count
+        linked += sum(len(text_of(link).split()) for link in element.iter("a"))
+    if posts < MIN_POSTS or linked > MAX_LINK_SHARE * total:
+        return 0
+    return total
+
+
+def expand_thread(root: Any, body: Any, store: CodeStore) -> Any:
+    """`body` (the selection), or a new `<body>` holding the whole thread it was cut from."""
+    run, run_words = find_post_run(root)
+    if not run:
+        return body
+    selected = _WORD.findall(text_of(body).lower())
+    if not selected or run_words < MIN_GAIN * len(selected):
+        return body
+    in_run = set(_WORD.findall(" ".join(text_of(post) for post in run).lower()))
+    if sum(word in in_run for word in selected) < MIN_COVER * len(selected):
+        return body
+    thread = etree.Element("body")
+    for child in list(body):
+        if isinstance(child.tag, str) and not _within(child, in_run):
+            child.tail = None
+            thread.append(child)  # moved, not copied: `body` is discarded
+    for post in run:
+        thread.append(_post_copy(post, store))
+    return thread
+
+
+def _within(block: Any, words: set[str]) -> bool:
+    """Whether `block` says what the run says (word by word: selection rewrites quotes, spaces)."""
+    own = _WORD.findall(text_of(block).lower())
+    return sum(word in words for word in own) >= MIN_COVER * len(own)
+
+
+def _post_copy(post: Any, store: CodeStore) -> Any:
+    copy = deepcopy(post)
+    copy.tail = None
+    restore_code_blocks(copy, store)
+    for node in list(copy.iter(*_DROP_IN_POSTS)):
+        drop_element(node)
+    for node in copy.iter():
+        if isinstance(node.tag, str):
+            names = _KEEP_ATTRIBUTES.get(node.tag, ())
+            keep = {name: node.get(name) for name in names if node.get(name)}
+            node.attrib.clear()
+            node.attrib.update(keep)
+    copy.tag = "div"
+    return copy
