@@ -24,7 +24,7 @@ from ._chunks import add_missing_chunks
 from ._cleanup import drop_unseen_text, trim_boilerplate
 from ._code import CodeStore
 from ._dom import drop_element, text_of
-from ._forum import expand_thread
+from ._forum import complete_thread
 from ._items import add_missing_items
 from ._jsonld import add_product_facts
 from ._pagetype import PageType
@@ -84,7 +84,7 @@ def select_main(
     add_missing_chunks(root, html_body, store)
     rejoin_split_paragraphs(html_body)
     if page_type == "forum":
-        html_body = expand_thread(root, html_body, store)
+        html_body = complete_thread(root, html_body, store)
     _drop_repeated_headline(html_body, headlines)
     trim_boilerplate(html_body, cut_more_stories=page_type in ("article", "page"))
     if page_type in ("listing", "collection", "page"):

@@ -32,6 +32,12 @@ _FORUM_PATH = re.compile(
     r"showthread\.php|viewtopic\.php|r/\w+/comments)(?:/|$|\.)",
     re.I,
 )
+# Added after the rules above (FORUM helper): a host named for a forum (forum.example.org,
+# community.example.com, warriorforum.com) or a boards / "travel-forum" path section.
+_FORUM_HOST = re.compile(
+    r"^(?:[\w-]+\.)*(?:forums?|boards|community|discuss|discussions|bbs)\.|forums?\.[a-z]+$", re.I
+)
+_FORUM_SECTION = re.compile(r"/(?:boards|[a-z]+-forums?)/", re.I)
 _PRODUCT_PATH = re.compile(r"/(?:products?|p|dp|item|itm|gp/product|shop/p)/[^/]+", re.I)
 _COLLECTION_PATH = re.compile(
     r"/(?:collections?|categor(?:y|ies)|c|shop|store|catalog|department|brands?|browse)(?:/|$)",
@@ -112,6 +118,8 @@ def detect_page_type(root: Any, url: str, items: list[dict[str, Any]]) -> PageTy
     said_article = bool(declared & _ARTICLE_TYPES) or og_type == "article"
     if _FORUM_PATH.search(path):
         return "forum"
+    if _names_forum(parts.netloc, path):
+        return "forum"
     if _DOC_PATH.search(path) or _DOC_PATH.search(parts.netloc):
         return "documentation"
     if said_article:
@@ -129,6 +137,11 @@ def detect_page_type(root: Any, url: str, items: list[dict[str, Any]]) -> PageTy
     if len(root.xpath("//pre")) >= MIN_CODE_BLOCKS:
         return "documentation"
     return "page"
+
+
+def _names_forum(host: str, path: str) -> bool:
+    """Whether the URL names a forum: its host, or a section of its path."""
+    return bool(_FORUM_HOST.search(host.split(":")[0]) or _FORUM_SECTION.search(path))
 
 
 def _count_posts(root: Any) -> int:
