@@ -35,6 +35,14 @@ MIN_GAIN = 2.3
 # ... and holds this share of the selection's words (it is the same thread, not a sidebar).
 MIN_COVER = 0.9
 _WORD = re.compile(r"\w+")
+# Runs inside these are not the thread: a consent banner's settings, "similar threads", menus.
+# (A class or id starting with the word: "p-body-main--withSidebar" holds the thread.)
+_CHROME = re.compile(
+    r"(?:cookie|consent|onetrust|ot-sdk|gdpr|sidebar|related|similar|suggested|recommend"
+    r"|nav|menu|footer)",
+    re.I,
+)
+_CHROME_TAGS = frozenset({"nav", "aside", "footer", "header"})
 # Not `form`: some forums wrap every post's text in one (old Reddit); reply boxes lose their
 # controls with the rest of the invisible elements.
 _DROP_IN_POSTS = ("nav", "img", "figure")
@@ -68,9 +76,19 @@ def find_post_run(root: Any) -> tuple[list[Any], int]:
         for run in groups.values():
             if len(run) >= MIN_POSTS:
                 words = _post_words(run)
-                if words > best_words:
+                if words > best_words and not _in_chrome(parent):
                     best, best_words = run, words
     return best, best_words
+
+
+def _in_chrome(element: Any) -> bool:
+    for node in (element, *element.iterancestors()):
+        if node.tag in _CHROME_TAGS:
+            return True
+        names = f"{node.get('class', '')} {node.get('id', '')}".split()
+        if node.tag not in ("body", "html") and any(_CHROME.match(name) for name in names):
+            return True
+    return False
 
 
 def _post_words(run: list[Any]) -> int:
@@ -108,9 +126,10 @@ def expand_thread(root: Any, body: Any, store: CodeStore) -> Any:
     in_run = set(_WORD.findall(" ".join(text_of(post) for post in run).lower()))
     if sum(word in in_run for word in selected) < MIN_COVER * len(selected):
         return body
+    run_shingles = set(_shingles(" ".join(text_of(post) for post in run)))
     thread = etree.Element("body")
     for child in list(body):
-        if isinstance(child.tag, str) and not _within(child, in_run):
+        if isinstance(child.tag, str) and not _within(child, run_shingles):
             child.tail = None
             thread.append(child)  # moved, not copied: `body` is discarded
     for post in run:
@@ -118,10 +137,16 @@ def expand_thread(root: Any, body: Any, store: CodeStore) -> Any:
     return thread
 
 
-def _within(block: Any, words: set[str]) -> bool:
-    """Whether `block` says what the run says (word by word: selection rewrites quotes, spaces)."""
-    own = _WORD.findall(text_of(block).lower())
-    return sum(word in words for word in own) >= MIN_COVER * len(own)
+def _within(block: Any, shingles: set[tuple[str, ...]]) -> bool:
+    """Whether `block` says what the run says, by word triples (selection rewrites quotes and
+    spaces, so the text itself may differ; single words would match any question)."""
+    own = _shingles(text_of(block))
+    return sum(shingle in shingles for shingle in own) >= MIN_COVER * len(own)
+
+
+def _shingles(text: str) -> list[tuple[str, ...]]:
+    words = _WORD.findall(text.lower())
+    return [tuple(words[i : i + 3]) for i in range(max(1, len(words) - 2))]
 
 
 def _post_copy(post: Any, store: CodeStore) -> Any:
