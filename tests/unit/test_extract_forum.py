@@ -1,4 +1,4 @@
-"""Forum threads (`_forum`): the whole run of posts, without signatures, sidebars or thread lists."""
+"""Forum threads (`_forum`): the whole run of posts, without signatures, sidebars, thread lists."""
 
 from __future__ import annotations
 
@@ -21,7 +21,7 @@ def _post(index: int, text: str, extra: str = "") -> str:
     # Alternating row classes after the first class name, as phpBB and vBulletin write them.
     return (
         f'<div class="post bg{index % 2 + 1}" id="p{index}">'
-        f'<div class="author"><a href="/u/{index}">poster{index}</a> · March {index + 1}, 2024</div>'
+        f'<div class="author"><a href="/u/{index}">poster{index}</a> · March {index + 1}</div>'
         f'<div class="content"><p>{text}</p></div>{extra}</div>'
     )
 
