@@ -129,3 +129,17 @@ def test_a_url_naming_a_forum_marks_a_forum(url: str, expected: str) -> None:
     root = parse_html("<html><body><main><p>Some text.</p></main></body></html>")
     assert root is not None
     assert detect_page_type(root, url, json_ld_items(root)) == expected
+
+
+def test_a_script_loaded_thread_falls_back_to_the_summary_of_its_first_post() -> None:
+    summary = " ".join(POSTS[:2])
+    page = (
+        "<html><head><title>Dripping valve</title>"
+        f'<meta property="og:description" content="{summary}"></head>'
+        "<body><div id='app'></div><section id='main'></section>"
+        "<script>start()</script></body></html>"
+    )
+    content = extract(page, "https://e.org/t/dripping-valve/42", "markdown", True).content
+    assert " ".join(content.split()) == summary
+    # Off forums an empty page stays empty: the summary is not the page.
+    assert extract(page, "https://e.org/about", "markdown", True).content == ""

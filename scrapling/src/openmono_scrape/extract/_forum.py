@@ -51,6 +51,10 @@ _DROP_IN_POSTS = ("nav", "img", "figure")
 # split: about a tenth of their words occur anywhere in the thread's truth).
 _SIGNATURE = re.compile(r"signature", re.I)
 _SIGNATURES = etree.XPath("//body//*[contains(@class, 'ignature')]")
+_DESCRIPTIONS = etree.XPath(
+    "//meta[@property='og:description' or @name='description' or @name='twitter:description']"
+    "/@content"
+)
 _KEEP_ATTRIBUTES = {"a": ("href",), "code": ("class",), "td": ("colspan",), "th": ("colspan",)}
 
 
@@ -104,15 +108,28 @@ def _post_words(run: list[Any]) -> int:
     return total
 
 
-def complete_thread(root: Any, body: Any, store: CodeStore) -> Any:
+def complete_thread(root: Any, body: Any, store: CodeStore, pristine: Any | None = None) -> Any:
     """The thread `body` was selected from, without signatures: `body` itself or a new one.
 
     `root` is the cleaned page; its signatures are removed first, and their text from `body`
-    (after selection: removed before, they change which block trafilatura picks).
+    (after selection: removed before, they change which block trafilatura picks). A thread
+    whose posts a script loads (a forum app's shell page) has nothing to select: the page's
+    own summary of its first post (`og:description`, read from `pristine`, the page as served)
+    stands in when it says more than the selection.
     """
     if drop_signatures(root):
         drop_unseen_text(body, root)
-    return expand_thread(root, body, store)
+    body = expand_thread(root, body, store)
+    summary = _summary(pristine) if pristine is not None else ""
+    if len(summary.split()) > len(text_of(body).split()):
+        body = etree.Element("body")
+        etree.SubElement(body, "p").text = summary
+    return body
+
+
+def _summary(page: Any) -> str:
+    summaries = [" ".join(str(text).split()) for text in _DESCRIPTIONS(page)]
+    return max(summaries, key=len, default="")
 
 
 def expand_thread(root: Any, body: Any, store: CodeStore) -> Any:

@@ -78,13 +78,14 @@ def select_main(
     if html_body is not None and not _text(html_body):
         html_body = None
     if html_body is None:
-        if page_type not in ("listing", "collection"):
+        if page_type not in ("listing", "collection", "forum"):
             return None
-        html_body = etree.Element("body")  # a bare grid of items is still the content
+        # A bare grid of items is still the content; a forum's posts may be script-loaded.
+        html_body = etree.Element("body")
     add_missing_chunks(root, html_body, store)
     rejoin_split_paragraphs(html_body)
     if page_type == "forum":
-        html_body = complete_thread(root, html_body, store)
+        html_body = complete_thread(root, html_body, store, pristine)
     _drop_repeated_headline(html_body, headlines)
     trim_boilerplate(html_body, cut_more_stories=page_type in ("article", "page"))
     if page_type in ("listing", "collection", "page"):
