@@ -143,3 +143,26 @@ def test_a_script_loaded_thread_falls_back_to_the_summary_of_its_first_post() ->
     assert " ".join(content.split()) == summary
     # Off forums an empty page stays empty: the summary is not the page.
     assert extract(page, "https://e.org/about", "markdown", True).content == ""
+
+
+def test_teasers_for_other_threads_after_the_post_leave_with_the_expansion() -> None:
+    root = _root(THREAD + "</main>")
+    teaser = "Looking for a plumber in Leeds who does weekend call outs ... [read more]"
+    thread = expand_thread(root, _selection(POSTS[0], teaser), CodeStore())
+    text = " ".join(text_of(thread).split())
+    assert "read more" not in text
+    for post in POSTS:
+        assert post in text
+
+
+def test_the_posters_record_leaves_the_copied_posts_but_not_their_names() -> None:
+    record = (
+        '<h5 class="userTitle">Well-known member</h5>'
+        '<div class="message-userExtras">Joined Jun 4, 2019 Messages 2,811</div>'
+    )
+    posts = "".join(_post(i, t, record) for i, t in enumerate(POSTS))
+    root = _root(f"<main><div class='thread'>{posts}</div></main>")
+    text = text_of(expand_thread(root, _selection(POSTS[0]), CodeStore()))
+    assert "Well-known member" not in text
+    assert "Messages 2,811" not in text
+    assert "poster3" in text

@@ -51,6 +51,13 @@ _DROP_IN_POSTS = ("nav", "img", "figure")
 # split: about a tenth of their words occur anywhere in the thread's truth).
 _SIGNATURE = re.compile(r"signature", re.I)
 _SIGNATURES = etree.XPath("//body//*[contains(@class, 'ignature')]")
+# Posters' titles and counters ("Well-known member", "Joined", "Messages 28") leave the posts
+# copied into a thread: truth keeps the poster's name and the post's date, not the record.
+# (Not from the cleaned page: selection merges them into the post's text, and removing them
+# there takes the post with them.)
+_POSTER_RECORD = re.compile(
+    r"user-?(?:title|extras?|banner|stats)|profile-(?:joined|posts|rank)", re.I
+)
 _DESCRIPTIONS = etree.XPath(
     "//meta[@property='og:description' or @name='description' or @name='twitter:description']"
     "/@content"
@@ -133,22 +140,31 @@ def _summary(page: Any) -> str:
 
 
 def expand_thread(root: Any, body: Any, store: CodeStore) -> Any:
-    """`body` (the selection), or a new `<body>` holding the whole thread it was cut from."""
+    """`body` (the selection), or a new `<body>` holding the whole thread it was cut from.
+
+    The selection's blocks are told apart by whether the run says them too: blocks after the
+    last one in the run are teasers for other threads and go; blocks before it (a Q&A page's
+    question, a first post kept apart from the replies) stay in front of the posts.
+    """
     run, run_words = find_post_run(root)
-    if not run:
+    blocks = [child for child in body if isinstance(child.tag, str)]
+    if not run or not blocks:
         return body
-    selected = _WORD.findall(text_of(body).lower())
+    run_shingles = set(_shingles(" ".join(text_of(post) for post in run)))
+    inside = [_within(block, run_shingles) for block in blocks]
+    last = max((index for index, flag in enumerate(inside) if flag), default=len(blocks) - 1)
+    kept = blocks[: last + 1]
+    selected = _WORD.findall(" ".join(text_of(block) for block in kept).lower())
     if not selected or run_words < MIN_GAIN * len(selected):
         return body
     in_run = set(_WORD.findall(" ".join(text_of(post) for post in run).lower()))
     if sum(word in in_run for word in selected) < MIN_COVER * len(selected):
         return body
-    run_shingles = set(_shingles(" ".join(text_of(post) for post in run)))
     thread = etree.Element("body")
-    for child in list(body):
-        if isinstance(child.tag, str) and not _within(child, run_shingles):
-            child.tail = None
-            thread.append(child)  # moved, not copied: `body` is discarded
+    for block, flag in zip(kept, inside, strict=False):
+        if not flag:
+            block.tail = None
+            thread.append(block)  # moved, not copied: `body` is discarded
     for post in run:
         thread.append(_post_copy(post, store))
     return thread
@@ -172,6 +188,9 @@ def _post_copy(post: Any, store: CodeStore) -> Any:
     restore_code_blocks(copy, store)
     for node in list(copy.iter(*_DROP_IN_POSTS)):
         drop_element(node)
+    for node in list(copy.iter()):
+        if isinstance(node.tag, str) and _POSTER_RECORD.search(node.get("class", "")):
+            drop_element(node)
     for node in copy.iter():
         if isinstance(node.tag, str):
             names = _KEEP_ATTRIBUTES.get(node.tag, ())
