@@ -3,12 +3,23 @@
 A thread is a run of sibling post containers of one shape (same tag and first class name: the
 classes after it vary with alternating rows, first posts and per-post ids), each with its
 author, its date and its body. Selection tuned for articles sees one post as the article and
-the others as comments, so it keeps one post (or a few) and drops the thread. Here the page's
-largest run of post-shaped siblings is found (real prose in most items, links a minority of
-their words) and, when it holds the selection and is much longer, the selection is replaced by
-the whole run: the posts with their authors and dates, which is what a reader of the thread
-sees. Selected blocks that are not in the run (a Q&A page's question above its answers) stay in
-front of it.
+the others as comments, so it keeps one post (or a few) and drops the thread. `complete_thread`
+repairs a forum page's selection in three steps:
+
+1. posters' signatures are removed from the cleaned page, and so their text from the selection;
+2. the page's largest run of post-shaped siblings is found (real prose in most items, links a
+   minority of their words, outside consent banners, menus and "similar threads" lists) and,
+   when it holds the selection and is much longer, replaces it: the posts with their authors
+   and dates, without the posters' titles and counters. Selected blocks before the last one the
+   run also says (a Q&A page's question above its answers) stay in front of the posts; blocks
+   after it (teasers for other threads) go;
+3. a shell page whose posts a script loads has nothing to select: the page's own summary of the
+   first post (`og:description`) stands in when it says more than the selection.
+
+Measured on the wcxb development split (112 true forum pages; a loaded machine): mean word F1
+0.705 -> 0.760 (even ids 0.695 -> 0.764, odd ids 0.716 -> 0.756; trafilatura 0.691). Listing
+and collection pages detected as forums gained too (0.623 -> 0.627, 0.606 -> 0.609); no other
+type moved.
 """
 
 from __future__ import annotations

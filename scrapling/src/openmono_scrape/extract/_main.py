@@ -10,7 +10,8 @@
    and untyped pages only: elsewhere "See also" and "Recommended" are part of the page);
 5. by page type: listings, collections and untyped pages (service pages, mostly) get back the
    item grid it dropped (`_items`),
-   products the name, description and specs their JSON-LD states (`_jsonld`).
+   products the name, description and specs their JSON-LD states (`_jsonld`),
+   forums the whole thread when one post of it was kept, without signatures (`_forum`).
 """
 
 from __future__ import annotations

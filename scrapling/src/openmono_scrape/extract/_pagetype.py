@@ -3,7 +3,8 @@
 Main-content selection tuned for articles loses the content of other pages: a forum's posts look
 like comments, a product grid like navigation. The type decides how selection runs (`_main`).
 Signals, strongest first: schema.org types in JSON-LD (`DiscussionForumPosting`, `Product`,
-`ItemList`, ...), `og:type`, the URL path (`/forum/`, `/products/`, `/collections/`, `/docs/`) and
+`ItemList`, ...), `og:type`, the URL path (`/forum/`, `/products/`, `/collections/`, `/docs/`;
+a forum also by its host, `forum.` or `community.`, or a `/boards/` section) and
 DOM shape (several post containers, many `<article>` cards, code blocks). Anything else is
 "article", the type the default selection is tuned for. Measured on the wcxb development split
 (even page ids): see bench/extraction.py for the resulting per-type scores.
