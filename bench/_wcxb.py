@@ -93,3 +93,34 @@ def type_table(pages: list[TypedPage], scores: dict[str, list[float]]) -> list[s
 
 def _mean(values: list[float], index: list[int]) -> float:
     return statistics.mean(values[i] for i in index) if index else float("nan")
+
+
+# The issue's goals on this split: this overall mean F1, and no page type below any baseline.
+GOAL_OVERALL = 0.87
+
+
+def goal_lines(pages: list[TypedPage], scores: dict[str, list[float]]) -> list[str]:
+    """Whether the first contender meets the goals against every other one, per type and overall."""
+    ours_name, *baselines = scores
+    ours = scores[ours_name]
+    everything = list(range(len(pages)))
+    overall = _mean(ours, everything)
+    lines = [
+        f"goal: overall {overall:.3f} vs {GOAL_OVERALL} -> "
+        f"{'met' if overall >= GOAL_OVERALL else 'NOT met'}"
+    ]
+    below = []
+    for page_type in PAGE_TYPES:
+        index = [i for i, p in enumerate(pages) if p.page_type == page_type]
+        if not index:
+            continue
+        mine = _mean(ours, index)
+        for name in baselines:
+            theirs = _mean(scores[name], index)
+            if mine < theirs:
+                below.append(f"{page_type} {mine:.3f} < {name} {theirs:.3f}")
+    lines.append(
+        "goal: no page type below a baseline -> "
+        + ("met" if not below else "NOT met: " + "; ".join(below))
+    )
+    return lines

@@ -288,3 +288,25 @@ def test_closed_aria_accordion_regions_are_kept() -> None:
     content = extract(html, "https://shop.e.org/products/k2", "markdown", True).content
     assert spec in content
     assert "HIDDEN_PROMO" not in content
+
+
+def test_a_line_that_only_starts_like_a_more_stories_label_cuts_nothing() -> None:
+    # "More from ..." is a label when it is a few words; a sentence that begins that way, or a
+    # bold "Recommended" inside a line of text, introduces more of the article, not other stories.
+    intro = (
+        "Gardeners can adapt their planting calendar to a warmer climate by watching the soil "
+        "temperature rather than the date, and by choosing varieties bred for heat. "
+    ) * 4
+    rest = "<p>Arbor Day Foundation: planting trees and the hardiness zone map explained.</p>"
+    for label in (
+        "<p>More from Cornell on climate change and gardening in the northeast:</p>",
+        "<p><strong>Recommended</strong> for beginners, it explains shading step by step.</p>",
+    ):
+        body = etree.fromstring(f"<body><p>{intro}</p><p>{intro}</p>{label}{rest}</body>")
+        trim_boilerplate(body, cut_more_stories=True)
+        assert "Arbor Day Foundation" in text_of(body)
+    body = etree.fromstring(
+        f"<body><p>{intro}</p><p>{intro}</p><p>More from Cornell</p>{rest}</body>"
+    )
+    trim_boilerplate(body, cut_more_stories=True)
+    assert "Arbor Day Foundation" not in text_of(body)

@@ -41,6 +41,8 @@ _MORE_STORIES = re.compile(
 )
 # ... but only after a real body of text, so the article itself is never cut short.
 MIN_CHARS_BEFORE_CUT = 500
+# A label is a few words ("More from Reuters"); a longer line that starts the same way is text.
+MAX_LABEL_WORDS = 6
 MIN_SHARE_BEFORE_CUT = 0.2
 _RULE = re.compile(r"^[\s_*=\-–—~.·•]+$")
 _BLOCKS = ("p", "li", "h1", "h2", "h3", "h4", "h5", "h6", "blockquote", "div")
@@ -97,7 +99,10 @@ def _cut_more_stories(body: Any) -> None:
     """Drop a trailing "You may also like" style section: its label and everything after it."""
     total = len(text_of(body))
     for label in body.iter("h2", "h3", "h4", "h5", "h6", "p", "div", "strong", "b"):
-        if len(label) > 1 or not _MORE_STORIES.match(text_of(label)):
+        text = text_of(label)
+        if len(label) > 1 or len(text.split()) > MAX_LABEL_WORDS or not _MORE_STORIES.match(text):
+            continue
+        if label.tag in ("strong", "b") and _inline_in_text(label):
             continue
         before = sum(len(text) for text in label.xpath("preceding::text()"))
         if before < max(MIN_CHARS_BEFORE_CUT, MIN_SHARE_BEFORE_CUT * total):
@@ -111,6 +116,14 @@ def _cut_more_stories(body: Any) -> None:
                 drop_element(node)
             node = parent
         return
+
+
+def _inline_in_text(label: Any) -> bool:
+    """Whether a bold label sits inside a line of other text (a phrase, not a section label)."""
+    parent = label.getparent()
+    if parent is None:
+        return False
+    return len(text_of(parent).split()) > len(text_of(label).split()) + 2
 
 
 def _trim_tail(body: Any) -> None:
