@@ -10,8 +10,9 @@
    and untyped pages only: elsewhere "See also" and "Recommended" are part of the page);
 5. by page type: listings, collections and untyped pages (service pages, mostly) get back the
    item grid it dropped (`_items`),
-   products the name, description and specs their JSON-LD states (`_jsonld`); on products,
-   review widgets, related-product rails and consent banners go first (`_product`).
+   products the name, description and specs their JSON-LD states (`_jsonld`) once their
+   review widgets, related-product rails and consent banners are gone (`_product`),
+   forums the whole thread when one post of it was kept, without signatures (`_forum`).
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ from ._chunks import add_missing_chunks
 from ._cleanup import drop_unseen_text, trim_boilerplate
 from ._code import CodeStore
 from ._dom import drop_element, text_of
+from ._forum import complete_thread
 from ._items import add_missing_items
 from ._jsonld import add_product_facts
 from ._pagetype import PageType
@@ -81,11 +83,14 @@ def select_main(
     if html_body is not None and not _text(html_body):
         html_body = None
     if html_body is None:
-        if page_type not in ("listing", "collection"):
+        if page_type not in ("listing", "collection", "forum"):
             return None
-        html_body = etree.Element("body")  # a bare grid of items is still the content
+        # A bare grid of items is still the content; a forum's posts may be script-loaded.
+        html_body = etree.Element("body")
     add_missing_chunks(root, html_body, store)
     rejoin_split_paragraphs(html_body)
+    if page_type == "forum":
+        html_body = complete_thread(root, html_body, store, pristine)
     _drop_repeated_headline(html_body, headlines)
     trim_boilerplate(html_body, cut_more_stories=page_type in ("article", "page"))
     if page_type in ("listing", "collection", "page"):
