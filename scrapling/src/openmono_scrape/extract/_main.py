@@ -10,7 +10,9 @@
    and untyped pages only: elsewhere "See also" and "Recommended" are part of the page);
 5. by page type: listings, collections and untyped pages (service pages, mostly) get back the
    item grid it dropped (`_items`),
-   products the name, description and specs their JSON-LD states (`_jsonld`).
+   products the name, description and specs their JSON-LD states (`_jsonld`) once their
+   review widgets, related-product rails and consent banners are gone (`_product`),
+   forums the whole thread when one post of it was kept, without signatures (`_forum`).
 """
 
 from __future__ import annotations
@@ -24,9 +26,11 @@ from ._chunks import add_missing_chunks
 from ._cleanup import drop_unseen_text, trim_boilerplate
 from ._code import CodeStore
 from ._dom import drop_element, text_of
+from ._forum import complete_thread
 from ._items import add_missing_items
 from ._jsonld import add_product_facts
 from ._pagetype import PageType
+from ._product import drop_product_chrome, drop_product_rails
 from ._title import repeats_title
 from ._xmlhtml import rejoin_split_paragraphs, to_html
 
@@ -58,6 +62,8 @@ def select_main(
     included on forums (the replies are the content); text that does not appear in `root` is
     then removed, so hidden text stays out either way.
     """
+    if page_type == "product":
+        drop_product_chrome(root)  # the visible tree only: see `_product`
     if page_type == "article" or pristine is None:
         # Balanced, not precision mode: precision scored higher on the article benchmark
         # (0.976 against 0.972) but lower on the wcxb dev split's articles (0.921 against
@@ -77,11 +83,14 @@ def select_main(
     if html_body is not None and not _text(html_body):
         html_body = None
     if html_body is None:
-        if page_type not in ("listing", "collection"):
+        if page_type not in ("listing", "collection", "forum"):
             return None
-        html_body = etree.Element("body")  # a bare grid of items is still the content
+        # A bare grid of items is still the content; a forum's posts may be script-loaded.
+        html_body = etree.Element("body")
     add_missing_chunks(root, html_body, store)
     rejoin_split_paragraphs(html_body)
+    if page_type == "forum":
+        html_body = complete_thread(root, html_body, store, pristine)
     _drop_repeated_headline(html_body, headlines)
     trim_boilerplate(html_body, cut_more_stories=page_type in ("article", "page"))
     if page_type in ("listing", "collection", "page"):
@@ -89,6 +98,8 @@ def select_main(
         # benchmark fell from 0.97 to 0.94 with it). An untyped page takes the items only when
         # they outweigh the text selected (a service page's cards, not an article's teasers).
         add_missing_items(root, html_body, dominant=page_type == "page")
+    if page_type == "product":
+        drop_product_rails(html_body)
     if page_type == "product" and items:
         add_product_facts(html_body, items)
     return html_body if len(html_body) else None

@@ -1,0 +1,168 @@
+"""Forum threads (`_forum`): the whole run of posts, without signatures, sidebars, thread lists."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from lxml import etree
+from openmono_scrape.extract import extract
+from openmono_scrape.extract._code import CodeStore
+from openmono_scrape.extract._dom import parse_html, remove_invisible, text_of
+from openmono_scrape.extract._forum import complete_thread, expand_thread, find_post_run
+from openmono_scrape.extract._pagetype import detect_page_type, json_ld_items
+
+from tests.unit.test_extract_page_types import POSTS
+
+QUESTION = "The pressure valve keeps dripping every morning."
+
+
+def _post(index: int, text: str, extra: str = "") -> str:
+    # Alternating row classes after the first class name, as phpBB and vBulletin write them.
+    return (
+        f'<div class="post bg{index % 2 + 1}" id="p{index}">'
+        f'<div class="author"><a href="/u/{index}">poster{index}</a> · March {index + 1}</div>'
+        f'<div class="content"><p>{text}</p></div>{extra}</div>'
+    )
+
+
+def _root(body: str) -> Any:
+    root = parse_html(f"<html><head><title>t</title></head><body>{body}</body></html>")
+    assert root is not None
+    remove_invisible(root)
+    return root
+
+
+def _selection(*texts: str) -> Any:
+    body = etree.Element("body")
+    for text in texts:
+        etree.SubElement(body, "p").text = text
+    return body
+
+
+THREAD = "<main><div class='thread'>" + "".join(_post(i, t) for i, t in enumerate(POSTS)) + "</div>"
+
+
+def test_a_selection_that_kept_one_post_becomes_the_whole_thread() -> None:
+    root = _root(THREAD + "</main>")
+    thread = expand_thread(root, _selection(POSTS[1]), CodeStore())
+    text = " ".join(text_of(thread).split())
+    for index, post in enumerate(POSTS):
+        assert post in text
+        assert f"poster{index}" in text  # the authors and dates come with the posts
+    assert text.index(POSTS[0]) < text.index(POSTS[3])
+
+
+def test_a_selection_that_holds_the_thread_is_kept() -> None:
+    root = _root(THREAD + "</main>")
+    selection = _selection(*POSTS)
+    assert expand_thread(root, selection, CodeStore()) is selection
+
+
+def test_a_question_outside_the_run_of_answers_stays_in_front() -> None:
+    answers = "".join(
+        f'<div class="answer"><p>{text}</p><span>answered by helper{i}</span></div>'
+        for i, text in enumerate(POSTS)
+    )
+    root = _root(f"<main><div class='question'><p>{QUESTION}</p></div>{answers}</main>")
+    thread = expand_thread(root, _selection(QUESTION, POSTS[1]), CodeStore())
+    text = " ".join(text_of(thread).split())
+    assert text.startswith(QUESTION)
+    for post in POSTS:
+        assert post in text
+
+
+def test_similar_threads_in_a_sidebar_are_not_the_thread() -> None:
+    similar = "".join(f'<div class="item"><p>{text}</p></div>' for text in POSTS)
+    root = _root(
+        f"<main><p>{QUESTION}</p></main><div class='similar-threads'>{similar}</div>"
+        f"<aside>{similar}</aside>"
+    )
+    assert find_post_run(root) == ([], 0)
+
+
+def test_a_list_of_thread_titles_is_not_a_thread() -> None:
+    titles = "".join(
+        f'<li class="topic"><a href="/t/{i}">{text}</a></li>' for i, text in enumerate(POSTS)
+    )
+    root = _root(f"<main><ul class='topics'>{titles}</ul></main>")
+    assert find_post_run(root) == ([], 0)
+
+
+def test_signatures_leave_the_selection_and_the_thread() -> None:
+    signature = '<div class="signature">Sent from my phone. Visit my boiler blog!</div>'
+    posts = "".join(_post(i, t, signature) for i, t in enumerate(POSTS))
+    root = _root(f"<main><div class='thread'>{posts}</div></main>")
+    selection = _selection(POSTS[2], "Sent from my phone. Visit my boiler blog!")
+    text = text_of(complete_thread(root, selection, CodeStore()))
+    assert "boiler blog" not in text
+    for post in POSTS:
+        assert post in " ".join(text.split())
+
+
+def test_extract_returns_the_posts_without_their_signatures() -> None:
+    signature = '<div class="signature"><p>Sent from my phone. Visit my boiler blog!</p></div>'
+    posts = "".join(_post(i, t, signature) for i, t in enumerate(POSTS))
+    page = (
+        "<html><head><title>Dripping valve</title></head><body><h1>Dripping valve</h1>"
+        f"<main><div class='thread'>{posts}</div></main></body></html>"
+    )
+    content = extract(page, "https://e.org/forum/t/dripping-valve", "markdown", True).content
+    for post in POSTS:
+        assert post in content
+    assert "boiler blog" not in content
+
+
+@pytest.mark.parametrize(
+    ("url", "expected"),
+    [
+        ("https://forum.example.org/some-thread-about-valves", "forum"),
+        ("https://community.example.com/travel/first-trip", "forum"),
+        ("https://www.warriorforum.com/beginners-area/123-a-question.html", "forum"),
+        ("https://example.com/travel-forum/beyond-europe/first-trip", "forum"),
+        ("https://games.example.com/boards/1234-switch/5678", "forum"),
+        ("https://example.com/best-board-games-of-2025/", "page"),
+        ("https://example.com/community-outreach/marketing", "page"),
+    ],
+)
+def test_a_url_naming_a_forum_marks_a_forum(url: str, expected: str) -> None:
+    root = parse_html("<html><body><main><p>Some text.</p></main></body></html>")
+    assert root is not None
+    assert detect_page_type(root, url, json_ld_items(root)) == expected
+
+
+def test_a_script_loaded_thread_falls_back_to_the_summary_of_its_first_post() -> None:
+    summary = " ".join(POSTS[:2])
+    page = (
+        "<html><head><title>Dripping valve</title>"
+        f'<meta property="og:description" content="{summary}"></head>'
+        "<body><div id='app'></div><section id='main'></section>"
+        "<script>start()</script></body></html>"
+    )
+    content = extract(page, "https://e.org/t/dripping-valve/42", "markdown", True).content
+    assert " ".join(content.split()) == summary
+    # Off forums an empty page stays empty: the summary is not the page.
+    assert extract(page, "https://e.org/about", "markdown", True).content == ""
+
+
+def test_teasers_for_other_threads_after_the_post_leave_with_the_expansion() -> None:
+    root = _root(THREAD + "</main>")
+    teaser = "Looking for a plumber in Leeds who does weekend call outs ... [read more]"
+    thread = expand_thread(root, _selection(POSTS[0], teaser), CodeStore())
+    text = " ".join(text_of(thread).split())
+    assert "read more" not in text
+    for post in POSTS:
+        assert post in text
+
+
+def test_the_posters_record_leaves_the_copied_posts_but_not_their_names() -> None:
+    record = (
+        '<h5 class="userTitle">Well-known member</h5>'
+        '<div class="message-userExtras">Joined Jun 4, 2019 Messages 2,811</div>'
+    )
+    posts = "".join(_post(i, t, record) for i, t in enumerate(POSTS))
+    root = _root(f"<main><div class='thread'>{posts}</div></main>")
+    text = text_of(expand_thread(root, _selection(POSTS[0]), CodeStore()))
+    assert "Well-known member" not in text
+    assert "Messages 2,811" not in text
+    assert "poster3" in text
