@@ -1,0 +1,86 @@
+"""Article furniture trimming: the short lines around a story that are not the story.
+
+trafilatura's article container often carries the page's furniture along with the text: a
+reading-time line ("6 min read"), script placeholders ("Loading paragraph..."), "Advertisement"
+slots between paragraphs, image credits, "Share this post" labels and a table of contents that
+only links to the article's own headings. Each rule matches a whole short block only (a few
+words), so a sentence that merely starts the same way is text and stays.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from ._dom import drop_element, text_of
+
+# A furniture line is short; anything longer is a sentence of the article.
+MAX_FURNITURE_WORDS = 8
+
+_FURNITURE = re.compile(
+    r"^\W*(?:"
+    # reading time, alone or after a date / byline: "Jun 8, 2023 • 11 Minute Read"
+    r".{0,60}\b\d+\s*(?:min(?:ute)?s?|mins?)\.?\s+read\W*"
+    # placeholders a script fills in
+    r"|loading(?: paragraph| image| content)?\s*(?:\.\.\.|…)"
+    # ad slots
+    r"|advertisement(?:\s*[-–—:]\s*(?:page|story|article) continues below)?"
+    r"|(?:story|article) continues below(?: advertisement)?"
+    # share labels
+    r"|share (?:this|the) (?:post|article|story|page|content)"
+    # a table of contents label
+    r"|(?:table of )?contents|in this (?:article|post|guide)|jump to"
+    r")\W*$",
+    re.I,
+)
+_TOC_LABEL = re.compile(
+    r"^\W*(?:(?:table of )?contents|in this (?:article|post|guide)|jump to"
+    r"|on this page|what(?:'|’)?s inside)\W*$",
+    re.I,
+)
+_BLOCKS = ("p", "li", "h1", "h2", "h3", "h4", "h5", "h6", "div", "blockquote")
+_LISTS = ("ul", "ol")
+
+
+def trim_article_furniture(body: Any) -> None:
+    """Drop reading-time, placeholder, ad, credit, share and contents lines, in place."""
+    _drop_anchor_tables_of_contents(body)
+    for element in list(body.iter(*_BLOCKS)):
+        if element.getparent() is None or len(element.xpath(".//pre|.//table|.//ul|.//ol")):
+            continue
+        text = " ".join(text_of(element).split())
+        words = len(text.split())
+        if not words:
+            continue
+        if words <= MAX_FURNITURE_WORDS and _FURNITURE.match(text):
+            parent = element.getparent()
+            drop_element(element)
+            if parent.tag in _LISTS and not text_of(parent).strip():
+                drop_element(parent)
+
+
+def _drop_anchor_tables_of_contents(body: Any) -> None:
+    """Drop a "Contents" label and the list after it when each item is only a jump link.
+
+    Both are needed: a "top picks" list of in-page links with a line of text each is content.
+    """
+    for lst in list(body.iter(*_LISTS)):
+        label = lst.getprevious()
+        if lst.getparent() is None or label is None:
+            continue
+        if not _TOC_LABEL.match(" ".join(text_of(label).split())):
+            continue
+        items = lst.xpath(".//li")
+        if not items or not all(_is_jump_link(item) for item in items):
+            continue
+        drop_element(label)
+        drop_element(lst)
+
+
+def _is_jump_link(item: Any) -> bool:
+    """Whether a list item is nothing but links to anchors on the same page (nested lists too)."""
+    links = item.xpath(".//a")
+    if not links or not all((link.get("href") or "").startswith("#") for link in links):
+        return False
+    own = " ".join(" ".join(text_of(link).split()) for link in links)
+    return len(" ".join(text_of(item).split())) <= len(own) + 3

@@ -1,0 +1,57 @@
+"""Article furniture trimming (`_article`): short non-story lines go, look-alike text stays."""
+
+from __future__ import annotations
+
+from lxml import etree
+from openmono_scrape.extract._article import trim_article_furniture
+from openmono_scrape.extract._dom import text_of
+
+STORY = (
+    "The council approved the new cycle lanes after a long debate about parking, and the work "
+    "on the high street will start in the spring once the drainage survey is finished."
+)
+
+
+def _trimmed(markup: str) -> str:
+    body = etree.fromstring(f"<body>{markup}</body>")
+    trim_article_furniture(body)
+    return " ".join(" ".join(text_of(child).split()) for child in body)
+
+
+def test_reading_time_placeholders_ads_and_share_labels_go() -> None:
+    text = _trimmed(
+        "<p>June 8, 2023 • 11 Minute Read</p><ul><li>6 min read</li></ul>"
+        f"<p>Loading paragraph...</p><p>{STORY}</p><p>Advertisement - Page continues below</p>"
+        f"<p>{STORY}</p><p>ADVERTISEMENT</p><p>Share this post</p>"
+    )
+    assert text == f"{STORY} {STORY}"
+
+
+def test_sentences_that_only_look_like_furniture_stay() -> None:
+    lines = [
+        "Loading indicators during data fetch keep the user informed.",
+        "Share of homes that sold above asking price in 2024.",
+        "Advertisement spending rose by a third across the region last year.",
+        "It takes about 5 minutes to read the whole report, and longer to act on it.",
+    ]
+    markup = "".join(f"<p>{line}</p>" for line in lines)
+    assert _trimmed(markup) == " ".join(lines)
+
+
+def test_a_contents_list_of_jump_links_goes_but_a_top_picks_list_stays() -> None:
+    toc = (
+        '<h3>Table of Contents</h3><ul><li><a href="#why">Why it matters</a></li>'
+        '<li><a href="#how">How it works</a><ul><li><a href="#cost">Cost</a></li></ul></li></ul>'
+    )
+    # Jump links with a line of text each are the article's summary, not a table of contents.
+    picks = (
+        '<h3>Contents</h3><ol><li><a href="#a">Acme Movers</a>: 4.6 out of 5 stars, best for '
+        'long distance</li><li><a href="#b">Beta Vans</a>: 4.2 out of 5 stars</li></ol>'
+    )
+    assert _trimmed(f"{toc}<p>{STORY}</p>") == STORY
+    assert "Acme Movers" in _trimmed(f"{picks}<p>{STORY}</p>")
+    # Without a contents label a list of jump links is left alone.
+    unlabelled = (
+        '<ul><li><a href="#why">Why it matters</a></li><li><a href="#how">How</a></li></ul>'
+    )
+    assert "Why it matters" in _trimmed(f"<p>{STORY}</p>{unlabelled}")
