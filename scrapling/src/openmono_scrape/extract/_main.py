@@ -12,7 +12,8 @@
    a table of contents of jump links: `_article`);
 5. by page type: listings, collections and untyped pages (service pages, mostly) get back the
    item grid it dropped (`_items`),
-   products the name, description and specs their JSON-LD states (`_jsonld`),
+   products the name, description and specs their JSON-LD states (`_jsonld`) once their
+   review widgets, related-product rails and consent banners are gone (`_product`),
    forums the whole thread when one post of it was kept, without signatures (`_forum`).
 """
 
@@ -32,6 +33,7 @@ from ._forum import complete_thread
 from ._items import add_missing_items
 from ._jsonld import add_product_facts
 from ._pagetype import PageType
+from ._product import drop_product_chrome, drop_product_rails
 from ._title import repeats_title
 from ._xmlhtml import rejoin_split_paragraphs, to_html
 
@@ -63,6 +65,8 @@ def select_main(
     included on forums (the replies are the content); text that does not appear in `root` is
     then removed, so hidden text stays out either way.
     """
+    if page_type == "product":
+        drop_product_chrome(root)  # the visible tree only: see `_product`
     if page_type == "article" or pristine is None:
         # Balanced, not precision mode: precision scored higher on the article benchmark
         # (0.976 against 0.972) but lower on the wcxb dev split's articles (0.921 against
@@ -99,6 +103,8 @@ def select_main(
         # benchmark fell from 0.97 to 0.94 with it). An untyped page takes the items only when
         # they outweigh the text selected (a service page's cards, not an article's teasers).
         add_missing_items(root, html_body, dominant=page_type == "page")
+    if page_type == "product":
+        drop_product_rails(html_body)
     if page_type == "product" and items:
         add_product_facts(html_body, items)
     return html_body if len(html_body) else None

@@ -1,0 +1,106 @@
+"""Shop chrome on product pages: review widgets, "related products" rails, cookie banners.
+
+Two passes. `drop_product_chrome`, before selection: blocks named as chrome in the markup.
+`drop_product_rails`, after: a section whose heading introduces other products ("People who
+viewed this item also viewed", "Similar items"), up to the next heading as high.
+
+A product page's content is the product: its name, price, description and specs. trafilatura
+keeps, next to it, the review widget (dozens of customer reviews under the spec sheet), the
+"related" / "also bought" / "recently viewed" rails and cookie-consent text, which the wcxb
+annotators mostly leave out. Shops name those blocks in their markup (`class="reviews"`,
+`id="related-products"`, `class="cookie-consent"`), so they are recognised by class or id.
+
+They are removed from the *visible* tree only, never from the page trafilatura reads: removed
+before selection they shift trafilatura's choice of container (measured: one page lost half its
+recall), while removed from the visible tree their text is taken out of the selection afterwards
+by the unseen-text pass (`_cleanup.drop_unseen_text`), whatever trafilatura chose.
+
+Measured on the wcxb development split's product pages (a loaded machine, December 2026), mean
+word F1: 0.637 -> 0.652 with the chrome pass (both page-id halves up: reviews +0.014, cookie
+banners +0.002, related rails +0.0003; some annotators keep the reviews, 3 pages lose, most drop
+them), 0.661 with `_pagetype`'s microdata signal, 0.670 with the rail headings (three pages
+gain, none lose), 0.673 once testimonials and star ratings were kept, 0.674 with short
+review summaries kept, 0.677 once blocks named testimonial were never review widgets and
+`cmp-` (a page builder's prefix) no consent banner; no other page type moves.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from lxml import etree
+
+from ._dom import drop_element, text_of
+
+# Class/id words (at a word start) of review widgets: the shop's own and the common review
+# services. Not "rating" (the star summary is a fact about the product the annotators keep) nor
+# "testimonial" (the shop's own chosen quotes belong to its copy): each cost a page its text.
+_REVIEWS = re.compile(
+    r"(?:^|[\s_-])(?:reviews?(?!er)|yotpo|okendo|judgeme|jdgm|stamped|bazaarvoice"
+    r"|trustpilot|feefo|reevoo|powerreviews|loox)",
+    re.I,
+)
+_TESTIMONIAL = re.compile(r"testimonial", re.I)
+# ... and of rails of other products and of consent banners (not "cmp-": besides consent
+# platforms, Adobe's page builder prefixes every component with it).
+_RAILS_AND_BANNERS = re.compile(
+    r"(?:^|[\s_-])(?:related|recommend|upsells?|up-sells?|cross-?sells?"
+    r"|also-?(?:viewed|bought|like)|recently-?viewed|similar|you-may|complete-the-look"
+    r"|frequently-bought|cookies?|consent|gdpr|onetrust|truste)",
+    re.I,
+)
+# A review-named block shorter than this is the rating summary ("4.8 from 1,316 reviews", a
+# critics' quote), which annotators keep; the widget listing the reviews is far longer (on the
+# wcxb dev split the result was the same for any bound from 500 to 2,000 characters).
+MIN_REVIEW_WIDGET_CHARS = 1000
+_NAMED = etree.XPath("//body//*[@class or @id]")
+# A block holding more than this share of the page's text is the page (a wrapper whose class
+# happens to say "reviews"), never a widget beside it; so is a block holding the product's h1.
+MAX_CHROME_SHARE = 0.5
+_KEEP_TAGS = frozenset({"html", "body", "main"})
+
+
+def drop_product_chrome(root: Any) -> None:
+    """Remove review widgets, related-product rails and consent banners from `root`, in place."""
+    total = len(text_of(root))
+    for element in list(_NAMED(root)):
+        if element.tag in _KEEP_TAGS or element.getroottree().getroot() is not root:
+            continue  # the page itself, or inside a block already dropped
+        names = f"{element.get('class', '')} {element.get('id', '')}"
+        rail_or_banner = _RAILS_AND_BANNERS.search(names) is not None
+        if not rail_or_banner and (not _REVIEWS.search(names) or _TESTIMONIAL.search(names)):
+            continue
+        size = len(text_of(element))
+        if size > MAX_CHROME_SHARE * total or element.find(".//h1") is not None:
+            continue
+        if not rail_or_banner and size < MIN_REVIEW_WIDGET_CHARS:
+            continue
+        drop_element(element)
+
+
+# A heading introducing other products: "You may also like", "People who viewed this item also
+# viewed", "Similar items", "Frequently bought together", "Recently viewed".
+_RAIL_HEADING = re.compile(
+    r"^\W*(?:(?:you|customers|people)(?: who [\w ]+?)? (?:may|might|also|frequently) "
+    r"(?:also )?(?:like|love|viewed|bought|purchased)"
+    r"|(?:similar|related|recommended|recently viewed|sponsored) (?:items|products)"
+    r"|explore related [\w ]+|frequently bought together|recently viewed"
+    r"|(?:complete|shop) the look|more from this (?:seller|shop|brand))\W*$",
+    re.I,
+)
+_HEADINGS = ("h1", "h2", "h3", "h4", "h5", "h6")
+
+
+def drop_product_rails(body: Any) -> None:
+    """Drop each section of `body` a rail heading opens, up to the next heading as high."""
+    for heading in list(body.iter(*_HEADINGS)):
+        parent = heading.getparent()
+        if parent is None or not _RAIL_HEADING.match(" ".join(text_of(heading).split())):
+            continue
+        level = int(heading.tag[1])
+        for later in list(heading.itersiblings()):
+            if later.tag in _HEADINGS and int(later.tag[1]) <= level:
+                break
+            drop_element(later)
+        drop_element(heading)

@@ -1,0 +1,143 @@
+"""Product pages: the product stays, the shop's review widget, product rails and banners go."""
+
+from __future__ import annotations
+
+import pytest
+from lxml import etree
+from openmono_scrape.extract import extract
+from openmono_scrape.extract._dom import parse_html, text_of
+from openmono_scrape.extract._pagetype import detect_page_type, json_ld_items
+from openmono_scrape.extract._product import drop_product_chrome, drop_product_rails
+
+from tests.unit.extract_pages import FOOTER, NAV
+
+URL = "https://shop.e.org/products/trail-pack"
+DESCRIPTION = (
+    "A twenty five litre day pack with a ripstop nylon body, a padded back panel of foam and air "
+    "mesh, and a removable hip belt, built for long days on the trail in changing weather."
+)
+SPECS = (
+    "<table><tr><th>Capacity</th><td>25 litres</td></tr>"
+    "<tr><th>Weight</th><td>820 g</td></tr></table>"
+)
+REVIEW = (
+    "Took it on a three day hike through the hills and the straps never dug in once, even with "
+    "a full water bladder and my camera gear packed at the bottom of the main compartment."
+)
+RELATED = "Summit Forty Litre Expedition Pack"
+COOKIE = "We use cookies to personalise advertising and measure how visitors use this shop."
+
+
+def _page(body: str, head: str = "") -> str:
+    return (
+        f"<!DOCTYPE html><html><head><meta charset='utf-8'><title>Trail pack</title>{head}</head>"
+        f"<body><header>{NAV}</header>{body}{FOOTER}</body></html>"
+    )
+
+
+def _product_page() -> str:
+    reviews = "".join(
+        f'<li class="review-item"><p class="review-body">{REVIEW} ({i})</p></li>' for i in range(8)
+    )
+    # The widget must be beside the product, not most of the page.
+    features = "".join(f"<p>Feature {i}: {DESCRIPTION}</p>" for i in range(8))
+    return _page(
+        f'<div id="cookie-banner"><p>{COOKIE}</p></div>'
+        "<main><h1>Trail 25 Pack</h1><p class='price'>$89.95</p>"
+        f"<div class='description'><p>{DESCRIPTION}</p>{features}</div>{SPECS}"
+        f'<section class="product-reviews"><h2>Customer reviews</h2><ul>{reviews}</ul></section>'
+        f'<section class="related-products"><h2>You may also like</h2>'
+        f'<ul><li><a href="/products/summit-40">{RELATED}</a> $129.00</li>'
+        f'<li><a href="/products/bottle">Insulated Bottle One Litre</a> $25.00</li></ul></section>'
+        "</main>",
+        '<meta property="og:type" content="product">',
+    )
+
+
+def test_product_page_keeps_description_and_specs_but_not_reviews_rails_or_banners() -> None:
+    content = extract(_product_page(), URL, "markdown", True).content
+    assert DESCRIPTION in content
+    assert "25 litres" in content and "820 g" in content
+    assert REVIEW not in content
+    assert RELATED not in content
+    assert COOKIE not in content
+
+
+def test_chrome_is_dropped_from_the_visible_tree_only_where_it_is_beside_the_content() -> None:
+    # A wrapper whose class happens to name reviews but holds the page is not a widget.
+    root = parse_html(
+        _page(f'<div class="page has-reviews"><h1>Trail 25 Pack</h1><p>{DESCRIPTION}</p></div>')
+    )
+    assert root is not None
+    drop_product_chrome(root)
+    assert DESCRIPTION in text_of(root)
+    # "reviewer" is not "review"; a word inside another word is not a match either.
+    root = parse_html(
+        _page(
+            f'<p class="reviewer-note">{DESCRIPTION}</p><p class="unrelated">{REVIEW}</p>'
+            f'<p class="product-recommendations">{RELATED}</p>'
+        )
+    )
+    assert root is not None
+    drop_product_chrome(root)
+    text = text_of(root)
+    assert DESCRIPTION in text and REVIEW in text and RELATED not in text
+
+
+def test_rating_summaries_and_testimonials_are_not_review_widgets() -> None:
+    summary = "4.8 out of 5 stars from 1,316 reviews"
+    quote = "The most comfortable pack I have carried in years, says Trail Magazine."
+    root = parse_html(
+        _page(
+            f'<div class="review-summary">{summary}</div><div class="product-rating">4.8</div>'
+            f'<div class="testimonial-card home-review-card"><p>{quote * 20}</p></div>'
+            f'<div class="cmp-tabs"><p>{DESCRIPTION}</p></div>'
+            + "".join(f"<p>Feature {i}: {DESCRIPTION}</p>" for i in range(8))
+        )
+    )
+    assert root is not None
+    drop_product_chrome(root)
+    text = text_of(root)
+    assert summary in text and quote in text and DESCRIPTION in text
+
+
+def _type_of(html: str) -> str:
+    root = parse_html(html)
+    assert root is not None
+    return detect_page_type(root, "https://e.org/item-2291", json_ld_items(root))
+
+
+def _microdata(count: int) -> str:
+    return "".join(
+        f'<div itemscope itemtype="https://schema.org/Product"><h2 itemprop="name">Pack {i}</h2>'
+        f'<span itemprop="price">89.95</span></div>'
+        for i in range(count)
+    )
+
+
+@pytest.mark.parametrize(
+    ("body", "head", "expected"),
+    [
+        (_microdata(1), "", "product"),
+        (_microdata(4), "", "page"),  # a grid of products, not a product page
+        ("<p>Trail pack</p>", '<meta property="product:price:amount" content="89.95">', "product"),
+        ("<p>Trail pack</p>", "", "page"),
+    ],
+)
+def test_product_microdata_or_a_price_tag_make_an_otherwise_untyped_page_a_product(
+    body: str, head: str, expected: str
+) -> None:
+    assert _type_of(_page(f"<main>{body}</main>", head)) == expected
+
+
+def test_a_rail_heading_drops_its_section_up_to_the_next_heading_as_high() -> None:
+    body = etree.fromstring(
+        "<body><h1>Trail 25 Pack</h1><p>DESCRIPTION</p>"
+        "<h2>People who viewed this item also viewed</h2><p>RAIL one</p><h3>Deals</h3>"
+        "<p>RAIL two</p><h2>Specifications</h2><p>SPECS</p>"
+        "<h2>Similar items</h2><ul><li>RAIL three</li></ul></body>"
+    )
+    drop_product_rails(body)
+    text = text_of(body)
+    assert "DESCRIPTION" in text and "Specifications" in text and "SPECS" in text
+    assert "RAIL" not in text and "viewed" not in text and "Similar" not in text
