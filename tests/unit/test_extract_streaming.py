@@ -57,3 +57,18 @@ def test_a_streamed_article_is_extracted_instead_of_its_placeholders() -> None:
     content = extract(html, "https://e.org/investing/index-funds", "markdown", True).content
     assert STORY.strip() in content
     assert "Loading paragraph" not in content
+
+
+def test_a_chunk_of_link_cards_stays_hidden() -> None:
+    # A streamed "Complete the look" carousel is other pages' cards, not this page's text.
+    cards = "".join(
+        f"<li><a href='/p/{n}'>Faux leather jacket number {n}</a></li>" for n in range(6)
+    )
+    root = parse_html(
+        "<html><body><main><p>Jacket.</p><template id='B:0'></template><div>Loading...</div>"
+        f"</main><div hidden id='S:0'><h3>Complete the look</h3><ul>{cards}</ul></div>"
+        "</body></html>"
+    )
+    resolve_streamed_chunks(root)
+    main = root.find(".//main")
+    assert "Faux leather" not in text_of(main)

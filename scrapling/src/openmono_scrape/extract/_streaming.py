@@ -13,6 +13,8 @@ from typing import Any
 
 from ._dom import drop_element, text_of
 
+# Above this share of linked text a chunk is a carousel of cards, not the page's text.
+MAX_LINK_SHARE = 0.5
 _INLINE = ("span", "font", "small", "label")
 # A fallback is a spinner or a "Loading ..." line; anything longer after a slot is content.
 MAX_FALLBACK_WORDS = 8
@@ -33,6 +35,8 @@ def resolve_streamed_chunks(root: Any) -> None:
         slot = slots.get(chunk_id[2:]) if chunk_id.startswith("S:") else None
         if slot is None or slot.getparent() is None or chunk.get("hidden") is None:
             continue
+        if _mostly_links(chunk):
+            continue  # a carousel of other pages' cards: left hidden, as before
         if _in_comment_container(slot):
             # Extractors drop a container named for comments wholesale; left at the end of the
             # page the chunk is still read as the block it is.
@@ -49,6 +53,12 @@ def resolve_streamed_chunks(root: Any) -> None:
             parent.insert(index + offset, child)  # moves it out of the hidden chunk
         drop_element(slot)
         drop_element(chunk)
+
+
+def _mostly_links(chunk: Any) -> bool:
+    text = len("".join(text_of(chunk).split()))
+    linked = sum(len("".join(text_of(link).split())) for link in chunk.iter("a"))
+    return text > 0 and linked > MAX_LINK_SHARE * text
 
 
 def _in_comment_container(slot: Any) -> bool:
