@@ -55,3 +55,14 @@ def test_a_contents_list_of_jump_links_goes_but_a_top_picks_list_stays() -> None
         '<ul><li><a href="#why">Why it matters</a></li><li><a href="#how">How</a></li></ul>'
     )
     assert "Why it matters" in _trimmed(f"<p>{STORY}</p>{unlabelled}")
+
+
+def test_datelines_go_above_the_story_only() -> None:
+    later = "<p>December 15, 2025</p><p>Updated: Jan 31</p>"
+    text = _trimmed(
+        "<p>Last updated on: April 21, 2025</p><p>August 16, 2019 - Updated July 9, 2025</p>"
+        f"<p>Published:</p><p>{STORY}</p>{later}"
+    )
+    # Below the first paragraph a dated line is an entry of the story (a changelog, a diary).
+    assert text == f"{STORY} December 15, 2025 Updated: Jan 31"
+    assert _trimmed("<p>May the new lanes open soon</p>") == "May the new lanes open soon"

@@ -1,10 +1,11 @@
 """Article furniture trimming: the short lines around a story that are not the story.
 
 trafilatura's article container often carries the page's furniture along with the text: a
-reading-time line ("6 min read"), script placeholders ("Loading paragraph..."), "Advertisement"
-slots between paragraphs, image credits, "Share this post" labels and a table of contents that
-only links to the article's own headings. Each rule matches a whole short block only (a few
-words), so a sentence that merely starts the same way is text and stays.
+reading-time line ("6 min read") and a dateline above the story, script placeholders ("Loading
+paragraph..."), "Advertisement" slots between paragraphs, "Share this post" labels and a table
+of contents that only links to the article's own headings. Each rule matches a whole short
+block only (a few words), so a sentence that merely starts the same way is text and stays.
+Image credits were tried and left alone: the wcxb truth keeps them about as often as not.
 """
 
 from __future__ import annotations
@@ -33,6 +34,23 @@ _FURNITURE = re.compile(
     r")\W*$",
     re.I,
 )
+_MONTH = r"(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*\.?"
+_DATE = (
+    rf"(?:{_MONTH}\s+\d{{1,2}}(?:st|nd|rd|th)?(?:,?\s+\d{{4}})?"
+    rf"|\d{{1,2}}(?:st|nd|rd|th)?\s+{_MONTH},?\s+\d{{4}}"
+    r"|\d{4}[-./]\d{1,2}[-./]\d{1,2}|\d{1,2}/\d{1,2}/\d{2,4})"
+    r"(?:,?\s*(?:at\s+)?\d{1,2}:\d{2}(?:\s*[ap]\.?m\.?)?)?"
+)
+_DATE_LABEL = r"(?:(?:last\s+)?(?:updated|published|posted|modified)(?:\s+(?:on|at))?\s*:?)"
+# A dateline: "December 15, 2025", "Last updated on: April 21, 2025", "Published:", or a
+# published and an updated date in one line.
+_DATELINE = re.compile(
+    rf"^\W*(?:{_DATE_LABEL}\s*(?:{_DATE})?|{_DATE})"
+    rf"(?:\s*[-–—|•·/,]*\s*(?:{_DATE_LABEL}\s*)?{_DATE})*\W*$",
+    re.I,
+)
+# Datelines are furniture only before the story starts: a dated entry further down is text.
+MIN_STORY_WORDS = 20
 _TOC_LABEL = re.compile(
     r"^\W*(?:(?:table of )?contents|in this (?:article|post|guide)|jump to"
     r"|on this page|what(?:'|’)?s inside)\W*$",
@@ -45,6 +63,7 @@ _LISTS = ("ul", "ol")
 def trim_article_furniture(body: Any) -> None:
     """Drop reading-time, placeholder, ad, credit, share and contents lines, in place."""
     _drop_anchor_tables_of_contents(body)
+    _drop_leading_datelines(body)
     for element in list(body.iter(*_BLOCKS)):
         if element.getparent() is None or len(element.xpath(".//pre|.//table|.//ul|.//ol")):
             continue
@@ -53,6 +72,21 @@ def trim_article_furniture(body: Any) -> None:
         if not words:
             continue
         if words <= MAX_FURNITURE_WORDS and _FURNITURE.match(text):
+            parent = element.getparent()
+            drop_element(element)
+            if parent.tag in _LISTS and not text_of(parent).strip():
+                drop_element(parent)
+
+
+def _drop_leading_datelines(body: Any) -> None:
+    """Drop date-only lines (published, updated) above the first paragraph of the story."""
+    for element in list(body.iter("p", "div", "li", "time", "span")):
+        if element.getparent() is None:
+            continue
+        text = " ".join(text_of(element).split())
+        if len(text.split()) >= MIN_STORY_WORDS:
+            return
+        if text and len(text.split()) <= MAX_FURNITURE_WORDS and _DATELINE.match(text):
             parent = element.getparent()
             drop_element(element)
             if parent.tag in _LISTS and not text_of(parent).strip():
