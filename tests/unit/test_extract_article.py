@@ -66,3 +66,14 @@ def test_datelines_go_above_the_story_only() -> None:
     # Below the first paragraph a dated line is an entry of the story (a changelog, a diary).
     assert text == f"{STORY} December 15, 2025 Updated: Jan 31"
     assert _trimmed("<p>May the new lanes open soon</p>") == "May the new lanes open soon"
+
+
+def test_an_author_box_at_the_end_goes_up_to_the_next_heading() -> None:
+    bio = "<p>Jane Roe covers transport and local politics; before that she taught geography.</p>"
+    text = _trimmed(
+        f"<p>{STORY}</p><p>{STORY}</p><h3>About the Author</h3>{bio}<h3>Sources</h3><p>Minutes.</p>"
+    )
+    assert text == f"{STORY} {STORY} Sources Minutes."
+    # Near the top an "About the author" section is the page's subject (a profile), not a box.
+    top = _trimmed(f"<h3>About the Author</h3>{bio}<p>{STORY}</p><p>{STORY}</p>")
+    assert "Jane Roe" in top

@@ -2,8 +2,9 @@
 
 trafilatura's article container often carries the page's furniture along with the text: a
 reading-time line ("6 min read") and a dateline above the story, script placeholders ("Loading
-paragraph..."), "Advertisement" slots between paragraphs, "Share this post" labels and a table
-of contents that only links to the article's own headings. Each rule matches a whole short
+paragraph..."), "Advertisement" slots between paragraphs, "Share this post" labels, a table
+of contents that only links to the article's own headings and an "About the author" box after
+the story. Each rule matches a whole short
 block only (a few words), so a sentence that merely starts the same way is text and stays.
 Image credits were tried and left alone: the wcxb truth keeps them about as often as not.
 """
@@ -56,6 +57,12 @@ _TOC_LABEL = re.compile(
     r"|on this page|what(?:'|’)?s inside)\W*$",
     re.I,
 )
+_ABOUT_AUTHOR = re.compile(
+    r"^\W*about the (?:author|authors|writer|reviewer|expert|editor)s?\W*$", re.I
+)
+# An author box closes the story: looked for only in the second half of the text.
+MIN_SHARE_BEFORE_BIO = 0.5
+_HEADINGS = ("h1", "h2", "h3", "h4", "h5", "h6")
 _BLOCKS = ("p", "li", "h1", "h2", "h3", "h4", "h5", "h6", "div", "blockquote")
 _LISTS = ("ul", "ol")
 
@@ -64,6 +71,7 @@ def trim_article_furniture(body: Any) -> None:
     """Drop reading-time, placeholder, ad, credit, share and contents lines, in place."""
     _drop_anchor_tables_of_contents(body)
     _drop_leading_datelines(body)
+    _drop_author_boxes(body)
     for element in list(body.iter(*_BLOCKS)):
         if element.getparent() is None or len(element.xpath(".//pre|.//table|.//ul|.//ol")):
             continue
@@ -76,6 +84,29 @@ def trim_article_furniture(body: Any) -> None:
             drop_element(element)
             if parent.tag in _LISTS and not text_of(parent).strip():
                 drop_element(parent)
+
+
+def _drop_author_boxes(body: Any) -> None:
+    """Drop an "About the author" label and what follows it up to the next heading."""
+    total = len(text_of(body))
+    for label in list(body.iter(*_HEADINGS, "p", "div", "strong", "b")):
+        if label.getparent() is None or len(label) > 1:
+            continue
+        if not _ABOUT_AUTHOR.match(" ".join(text_of(label).split())):
+            continue
+        before = sum(len(text) for text in label.xpath("preceding::text()"))
+        if before < MIN_SHARE_BEFORE_BIO * total:
+            continue
+        block = label
+        while block.getparent() is not None and block.getparent() is not body:
+            if len(" ".join(text_of(block.getparent()).split())) > len(text_of(label)) + 2:
+                break
+            block = block.getparent()
+        for later in list(block.itersiblings()):
+            if later.tag in _HEADINGS:
+                break
+            drop_element(later)
+        drop_element(block)
 
 
 def _drop_leading_datelines(body: Any) -> None:
