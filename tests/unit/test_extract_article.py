@@ -77,3 +77,14 @@ def test_an_author_box_at_the_end_goes_up_to_the_next_heading() -> None:
     # Near the top an "About the author" section is the page's subject (a profile), not a box.
     top = _trimmed(f"<h3>About the Author</h3>{bio}<p>{STORY}</p><p>{STORY}</p>")
     assert "Jane Roe" in top
+
+
+def test_newsletter_boxes_go_but_a_sentence_about_a_newsletter_stays() -> None:
+    box = (
+        "<p>Sign up for our newsletter.</p><p>Thanks for subscribing! Look out for your first "
+        "newsletter in your inbox soon!</p><p>By entering your email address you agree to our "
+        "Terms of Use and Privacy Policy.</p>"
+    )
+    assert _trimmed(f"<p>{STORY}</p>{box}<p>{STORY}</p>") == f"{STORY} {STORY}"
+    line = "The council's newsletter said the lanes would be finished by June."
+    assert _trimmed(f"<p>{line}</p>") == line

@@ -2,7 +2,7 @@
 
 trafilatura's article container often carries the page's furniture along with the text: a
 reading-time line ("6 min read") and a dateline above the story, script placeholders ("Loading
-paragraph..."), "Advertisement" slots between paragraphs, "Share this post" labels, a table
+paragraph..."), "Advertisement" slots between paragraphs, "Share this post" labels, newsletter boxes (call, thanks, consent line), a table
 of contents that only links to the article's own headings and an "About the author" box after
 the story. Each rule matches a whole short
 block only (a few words), so a sentence that merely starts the same way is text and stays.
@@ -35,6 +35,15 @@ _FURNITURE = re.compile(
     r")\W*$",
     re.I,
 )
+# A newsletter box: its call, its thanks and its consent line (one or two sentences each).
+_NEWSLETTER = re.compile(
+    r"^\W*(?:(?:sign up|subscribe|join|get)\b.{0,40}\bnewsletters?\b"
+    r"|thanks? (?:you )?for (?:subscribing|signing up)\b[^.!]{0,60}[.!]?\W*(?:look out|check)?"
+    r"|by (?:entering|submitting|signing up|clicking|providing)\b.{0,120}\b(?:agree|consent)\b"
+    r".{0,200}\b(?:terms|privacy))",
+    re.I,
+)
+MAX_NEWSLETTER_WORDS = 40
 _MONTH = r"(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*\.?"
 _DATE = (
     rf"(?:{_MONTH}\s+\d{{1,2}}(?:st|nd|rd|th)?(?:,?\s+\d{{4}})?"
@@ -79,7 +88,8 @@ def trim_article_furniture(body: Any) -> None:
         words = len(text.split())
         if not words:
             continue
-        if words <= MAX_FURNITURE_WORDS and _FURNITURE.match(text):
+        furniture = words <= MAX_FURNITURE_WORDS and _FURNITURE.match(text)
+        if furniture or (words <= MAX_NEWSLETTER_WORDS and _NEWSLETTER.match(text)):
             parent = element.getparent()
             drop_element(element)
             if parent.tag in _LISTS and not text_of(parent).strip():
