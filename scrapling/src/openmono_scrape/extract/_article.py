@@ -2,10 +2,10 @@
 
 trafilatura's article container often carries the page's furniture along with the text: a
 reading-time line ("6 min read") and a dateline above the story, script placeholders ("Loading
-paragraph..."), "Advertisement" slots between paragraphs, "Share this post" labels, newsletter boxes (call, thanks, consent line), a table
-of contents that only links to the article's own headings and an "About the author" box after
-the story. Each rule matches a whole short
-block only (a few words), so a sentence that merely starts the same way is text and stays.
+paragraph..."), "Advertisement" slots between paragraphs, "Share this post" labels, newsletter
+boxes (call, thanks, consent line), a table of contents that only links to the article's own
+headings and an "About the author" box after the story. Each rule matches a whole short block
+only (a few words), so a sentence that merely starts the same way is text and stays.
 Image credits were tried and left alone: the wcxb truth keeps them about as often as not.
 """
 
