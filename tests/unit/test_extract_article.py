@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from lxml import etree
 from openmono_scrape.extract._article import trim_article_furniture
+from openmono_scrape.extract._chunks import add_missing_chunks
+from openmono_scrape.extract._code import CodeStore
 from openmono_scrape.extract._dom import text_of
 
 STORY = (
@@ -88,3 +90,18 @@ def test_newsletter_boxes_go_but_a_sentence_about_a_newsletter_stays() -> None:
     assert _trimmed(f"<p>{STORY}</p>{box}<p>{STORY}</p>") == f"{STORY} {STORY}"
     line = "The council's newsletter said the lanes would be finished by June."
     assert _trimmed(f"<p>{line}</p>") == line
+
+
+def test_rich_text_chunks_left_behind_come_back() -> None:
+    # A CMS's "rich text" block class names article text as "article body" does: a chunk of
+    # the same class next to the selected one is brought back.
+    first = f"<p>{STORY}</p><p>First part, second paragraph. {STORY}</p>"
+    second = f"<p>Second part. {STORY}</p><p>Second part, more. {STORY}</p>"
+    root = etree.fromstring(
+        "<html><body><div class='story'>"
+        f"<div class='c-rich-text'>{first}</div><div class='ad'>Advertisement</div>"
+        f"<div class='c-rich-text'>{second}</div></div></body></html>"
+    )
+    selected = etree.fromstring(f"<body>{first}</body>")
+    add_missing_chunks(root, selected, CodeStore())
+    assert "Second part, more." in text_of(selected)
