@@ -11,8 +11,9 @@ EMPTY_CONTENT. Steps:
 2. main content: code blocks are set aside verbatim (`_code`), embedded posts unmarked
    (`_embeds`), bare text given paragraphs (`_paragraphs`); trafilatura selects the content and
    `_main` repairs its result (`_xmlhtml`, `_chunks`, `_cleanup`) and completes it by page type
-   (item grids `_items`, product facts `_jsonld`); when nothing is found the whole visible page
-   is used instead;
+   (item grids `_items`, product facts `_jsonld`); off articles the page's own main region
+   without its chrome (`_region`) replaces a selection that covers too little of it; when
+   nothing is found the whole visible page is used instead;
 3. render the chosen tree (`_markdown`, `_tables`): markdown with absolute links and verbatim
    fenced code, the plain text a reader sees, or the cleaned HTML fragment.
 
@@ -42,6 +43,7 @@ from ._main import select_main
 from ._markdown import Renderer
 from ._pagetype import detect_page_type, json_ld_items
 from ._paragraphs import wrap_bare_text
+from ._region import prefer_main_region
 from ._streaming import resolve_streamed_chunks
 from ._title import find_title, headline_candidates
 
@@ -89,6 +91,8 @@ def _extract(html: str, url: str, fmt: ScrapeFormat, main_content: bool) -> Extr
         chosen = select_main(root, store, headlines, page_type, pristine, items)
         if chosen is None:
             restore_code_blocks(root, store)
+        # Off articles the page's own main region, chrome removed, may hold more of the page.
+        chosen = prefer_main_region(root, chosen, page_type)
     else:
         remove_invisible(root)
     if chosen is None:

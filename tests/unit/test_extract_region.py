@@ -1,0 +1,150 @@
+"""The main region candidate: the page's own main element (or body) without chrome, and when it
+replaces the content selection (`_region`)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from lxml import etree
+from openmono_scrape.extract._dom import parse_html, text_of
+from openmono_scrape.extract._region import main_region, prefer_main_region
+
+SECTIONS = [
+    "Our engineers survey your house, size the heat pump to its rooms and plan where the "
+    "outdoor unit goes, so the installation day holds no surprises for you or your neighbours.",
+    "We fit the pump, the cylinder and the controls in two days, then set the system up with "
+    "you and show you how to read its app, change its schedule and check its running costs.",
+    "Every installation has a seven year warranty on parts and labour, and a service visit "
+    "each year for the first two years, booked by us at a time that suits you.",
+]
+CHROME = (
+    '<a href="#content">Skip to content</a>'
+    '<header class="top"><a href="/">Home</a> <a href="/shop">Shop all heat pumps</a></header>'
+    '<nav><a href="/a">About the company</a> <a href="/b">Careers with us</a></nav>'
+    '<div class="cookie-banner"><p>We use cookies to improve your experience.</p></div>'
+)
+IN_MAIN_CHROME = (
+    '<ol class="breadcrumbs"><li><a href="/">Home page</a></li><li>Services</li></ol>'
+    '<div class="share-bar"><a href="/s">Share on social media</a></div>'
+)
+FOOTER = (
+    '<form class="signup"><p>Get our newsletter every month</p></form>'
+    "<footer><p>Copyright 2026 Warm Homes Ltd, all rights reserved.</p></footer>"
+)
+
+
+def _root(body: str) -> Any:
+    root = parse_html(f"<html><head><title>t</title></head><body>{body}</body></html>")
+    assert root is not None
+    return root
+
+
+def _service_page() -> Any:
+    sections = "".join(
+        f"<section><h2>Step {i}</h2><p>{t}</p></section>" for i, t in enumerate(SECTIONS)
+    )
+    return _root(
+        f"{CHROME}<main id='content'><header><h1>Heat pump installation</h1></header>"
+        f"{IN_MAIN_CHROME}{sections}<ul class='pagination'><li><a href='?p=2'>Next page</a>"
+        f"</li></ul></main>{FOOTER}"
+    )
+
+
+def _selection(text: str) -> Any:
+    body = etree.Element("body")
+    etree.SubElement(body, "p").text = text
+    return body
+
+
+def test_main_region_keeps_the_sections_and_drops_the_chrome() -> None:
+    region = main_region(_service_page())
+    assert region is not None and region.tag == "main"
+    text = " ".join(text_of(region).split())
+    assert "Heat pump installation" in text  # the main region's own header is its title
+    for section in SECTIONS:
+        assert section in text
+    for chrome in ("Skip to", "Shop all", "Careers", "cookies", "Share on", "Next page", "Home"):
+        assert chrome not in text
+
+
+def test_the_body_is_the_region_when_main_holds_only_a_hero() -> None:
+    sections = "".join(f"<p>{t}</p>" for t in SECTIONS)
+    region = main_region(_root(f"{CHROME}<main><h1>Warm homes</h1></main>{sections}{FOOTER}"))
+    assert region is not None and region.tag == "body"
+    assert SECTIONS[0] in text_of(region)
+    assert "Copyright" not in text_of(region)
+
+
+def test_a_form_or_a_layout_wrapper_around_the_page_is_not_chrome() -> None:
+    # A form around the whole page (ASP.NET sites) and a wrapper whose class names a sidebar
+    # layout hold the content: only small elements are dropped by their class name.
+    sections = "".join(f"<p>{t}</p>" for t in SECTIONS)
+    page = f"<form id='aspnetForm'><div class='layout with-sidebar'>{sections}</div></form>"
+    region = main_region(_root(page))
+    assert region is not None
+    assert all(section in text_of(region) for section in SECTIONS)
+
+
+def test_the_region_replaces_a_selection_that_kept_only_the_intro() -> None:
+    root = _service_page()
+    chosen = prefer_main_region(root, _selection(SECTIONS[0]), "page")
+    assert chosen is not None and chosen.tag == "main"
+    assert SECTIONS[2] in text_of(chosen)
+
+
+def test_a_selection_covering_the_region_stays() -> None:
+    selected = _selection(" ".join(SECTIONS) + " Heat pump installation Step 0 Step 1 Step 2")
+    assert prefer_main_region(_service_page(), selected, "page") is selected
+
+
+def test_articles_never_take_the_region() -> None:
+    selected = _selection(SECTIONS[0])
+    assert prefer_main_region(_service_page(), selected, "article") is selected
+
+
+def test_a_long_selection_on_an_untyped_page_stays() -> None:
+    # 1,200 words of prose are an article's body, whatever else its page holds.
+    selected = _selection(" ".join(["prose"] * 1200))
+    assert prefer_main_region(_service_page(), selected, "page") is selected
+
+
+def test_a_region_far_larger_than_the_selection_is_refused_on_collections() -> None:
+    grid = "".join(
+        f"<li><a href='/p/{i}'>Product {i} in stoneware</a> $20</li>" for i in range(200)
+    )
+    root = _root(f"<main><h1>Mugs</h1><ul>{grid}</ul></main>")
+    selected = _selection(" ".join(["intro"] * 120))
+    assert prefer_main_region(root, selected, "collection") is selected
+    fragment = _selection("Mugs")
+    assert (
+        prefer_main_region(_root(f"<main><ul>{grid}</ul></main>"), fragment, "collection").tag
+        == "main"
+    )
+
+
+def test_an_empty_region_keeps_the_selection() -> None:
+    root = _root(f"<header>{CHROME}</header>{FOOTER}")
+    selected = _selection("what the selection found")
+    assert prefer_main_region(root, selected, "collection") is selected
+    assert prefer_main_region(_root(f"<header>{CHROME}</header>{FOOTER}"), None, "page") is None
+
+
+def test_a_selection_of_many_prose_paragraphs_on_an_untyped_page_stays() -> None:
+    # Twelve paragraphs of prose are an article (one without JSON-LD), whatever else its page
+    # holds: comments and teasers around it make the region larger, not better.
+    paragraphs = [f"Paragraph {i} {SECTIONS[i % 3]}" for i in range(12)]
+    comments = "".join(f"<p>{t} Reader comment {i}.</p>" for i in range(30) for t in SECTIONS[:1])
+    root = _root(f"<main>{''.join(f'<p>{p}</p>' for p in paragraphs)}{comments}</main>")
+    selected = etree.Element("body")
+    for paragraph in paragraphs:
+        etree.SubElement(selected, "p").text = paragraph
+    assert prefer_main_region(root, selected, "page") is selected
+
+
+def test_a_region_that_is_mostly_links_stays_out_of_untyped_pages() -> None:
+    links = "".join(
+        f"<li><a href='/story/{i}'>Another story number {i}</a></li>" for i in range(60)
+    )
+    root = _root(f"<main><p>{SECTIONS[0]}</p><ul>{links}</ul></main>")
+    selected = _selection(SECTIONS[0])
+    assert prefer_main_region(root, selected, "page") is selected
