@@ -11,6 +11,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from lxml import etree
+
 from ._dom import drop_element, text_of
 
 # Above this share of linked text a chunk is a carousel of cards, not the page's text.
@@ -56,9 +58,20 @@ def resolve_streamed_chunks(root: Any) -> None:
 
 
 def _mostly_links(chunk: Any) -> bool:
-    text = len("".join(text_of(chunk).split()))
-    linked = sum(len("".join(text_of(link).split())) for link in chunk.iter("a"))
+    # Chunks are placed before scripts and styles are dropped: their text is not counted.
+    text = len(_visible_text(chunk))
+    linked = sum(len(_visible_text(link)) for link in chunk.iter("a"))
     return text > 0 and linked > MAX_LINK_SHARE * text
+
+
+_VISIBLE_TEXT = etree.XPath(
+    ".//text()[not(ancestor::script or ancestor::style or ancestor::noscript"
+    " or ancestor::template)]"
+)
+
+
+def _visible_text(element: Any) -> str:
+    return "".join("".join(str(run).split()) for run in _VISIBLE_TEXT(element))
 
 
 def _in_comment_container(slot: Any) -> bool:
