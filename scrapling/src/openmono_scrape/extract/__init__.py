@@ -4,7 +4,8 @@
 never raises: empty, garbage or hostile input gives empty content, which the service reports as
 EMPTY_CONTENT. Steps:
 
-1. parse (`_dom`), read the title (`_title`) and the `<base href>` (`_links`), tell the page
+1. parse (`_dom`), put the late chunks of a streamed (React) page into their slots
+   (`_streaming`), read the title (`_title`) and the `<base href>` (`_links`), tell the page
    type from JSON-LD, og:type, URL and DOM (`_pagetype`), drop what a reader never sees
    (scripts, styles, hidden elements, form controls);
 2. main content: code blocks are set aside verbatim (`_code`), embedded posts unmarked
@@ -43,6 +44,7 @@ from ._markdown import Renderer
 from ._pagetype import detect_page_type, json_ld_items
 from ._paragraphs import wrap_bare_text
 from ._region import prefer_main_region
+from ._streaming import resolve_streamed_chunks
 from ._title import find_title, headline_candidates
 
 __all__ = ["Extracted", "extract"]
@@ -71,6 +73,7 @@ def _extract(html: str, url: str, fmt: ScrapeFormat, main_content: bool) -> Extr
     root = parse_html(html)
     if root is None:
         return Extracted(title=None, content="")
+    resolve_streamed_chunks(root)
     title = find_title(root)
     headlines = headline_candidates(root)
     base_url = document_base(root, url)

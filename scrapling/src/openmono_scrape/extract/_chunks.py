@@ -3,9 +3,10 @@
 Some sites cut one article into several sibling containers with the same class (ads or embeds
 between them, e.g. `div.article-body-component` repeated). trafilatura keeps the first and loses
 the rest. The container holding most of the selected paragraphs names the chunk class when that
-class says "article body"; nearby elements (a common ancestor at most three levels up) of that
-exact tag and class that carry real prose (several sentences, few links) and whose paragraphs
-were not selected are added before or after the selection, in page order.
+class says "article body" (or names a CMS's rich-text block); nearby elements (a common
+ancestor at most three levels up) of that exact tag and class that carry real prose (several
+sentences, few links) and whose paragraphs were not selected are added before or after the
+selection, in page order.
 """
 
 from __future__ import annotations
@@ -19,7 +20,9 @@ from ._code import CodeStore, restore_code_blocks
 from ._dom import drop_element, text_of
 
 # Only a class that names article text marks chunks (not "content" or a page-builder widget).
-_ARTICLE_CLASS = re.compile(r"(?:article|story|post|entry)[_-]*(?:body|content|text|chunk)", re.I)
+_ARTICLE_CLASS = re.compile(
+    r"(?:article|story|post|entry)[_-]*(?:body|content|text|chunk)|rich[_-]?text", re.I
+)
 MAX_COMMON_ANCESTOR_LEVELS = 3
 MIN_PARAGRAPH_CHARS = 60
 MIN_CHUNK_CHARS = 150

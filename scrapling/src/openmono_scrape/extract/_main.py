@@ -7,7 +7,9 @@
 3. article chunks it left behind come back (`_chunks`), split paragraphs are rejoined;
 4. a leading heading that repeats the title is dropped (the title travels in its own field) and
    boilerplate is trimmed (`_cleanup`; a trailing "You may also like" section is cut on articles
-   and untyped pages only: elsewhere "See also" and "Recommended" are part of the page);
+   and untyped pages only: elsewhere "See also" and "Recommended" are part of the page); on
+   articles the furniture lines around the story go too (reading time, ad slots, placeholders,
+   a table of contents of jump links: `_article`);
 5. by page type: listings, collections and untyped pages (service pages, mostly) get back the
    item grid it dropped (`_items`),
    products the name, description and specs their JSON-LD states (`_jsonld`) once their
@@ -22,6 +24,7 @@ from typing import Any
 import trafilatura
 from lxml import etree
 
+from ._article import trim_article_furniture
 from ._chunks import add_missing_chunks
 from ._cleanup import drop_unseen_text, trim_boilerplate
 from ._code import CodeStore
@@ -93,6 +96,8 @@ def select_main(
         html_body = complete_thread(root, html_body, store, pristine)
     _drop_repeated_headline(html_body, headlines)
     trim_boilerplate(html_body, cut_more_stories=page_type in ("article", "page"))
+    if page_type == "article":
+        trim_article_furniture(html_body)
     if page_type in ("listing", "collection", "page"):
         # Not on articles: there a run of cards is "related stories" (measured: the article
         # benchmark fell from 0.97 to 0.94 with it). An untyped page takes the items only when
