@@ -11,6 +11,7 @@ from openmono_scrape.extract._product import (
     drop_product_chrome,
     drop_product_rails,
     drop_repeated_blocks,
+    drop_widget_lines,
 )
 
 from tests.unit.extract_pages import FOOTER, NAV
@@ -158,3 +159,18 @@ def test_a_block_rendered_twice_is_kept_once_but_short_labels_may_recur() -> Non
     text = " ".join(text_of(body).split())
     assert text.count("Superfine fibers") == 1 and text.count("Fits true to size") == 1
     assert text.count("Soft wool") == 2 and text.count("Size: 10") == 2
+
+
+def test_buying_widget_lines_go_but_the_facts_that_mention_them_stay() -> None:
+    body = etree.fromstring(
+        "<body><h1>Trail 25 Pack</h1><p>Add to cart</p><p>Free shipping on orders over $50</p>"
+        "<ul><li>Select a size</li><li>Pay in 4 interest-free payments with Klarna</li></ul>"
+        "<p>Water resistant nylon; free shipping labels are in the lid pocket.</p>"
+        "<p>Sold out sizes restock each spring, and the pack itself comes with a lifetime"
+        " warranty that covers the frame, the zips and every seam.</p></body>"
+    )
+    drop_widget_lines(body)
+    text = text_of(body)
+    assert "Trail 25 Pack" in text and "Water resistant" in text and "lifetime warranty" in text
+    assert "Add to cart" not in text and "Free shipping on" not in text
+    assert "Select a size" not in text and "Klarna" not in text

@@ -31,7 +31,12 @@ from ._forum import complete_thread
 from ._items import add_missing_items
 from ._jsonld import add_product_facts
 from ._pagetype import PageType
-from ._product import drop_product_chrome, drop_product_rails, drop_repeated_blocks
+from ._product import (
+    drop_product_chrome,
+    drop_product_rails,
+    drop_repeated_blocks,
+    drop_widget_lines,
+)
 from ._title import repeats_title
 from ._xmlhtml import rejoin_split_paragraphs, to_html
 
@@ -102,6 +107,7 @@ def select_main(
     if page_type == "product":
         drop_product_rails(html_body)
         drop_repeated_blocks(html_body)
+        drop_widget_lines(html_body)
     if page_type == "product" and items:
         add_product_facts(html_body, items)
     return html_body if len(html_body) else None
