@@ -7,7 +7,12 @@ from lxml import etree
 from openmono_scrape.extract import extract
 from openmono_scrape.extract._dom import parse_html, text_of
 from openmono_scrape.extract._pagetype import detect_page_type, json_ld_items
-from openmono_scrape.extract._product import drop_product_chrome, drop_product_rails
+from openmono_scrape.extract._product import (
+    drop_product_chrome,
+    drop_product_rails,
+    drop_repeated_blocks,
+    drop_widget_lines,
+)
 
 from tests.unit.extract_pages import FOOTER, NAV
 
@@ -141,3 +146,31 @@ def test_a_rail_heading_drops_its_section_up_to_the_next_heading_as_high() -> No
     text = text_of(body)
     assert "DESCRIPTION" in text and "Specifications" in text and "SPECS" in text
     assert "RAIL" not in text and "viewed" not in text and "Similar" not in text
+
+
+def test_a_block_rendered_twice_is_kept_once_but_short_labels_may_recur() -> None:
+    body = etree.fromstring(
+        "<body><h2>Soft wool</h2><p>Superfine fibers regulate temperature.</p>"
+        "<ul><li>Size: 10</li><li>Fits true to size</li></ul>"
+        "<h2>Soft wool</h2><p>Superfine fibers regulate  temperature.</p>"
+        "<ul><li>Size: 10</li><li><p>Fits true to size</p></li></ul></body>"
+    )
+    drop_repeated_blocks(body)
+    text = " ".join(text_of(body).split())
+    assert text.count("Superfine fibers") == 1 and text.count("Fits true to size") == 1
+    assert text.count("Soft wool") == 2 and text.count("Size: 10") == 2
+
+
+def test_buying_widget_lines_go_but_the_facts_that_mention_them_stay() -> None:
+    body = etree.fromstring(
+        "<body><h1>Trail 25 Pack</h1><p>Add to cart</p><p>Free shipping on orders over $50</p>"
+        "<ul><li>Select a size</li><li>Pay in 4 interest-free payments with Klarna</li></ul>"
+        "<p>Water resistant nylon; free shipping labels are in the lid pocket.</p>"
+        "<p>Sold out sizes restock each spring, and the pack itself comes with a lifetime"
+        " warranty that covers the frame, the zips and every seam.</p></body>"
+    )
+    drop_widget_lines(body)
+    text = text_of(body)
+    assert "Trail 25 Pack" in text and "Water resistant" in text and "lifetime warranty" in text
+    assert "Add to cart" not in text and "Free shipping on" not in text
+    assert "Select a size" not in text and "Klarna" not in text

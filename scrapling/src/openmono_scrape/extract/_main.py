@@ -13,7 +13,8 @@
 5. by page type: listings, collections and untyped pages (service pages, mostly) get back the
    item grid it dropped (`_items`),
    products the name, description and specs their JSON-LD states (`_jsonld`) once their
-   review widgets, related-product rails and consent banners are gone (`_product`),
+   review widgets, related-product rails, consent banners and repeated blocks are gone
+   (`_product`),
    forums the whole thread when one post of it was kept, without signatures (`_forum`).
 """
 
@@ -33,7 +34,12 @@ from ._forum import complete_thread
 from ._items import add_missing_items
 from ._jsonld import add_product_facts
 from ._pagetype import PageType
-from ._product import drop_product_chrome, drop_product_rails
+from ._product import (
+    drop_product_chrome,
+    drop_product_rails,
+    drop_repeated_blocks,
+    drop_widget_lines,
+)
 from ._title import repeats_title
 from ._xmlhtml import rejoin_split_paragraphs, to_html
 
@@ -105,6 +111,8 @@ def select_main(
         add_missing_items(root, html_body, dominant=page_type == "page")
     if page_type == "product":
         drop_product_rails(html_body)
+        drop_repeated_blocks(html_body)
+        drop_widget_lines(html_body)
     if page_type == "product" and items:
         add_product_facts(html_body, items)
     return html_body if len(html_body) else None
