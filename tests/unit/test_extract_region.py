@@ -167,8 +167,8 @@ def test_controls_are_dropped_from_the_region_but_a_clickable_card_stays() -> No
 
 def test_labels_every_card_repeats_are_dropped_but_prices_and_names_stay() -> None:
     cards = "".join(
-        f'<li><a href="/p{n}">Walnut bookcase model {n}</a><span>$79.00</span>'
-        "<span>Notify Me</span><span>Best seller</span></li>"
+        f'<li><a href="/p{n}">Walnut bookcase model {n}</a><span class="price">$79.00</span>'
+        '<span class="stock">Notify Me</span><span class="badge">Best seller</span></li>'
         for n in range(4)
     )
     root = _root(
@@ -182,6 +182,18 @@ def test_labels_every_card_repeats_are_dropped_but_prices_and_names_stay() -> No
     assert text.count("$79.00") == 4
     assert "Walnut bookcase model 3" in text
     assert text.count("Yes") == 4
+
+
+def test_a_repeated_value_among_many_of_its_slot_is_an_attribute_and_stays() -> None:
+    colours = ["Amber", "Sandstone", "Amber", "Indigo", "Amber", "Violet", "Amber"]
+    cards = "".join(
+        f'<li><a href="/c{n}">Ceramic cup {n}</a><span class="colour">{colour}</span></li>'
+        for n, colour in enumerate(colours)
+    )
+    root = _root(f"<ul>{cards}</ul>")
+    body = root.find("body")
+    drop_repeated_labels(body)
+    assert text_of(body).count("Amber") == 4
 
 
 def test_a_label_seen_three_times_stays() -> None:
