@@ -202,3 +202,14 @@ def test_a_label_seen_three_times_stays() -> None:
     body = root.find("body")
     drop_repeated_labels(body)
     assert text_of(body).count("Notify Me") == 3
+
+
+def test_a_button_that_opens_a_panel_names_a_section_and_stays() -> None:
+    root = _root(
+        f'<main><button aria-expanded="false" aria-controls="p1">How to use</button>'
+        f'<div id="p1"><p>{SECTIONS[1]}</p></div><button>Add to bag</button></main>'
+    )
+    region = main_region(root)
+    assert region is not None
+    assert "How to use" in text_of(region)
+    assert "Add to bag" not in text_of(region)

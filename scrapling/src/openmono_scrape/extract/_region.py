@@ -52,7 +52,11 @@ _CHROME_XPATH = etree.XPath(
 _HEADER_XPATH = etree.XPath("//header")
 # Controls: their labels ("Add to cart", "Quick view", "Load more", a sort menu's options) are
 # what a reader acts on, not what the page says. Dropped wherever they are, the main region too.
-_CONTROL_XPATH = etree.XPath("//button|//select|//*[@role='button']")
+# A button that opens a panel (an accordion's "Ingredients", a tab's "Specifications") names a
+# section of the page: it stays.
+_CONTROL_XPATH = etree.XPath(
+    "//select|//*[(self::button or @role='button') and not(@aria-expanded or @aria-controls)]"
+)
 _MAIN_XPATH = etree.XPath("//main|//*[@role='main']")
 _NAMED_XPATH = etree.XPath("//*[@class or @id]")
 _LINK_XPATH = etree.XPath("//a[@href]")
