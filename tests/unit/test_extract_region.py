@@ -7,7 +7,7 @@ from typing import Any
 
 from lxml import etree
 from openmono_scrape.extract._dom import parse_html, text_of
-from openmono_scrape.extract._region import main_region, prefer_main_region
+from openmono_scrape.extract._region import drop_repeated_labels, main_region, prefer_main_region
 
 SECTIONS = [
     "Our engineers survey your house, size the heat pump to its rooms and plan where the "
@@ -148,3 +148,68 @@ def test_a_region_that_is_mostly_links_stays_out_of_untyped_pages() -> None:
     root = _root(f"<main><p>{SECTIONS[0]}</p><ul>{links}</ul></main>")
     selected = _selection(SECTIONS[0])
     assert prefer_main_region(root, selected, "page") is selected
+
+
+def test_controls_are_dropped_from_the_region_but_a_clickable_card_stays() -> None:
+    card = "A clickable teaser that tells the whole story of the new heat pump in a few lines"
+    root = _root(
+        f"<main><p>{SECTIONS[0]}</p><button>Add to cart</button>"
+        "<select><option>Price, low to high</option><option>Newest first</option></select>"
+        f'<div role="button"><p>{card}</p></div></main>'
+    )
+    region = main_region(root)
+    assert region is not None
+    text = text_of(region)
+    assert "Add to cart" not in text
+    assert "low to high" not in text
+    assert card in text
+
+
+def test_labels_every_card_repeats_are_dropped_but_prices_and_names_stay() -> None:
+    cards = "".join(
+        f'<li><a href="/p{n}">Walnut bookcase model {n}</a><span class="price">$79.00</span>'
+        '<span class="stock">Notify Me</span><span class="badge">Best seller</span></li>'
+        for n in range(4)
+    )
+    root = _root(
+        f"<ul>{cards}</ul><table><tr><td>Yes</td></tr>" + "<tr><td>Yes</td></tr>" * 3 + "</table>"
+    )
+    body = root.find("body")
+    drop_repeated_labels(body)
+    text = text_of(body)
+    assert "Notify Me" not in text
+    assert "Best seller" not in text
+    assert text.count("$79.00") == 4
+    assert "Walnut bookcase model 3" in text
+    assert text.count("Yes") == 4
+
+
+def test_a_repeated_value_among_many_of_its_slot_is_an_attribute_and_stays() -> None:
+    colours = ["Amber", "Sandstone", "Amber", "Indigo", "Amber", "Violet", "Amber"]
+    cards = "".join(
+        f'<li><a href="/c{n}">Ceramic cup {n}</a><span class="colour">{colour}</span></li>'
+        for n, colour in enumerate(colours)
+    )
+    root = _root(f"<ul>{cards}</ul>")
+    body = root.find("body")
+    drop_repeated_labels(body)
+    assert text_of(body).count("Amber") == 4
+
+
+def test_a_label_seen_three_times_stays() -> None:
+    cards = "".join(f"<li><p>Oak shelf {n}</p><span>Notify Me</span></li>" for n in range(3))
+    root = _root(f"<ul>{cards}</ul>")
+    body = root.find("body")
+    drop_repeated_labels(body)
+    assert text_of(body).count("Notify Me") == 3
+
+
+def test_a_button_that_opens_a_panel_names_a_section_and_stays() -> None:
+    root = _root(
+        f'<main><button aria-expanded="false" aria-controls="p1">How to use</button>'
+        f'<div id="p1"><p>{SECTIONS[1]}</p></div><button>Add to bag</button></main>'
+    )
+    region = main_region(root)
+    assert region is not None
+    assert "How to use" in text_of(region)
+    assert "Add to bag" not in text_of(region)
