@@ -10,19 +10,22 @@ EMPTY_CONTENT. Steps:
    (scripts, styles, hidden elements, form controls);
 2. main content: code blocks are set aside verbatim (`_code`), embedded posts unmarked
    (`_embeds`), bare text given paragraphs (`_paragraphs`); trafilatura selects the content and
-   `_main` repairs its result (`_xmlhtml`, `_chunks`, `_cleanup`) and completes it by page type
-   (item grids `_items`, product facts `_jsonld`); off articles the page's own main region
+   `_main` repairs its result (`_xmlhtml`, `_chunks`, `_cleanup`, article furniture `_article`)
+   and completes it by page type (whole forum threads `_forum`, shop chrome out `_product`,
+   item grids `_items`, product facts `_jsonld`); off articles the page's own main region
    without its chrome (`_region`) replaces a selection that covers too little of it; when
    nothing is found the whole visible page is used instead;
 3. render the chosen tree (`_markdown`, `_tables`): markdown with absolute links and verbatim
    fenced code, the plain text a reader sees, or the cleaned HTML fragment.
 
-Measured with bench/extraction.py (one run, December 2026, the machine otherwise idle): on
-the shared article benchmark (181 news/blog pages, 4-token shingle F1) 0.972 against
+Measured with bench/extraction.py (one run, 1 December 2026 20:20 UTC, the machine otherwise
+idle): on the shared article benchmark (181 news/blog pages, 4-token shingle F1) 0.972 against
 trafilatura's 0.960; on the wcxb development split (1,495 pages of seven page types, mean word
-F1) 0.831 against trafilatura's 0.823, level on articles (0.938/0.938) and products
-(0.637/0.637), ahead on service, listing, forum and collection pages, behind on documentation
-(0.916/0.917). Speed there, on 2 processes: 45.3 pages/s, 0.77x trafilatura's 58.6.
+F1, markdown scored as reader text) 0.857 against 0.823 for trafilatura (comments off) and 0.819
+for its defaults, ahead on every type: articles 0.944/0.938, documentation 0.932/0.917,
+service 0.818/0.765, products 0.686/0.637, listings 0.678/0.583, forums 0.765/0.700 (defaults),
+collections 0.676/0.574 (per-half figures: docs/extraction.md). Speed there, on 2 processes:
+35.7 pages/s, 0.70x trafilatura's 51.0.
 """
 
 from __future__ import annotations
