@@ -70,9 +70,9 @@ def add_missing_chunks(root: Any, selected: Any, store: CodeStore) -> None:
         if _is_missing_prose(element, chosen):
             (after if seen_home else before).append(element)
     for index, element in enumerate(before):
-        selected.insert(index, _clean_copy(element, store))
+        selected.insert(index, clean_copy(element, store))
     for element in after:
-        selected.append(_clean_copy(element, store))
+        selected.append(clean_copy(element, store))
 
 
 def _is_missing_prose(element: Any, chosen: set[str]) -> bool:
@@ -85,12 +85,23 @@ def _is_missing_prose(element: Any, chosen: set[str]) -> bool:
     return total > 0 and linked / total <= MAX_LINK_SHARE
 
 
-def _clean_copy(element: Any, store: CodeStore) -> Any:
+def clean_copy(
+    element: Any,
+    store: CodeStore,
+    drop_tags: tuple[str, ...] = _DROP_IN_CHUNKS,
+    drop_class: re.Pattern[str] | None = None,
+) -> Any:
+    """A `<div>` copy of `element` for the selection: code restored, `drop_tags` (and elements
+    whose class matches `drop_class`) removed, only the attributes the renderer reads kept."""
     copy = deepcopy(element)
     copy.tail = None
     restore_code_blocks(copy, store)
-    for node in list(copy.iter(*_DROP_IN_CHUNKS)):
+    for node in list(copy.iter(*drop_tags)):
         drop_element(node)
+    if drop_class is not None:
+        for node in list(copy.iter()):
+            if isinstance(node.tag, str) and drop_class.search(node.get("class", "")):
+                drop_element(node)
     for node in copy.iter():
         if not isinstance(node.tag, str):
             continue

@@ -26,13 +26,13 @@ from __future__ import annotations
 
 import re
 from collections import defaultdict
-from copy import deepcopy
 from typing import Any
 
 from lxml import etree
 
+from ._chunks import clean_copy
 from ._cleanup import drop_unseen_text
-from ._code import CodeStore, restore_code_blocks
+from ._code import CodeStore
 from ._dom import drop_element, text_of
 
 MIN_POSTS = 2
@@ -73,7 +73,6 @@ _DESCRIPTIONS = etree.XPath(
     "//meta[@property='og:description' or @name='description' or @name='twitter:description']"
     "/@content"
 )
-_KEEP_ATTRIBUTES = {"a": ("href",), "code": ("class",), "td": ("colspan",), "th": ("colspan",)}
 
 
 def _key(element: Any) -> tuple[str, str]:
@@ -177,7 +176,7 @@ def expand_thread(root: Any, body: Any, store: CodeStore) -> Any:
             block.tail = None
             thread.append(block)  # moved, not copied: `body` is discarded
     for post in run:
-        thread.append(_post_copy(post, store))
+        thread.append(clean_copy(post, store, _DROP_IN_POSTS, _POSTER_RECORD))
     return thread
 
 
@@ -191,25 +190,6 @@ def _within(block: Any, shingles: set[tuple[str, ...]]) -> bool:
 def _shingles(text: str) -> list[tuple[str, ...]]:
     words = _WORD.findall(text.lower())
     return [tuple(words[i : i + 3]) for i in range(max(1, len(words) - 2))]
-
-
-def _post_copy(post: Any, store: CodeStore) -> Any:
-    copy = deepcopy(post)
-    copy.tail = None
-    restore_code_blocks(copy, store)
-    for node in list(copy.iter(*_DROP_IN_POSTS)):
-        drop_element(node)
-    for node in list(copy.iter()):
-        if isinstance(node.tag, str) and _POSTER_RECORD.search(node.get("class", "")):
-            drop_element(node)
-    for node in copy.iter():
-        if isinstance(node.tag, str):
-            names = _KEEP_ATTRIBUTES.get(node.tag, ())
-            keep = {name: node.get(name) for name in names if node.get(name)}
-            node.attrib.clear()
-            node.attrib.update(keep)
-    copy.tag = "div"
-    return copy
 
 
 def drop_signatures(root: Any) -> int:
