@@ -83,7 +83,20 @@ _PARSER_KW: dict[str, Any] = {
 
 def _parser() -> Any:
     # One parser per call: lxml parsers are not safe to share between threads.
-    return lxml_html.HTMLParser(**_PARSER_KW)
+    parser = lxml_html.HTMLParser(**_PARSER_KW)
+    parser.set_element_class_lookup(_LOOKUP)
+    return parser
+
+
+# lxml.html's own lookup is a Python method called for every element proxy made; on a page run
+# it was 8% of all extraction time. This one is C-level and gives the same HtmlElement API
+# (forms and inputs, which nothing here reads, get the plain element class).
+_LOOKUP = etree.ElementDefaultClassLookup(
+    element=lxml_html.HtmlElement,
+    comment=lxml_html.HtmlComment,
+    pi=lxml_html.HtmlProcessingInstruction,
+    entity=lxml_html.HtmlEntity,
+)
 
 
 _XML_DECL = re.compile(r"^\s*<\?xml[^>]*\?>", re.I)
