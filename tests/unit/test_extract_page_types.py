@@ -310,3 +310,42 @@ def test_a_line_that_only_starts_like_a_more_stories_label_cuts_nothing() -> Non
     )
     trim_boilerplate(body, cut_more_stories=True)
     assert "Arbor Day Foundation" not in text_of(body)
+
+
+def _front(teasers: int, prose_paragraphs: int) -> str:
+    cards = "".join(
+        f'<div class="card"><h3><a href="/story-{i}">Council votes on the new harbour plan {i}'
+        "</a></h3><p>A short standfirst under the headline.</p></div>"
+        for i in range(teasers)
+    )
+    prose = "".join(
+        "<p>" + " ".join(["The council met on Tuesday evening to discuss the plan."] * 5) + "</p>"
+        for _ in range(prose_paragraphs)
+    )
+    return _page(f"<main>{prose}{cards}</main>", _ld({"@type": "NewsArticle", "headline": "x"}))
+
+
+@pytest.mark.parametrize(
+    ("teasers", "prose", "url", "expected"),
+    [
+        (12, 0, "https://e.org/sections/science/", "listing"),  # a front calling itself article
+        (12, 4, "https://e.org/hub/science", "listing"),
+        (7, 0, "https://e.org/sections/science/", "article"),  # too few teasers
+        (12, 5, "https://e.org/sections/science/", "article"),  # a story with a related rail
+        (12, 0, "https://e.org/news/council-votes-on-harbour-plan", "article"),  # a story's slug
+        (12, 0, "https://e.org/news/harbour-plan-50470672", "article"),  # a story's id
+        (12, 0, "https://e.org/2019/11/18/harbour/", "article"),  # a dated path
+    ],
+)
+def test_a_section_front_of_linked_headings_is_a_listing(
+    teasers: int, prose: int, url: str, expected: str
+) -> None:
+    assert _type_of(_front(teasers, prose), url) == expected
+
+
+def test_an_untyped_page_of_linked_headings_is_a_listing() -> None:
+    cards = "".join(
+        f'<h2><a href="/p/{i}">A post about topic number {i}</a></h2>' for i in range(9)
+    )
+    assert _type_of(_page(cards), "https://blog.e.org/") == "listing"
+    assert _type_of(_page(cards[: len(cards) // 2]), "https://blog.e.org/") == "page"

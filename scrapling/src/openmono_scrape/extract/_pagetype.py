@@ -5,7 +5,9 @@ like comments, a product grid like navigation. The type decides how selection ru
 Signals, strongest first: schema.org types in JSON-LD (`DiscussionForumPosting`, `Product`,
 `ItemList`, ...), `og:type`, the URL path (`/forum/`, `/products/`, `/collections/`, `/docs/`;
 a forum also by its host, `forum.` or `community.`, or a `/boards/` section) and
-DOM shape (several post containers, many `<article>` cards, code blocks), and last, for a page
+DOM shape (several post containers, many `<article>` cards, code blocks; many linked headings
+with little prose at a URL naming no story is a section front, even one declaring itself an
+article), and last, for a page
 nothing else typed, schema.org `Product` microdata or a price meta tag (measured on the wcxb dev
 split, a loaded machine: 10 of 24 untyped product pages become products, products +0.009 mean
 word F1 on both id halves). Anything else is
@@ -21,6 +23,8 @@ from typing import Any, Literal
 from urllib.parse import urlsplit
 
 from lxml import etree
+
+from ._dom import text_of
 
 PageType = Literal["article", "forum", "product", "collection", "listing", "documentation", "page"]
 
@@ -127,7 +131,8 @@ def detect_page_type(root: Any, url: str, items: list[dict[str, Any]]) -> PageTy
     if _DOC_PATH.search(path) or _DOC_PATH.search(parts.netloc):
         return "documentation"
     if said_article:
-        return "article"
+        # Section fronts and archives often declare themselves articles too.
+        return "listing" if _lists_teasers(root, path) else "article"
     if _PRODUCT_PATH.search(path):
         return "product"
     if _COLLECTION_PATH.search(path):
@@ -142,7 +147,47 @@ def detect_page_type(root: Any, url: str, items: list[dict[str, Any]]) -> PageTy
         return "documentation"
     if _shows_one_product(root):
         return "product"
+    if _lists_teasers(root, path):
+        return "listing"
     return "page"
+
+
+# A section front or an archive: many linked headings (teasers) and little prose, at a URL that
+# does not name one story. Measured on the wcxb dev split (on a loaded machine): listings
+# 0.678 -> 0.721 mean word F1 (even ids +0.046, odd +0.039), articles unchanged; without the
+# URL test 18 of the article benchmark's 181 news stories (related-story rails, short
+# paragraphs) read as listings.
+_TEASER_HEADINGS = etree.XPath(
+    "//body//*[self::h2 or self::h3 or self::h4][.//a[@href] or ancestor::a[@href]]"
+)
+_PARAGRAPHS = etree.XPath("//body//p")
+MIN_TEASERS = 8
+MIN_TEASER_WORDS = 2
+MAX_TEASER_WORDS = 25
+MAX_PROSE_PARAGRAPHS = 5
+MIN_PROSE_WORDS = 40
+# A story's URL: a long numeric id, a year in the path, or a slug of four or more words.
+_STORY_ID = re.compile(r"\d{5,}|/(?:19|20)\d\d/")
+_STORY_SLUG = re.compile(r"[a-z0-9]+(?:[-_][a-z0-9]+){3,}", re.I)
+
+
+def _lists_teasers(root: Any, path: str) -> bool:
+    segments = [segment for segment in path.split("/") if segment]
+    if _STORY_ID.search(path) or (segments and _STORY_SLUG.search(segments[-1])):
+        return False
+    teasers = 0
+    for heading in _TEASER_HEADINGS(root):
+        if MIN_TEASER_WORDS <= len(text_of(heading).split()) <= MAX_TEASER_WORDS:
+            teasers += 1
+    if teasers < MIN_TEASERS:
+        return False
+    prose = 0
+    for paragraph in _PARAGRAPHS(root):
+        if len(text_of(paragraph).split()) >= MIN_PROSE_WORDS:
+            prose += 1
+            if prose >= MAX_PROSE_PARAGRAPHS:
+                return False
+    return True
 
 
 def _names_forum(host: str, path: str) -> bool:
