@@ -349,3 +349,18 @@ def test_an_untyped_page_of_linked_headings_is_a_listing() -> None:
     )
     assert _type_of(_page(cards), "https://blog.e.org/") == "listing"
     assert _type_of(_page(cards[: len(cards) // 2]), "https://blog.e.org/") == "page"
+
+
+def _grid(prices: int) -> str:
+    cards = "".join(
+        f'<div class="tile"><a href="/mug-{i}">Stoneware mug {i}</a><span>$1{i}.99</span></div>'
+        for i in range(prices)
+    )
+    return _page(f"<main>{cards}</main>")
+
+
+def test_an_untyped_page_of_many_prices_is_a_product_grid() -> None:
+    assert _type_of(_grid(8), "https://shop.e.org/mugs-and-cups") == "collection"
+    assert _type_of(_grid(7), "https://shop.e.org/mugs-and-cups") == "page"
+    # A roundup story names itself in its URL: it stays untyped, its prices notwithstanding.
+    assert _type_of(_grid(8), "https://e.org/blog/best-mugs-for-hot-coffee") == "page"
