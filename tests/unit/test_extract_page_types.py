@@ -364,3 +364,20 @@ def test_an_untyped_page_of_many_prices_is_a_product_grid() -> None:
     assert _type_of(_grid(7), "https://shop.e.org/mugs-and-cups") == "page"
     # A roundup story names itself in its URL: it stays untyped, its prices notwithstanding.
     assert _type_of(_grid(8), "https://e.org/blog/best-mugs-for-hot-coffee") == "page"
+
+
+def test_code_stays_verbatim_when_the_main_region_replaces_the_selection() -> None:
+    # The selection drops the link index, so the region (read from the visible page, code blocks
+    # set aside in it) is taken: its code must come back verbatim, not as a marker.
+    code = "<pre><code class='language-python'>def main():\n    return 42\n</code></pre>"
+    links = "".join(
+        f"<li><a href='/docs/api/{i}'>function_{i} reference</a></li>" for i in range(30)
+    )
+    html = _page(
+        f"<main><h1>Install</h1><p>Install the package with pip and then call main from your own "
+        f"code; it returns the answer.</p>{code}<h2>API index</h2><ul>{links}</ul></main>"
+    )
+    out = extract(html, "https://e.org/docs/install", "markdown", True).content
+    assert "```python\ndef main():\n    return 42\n```" in out
+    assert "function_29 reference" in out
+    assert "⟦" not in out

@@ -44,7 +44,7 @@ from ._embeds import unmark_embedded_posts
 from ._links import absolutize_links, document_base
 from ._main import select_main
 from ._markdown import Renderer
-from ._pagetype import detect_page_type, json_ld_items
+from ._pagetype import PageType, detect_page_type, json_ld_items
 from ._paragraphs import wrap_bare_text
 from ._region import prefer_main_region
 from ._streaming import resolve_streamed_chunks
@@ -72,6 +72,15 @@ def extract(html: str, url: str, fmt: ScrapeFormat, main_content: bool) -> Extra
         return Extracted(title=None, content="")
 
 
+# The types trafilatura reads from the page as served rather than from the visible page: its own
+# cleaning was built for that, and there it keeps products' descriptions (wcxb dev split, a
+# loaded machine: products 0.673 from the visible page, 0.686 as served) and forums' replies.
+# On the other types the visible page scores the same (overall 0.8621 either way; service
+# +0.001, collections +0.001, documentation -0.0002) and saves a copy of the page and a share of
+# trafilatura's work: 9% less time per page (median of four runs side by side).
+_READ_AS_SERVED: frozenset[PageType] = frozenset({"product", "forum"})
+
+
 def _extract(html: str, url: str, fmt: ScrapeFormat, main_content: bool) -> Extracted:
     root = parse_html(html)
     if root is None:
@@ -84,15 +93,16 @@ def _extract(html: str, url: str, fmt: ScrapeFormat, main_content: bool) -> Extr
     if main_content:
         items = json_ld_items(root)
         page_type = detect_page_type(root, url, items)
-        # Off articles trafilatura reads the page as served (see `select_main`).
-        pristine = deepcopy(root) if page_type != "article" else None
+        # Products and forums are read by trafilatura as served (see `select_main`).
+        pristine = deepcopy(root) if page_type in _READ_AS_SERVED else None
         remove_invisible(root)
         read = root if pristine is None else pristine
         store = protect_code_blocks(read)
         unmark_embedded_posts(read)
         wrap_bare_text(read, leaf_containers=page_type == "documentation")
         chosen = select_main(root, store, headlines, page_type, pristine, items)
-        if chosen is None:
+        if chosen is None or read is root:
+            # The region and the whole-page fallback come from `root`: its code verbatim again.
             restore_code_blocks(root, store)
         # Off articles the page's own main region, chrome removed, may hold more of the page.
         chosen = prefer_main_region(root, chosen, page_type)

@@ -1,9 +1,9 @@
 """Main-content selection: trafilatura picks the content, then we repair what it got wrong.
 
-1. trafilatura in its balanced mode, on the cleaned page for a page that says it is an article,
-   on the page as served for any other type (`_pagetype`), with comments on forums;
-2. its XML goes back to plain HTML with verbatim code blocks (`_xmlhtml`); off articles, text
-   that is not in the cleaned page (hidden) is removed (`_cleanup.drop_unseen_text`);
+1. trafilatura in its balanced mode, on the page as served for products and forums (`_pagetype`),
+   with comments on forums, and on the cleaned page for any other type;
+2. its XML goes back to plain HTML with verbatim code blocks (`_xmlhtml`); on a page read as
+   served, text that is not in the cleaned page (hidden) is removed (`_cleanup.drop_unseen_text`);
 3. article chunks it left behind come back (`_chunks`), split paragraphs are rejoined;
 4. a leading heading that repeats the title is dropped (the title travels in its own field) and
    boilerplate is trimmed (`_cleanup`; a trailing "You may also like" section is cut on articles
@@ -65,11 +65,11 @@ def select_main(
 
     `root` is the page without what a reader never sees, `store` the code blocks
     `protect_code_blocks` took out of the tree trafilatura reads; trafilatura works on its own
-    copy. `headlines` are the page's normalised titles. A page that says it is an article is
-    read from `root`. Any other page is read from `pristine` (the page as served, which
-    trafilatura's own cleaning was built for; our cleanup shifts its choices there), comments
-    included on forums (the replies are the content); text that does not appear in `root` is
-    then removed, so hidden text stays out either way.
+    copy. `headlines` are the page's normalised titles. The page is read from `pristine` when
+    given (the page as served, which trafilatura's own cleaning was built for: the caller gives
+    it for products and forums), comments included on forums (the replies are the content);
+    text that does not appear in `root` is then removed, so hidden text stays out either way.
+    Without `pristine` the page is read from `root`.
     """
     if page_type == "product":
         drop_product_chrome(root)  # the visible tree only: see `_product`
