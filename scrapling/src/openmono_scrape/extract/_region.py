@@ -170,14 +170,19 @@ def drop_repeated_labels(region: Any) -> None:
     """
     seen: dict[str, list[Any]] = {}
     slots: dict[tuple[str, str, str, str], set[str]] = {}
+    texts: dict[Any, str] = {}  # each element's text once (a parent comes before its children)
     for element in region.iter():
-        if not isinstance(element.tag, str) or element.tag in _LABEL_EXEMPT:
+        if not isinstance(element.tag, str):
             continue
-        text = " ".join(text_of(element).split()).lower()
+        text = texts[element] = " ".join(text_of(element).split()).lower()
         parent = element.getparent()
-        if not text or parent is None:
+        if element.tag in _LABEL_EXEMPT or not text or parent is None:
             continue
-        if " ".join(text_of(parent).split()).lower() == text:
+        if parent in texts:
+            parent_text = texts[parent]
+        else:
+            parent_text = " ".join(text_of(parent).split()).lower()
+        if parent_text == text:
             continue  # the outermost element holding the text stands for it
         slots.setdefault(_slot(element, parent), set()).add(text)
         if len(text.split()) > MAX_LABEL_WORDS or _DIGIT.search(text):
