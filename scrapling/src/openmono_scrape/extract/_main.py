@@ -73,7 +73,7 @@ def select_main(
     """
     if page_type == "product":
         drop_product_chrome(root)  # the visible tree only: see `_product`
-    if page_type == "article" or pristine is None:
+    if pristine is None:
         # Balanced, not precision mode: precision scored higher on the article benchmark
         # (0.976 against 0.972) but lower on the wcxb dev split's articles (0.921 against
         # 0.931, even page ids), where it keeps teasers and drops list-shaped sections.
@@ -81,7 +81,7 @@ def select_main(
     else:
         body = _trafilatura(pristine, precision=False, comments=page_type == "forum")
     html_body = None if body is None or not len(body) else to_html(body, store)
-    if html_body is not None and pristine is not None and page_type != "article":
+    if html_body is not None and pristine is not None:
         before = len(_text(html_body))
         drop_unseen_text(html_body, root)
         if len(_text(html_body)) < MIN_SEEN_SHARE * before:
