@@ -132,7 +132,7 @@ def detect_page_type(root: Any, url: str, items: list[dict[str, Any]]) -> PageTy
         return "documentation"
     if said_article:
         # Section fronts and archives often declare themselves articles too.
-        return "listing" if _lists_teasers(root, path) else "article"
+        return "listing" if not _names_story(path) and _lists_teasers(root) else "article"
     if _PRODUCT_PATH.search(path):
         return "product"
     if _COLLECTION_PATH.search(path):
@@ -147,10 +147,13 @@ def detect_page_type(root: Any, url: str, items: list[dict[str, Any]]) -> PageTy
         return "documentation"
     if _shows_one_product(root):
         return "product"
-    if _lists_teasers(root, path):
-        return "listing"
-    if not _names_story(path) and _count_prices(root) >= MIN_GRID_PRICES:
-        return "collection"
+    if not _names_story(path):
+        # Many teasers or many prices make a listing or a grid only where the URL names no
+        # single story: a news story has a related rail, a "best X for Y" roundup has prices.
+        if _lists_teasers(root):
+            return "listing"
+        if _count_prices(root) >= MIN_GRID_PRICES:
+            return "collection"
     return "page"
 
 
@@ -199,9 +202,8 @@ def _names_story(path: str) -> bool:
     return bool(_STORY_ID.search(path) or (segments and _STORY_SLUG.search(segments[-1])))
 
 
-def _lists_teasers(root: Any, path: str) -> bool:
-    if _names_story(path):
-        return False
+def _lists_teasers(root: Any) -> bool:
+    """Many linked headings and little prose (call only for a URL that names no story)."""
     teasers = 0
     for heading in _TEASER_HEADINGS(root):
         if MIN_TEASER_WORDS <= len(text_of(heading).split()) <= MAX_TEASER_WORDS:
