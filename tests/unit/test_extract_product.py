@@ -174,3 +174,35 @@ def test_buying_widget_lines_go_but_the_facts_that_mention_them_stay() -> None:
     assert "Trail 25 Pack" in text and "Water resistant" in text and "lifetime warranty" in text
     assert "Add to cart" not in text and "Free shipping on" not in text
     assert "Select a size" not in text and "Klarna" not in text
+
+
+def test_script_notices_go_but_product_text_about_cookies_or_email_stays() -> None:
+    body = etree.fromstring(
+        "<body><h1>Trail 25 Pack</h1>"
+        "<p>We use cookies to improve your browsing experience and for marketing.</p>"
+        "<p>Cookies collect information about how you use a website.</p>"
+        "<p>Oops! Something went wrong. Please try again.</p>"
+        "<p>By providing my email, I consent to receive marketing e-mails.</p>"
+        "<p>Lorem ipsum dolor sit amet, consectetur adipiscing elit.</p>"
+        "<p>The lid pocket holds a phone, snacks and a bag of cookies for the summit.</p>"
+        "<p>Register your email after purchase to extend the warranty.</p></body>"
+    )
+    drop_widget_lines(body)
+    text = text_of(body)
+    assert "Trail 25 Pack" in text and "bag of cookies" in text and "Register your" in text
+    for gone in ("We use cookies", "Cookies collect", "Oops", "By providing", "Lorem"):
+        assert gone not in text
+
+
+def test_a_newsletter_signup_block_is_shop_chrome() -> None:
+    signup = "Join the trail club and get ten percent off your first order today."
+    root = parse_html(
+        _page(
+            f'<div class="klaviyo-form newsletter-signup"><p>{signup}</p></div>'
+            + "".join(f"<p>Feature {i}: {DESCRIPTION}</p>" for i in range(8))
+        )
+    )
+    assert root is not None
+    drop_product_chrome(root)
+    text = text_of(root)
+    assert signup not in text and DESCRIPTION in text

@@ -54,7 +54,8 @@ _TESTIMONIAL = re.compile(r"testimonial", re.I)
 _RAILS_AND_BANNERS = re.compile(
     r"(?:^|[\s_-])(?:related|recommend|upsells?|up-sells?|cross-?sells?"
     r"|also-?(?:viewed|bought|like)|recently-?viewed|similar|you-may|complete-the-look"
-    r"|frequently-bought|cookies?|consent|gdpr|onetrust|truste)",
+    r"|frequently-bought|cookies?|consent|gdpr|onetrust|truste"
+    r"|newsletter|klaviyo|signup|sign-up|subscribe|email-capture)",
     re.I,
 )
 # A review-named block shorter than this is the rating summary ("4.8 from 1,316 reviews", a
@@ -152,11 +153,31 @@ _WIDGET_LINE = re.compile(
 MAX_WIDGET_WORDS = 12
 
 
+# Notices a shop's scripts show around the product, a sentence or three each: the cookie
+# notice and its settings, a form's status message ("Oops! Something went wrong. Please try
+# again."), the consent line under an e-mail or phone field, and placeholder copy a theme ships
+# with ("Lorem ipsum"). Matched anywhere in the block, so only whole phrases that never describe
+# a product.
+_NOTICE = re.compile(
+    r"\bwe use cookies\b|\b(?:this|our) (?:web)?site uses cookies\b|\bthese cookies\b"
+    r"|\bcookies (?:collect|allow|track|help us)\b|\b(?:accept|reject|disable) (?:all )?cookies\b"
+    r"|^\W*(?:manage|customi[sz]e) (?:your )?cookie|\bsomething went wrong\b"
+    r"|\bplease try again\b|\byour submission has been received\b"
+    r"|^\W*by (?:providing|entering|submitting) (?:my|your) (?:e-?mail|phone|number)"
+    r"|\blorem ipsum\b",
+    re.I,
+)
+MAX_NOTICE_WORDS = 80
+
+
 def drop_widget_lines(body: Any) -> None:
-    """Drop short blocks of `body` that are a buying widget's labels or a shop banner."""
+    """Drop short blocks of `body` that are a buying widget's labels, a shop banner or a
+    notice of the shop's scripts (cookies, a form's status, a consent line, placeholder)."""
     for block in list(body.iter(*_BLOCKS)):
         if block.getroottree().getroot() is not body or _holds_blocks(block):
             continue
         text = " ".join(text_of(block).split())
-        if len(text.split()) <= MAX_WIDGET_WORDS and _WIDGET_LINE.match(text):
+        words = len(text.split())
+        widget = words <= MAX_WIDGET_WORDS and _WIDGET_LINE.match(text) is not None
+        if widget or (words <= MAX_NOTICE_WORDS and _NOTICE.search(text)):
             drop_element(block)
