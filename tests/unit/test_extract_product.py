@@ -6,6 +6,7 @@ import pytest
 from lxml import etree
 from openmono_scrape.extract import extract
 from openmono_scrape.extract._dom import parse_html, text_of
+from openmono_scrape.extract._jsonld import add_product_facts
 from openmono_scrape.extract._pagetype import detect_page_type, json_ld_items
 from openmono_scrape.extract._product import (
     drop_product_chrome,
@@ -206,3 +207,14 @@ def test_a_newsletter_signup_block_is_shop_chrome() -> None:
     drop_product_chrome(root)
     text = text_of(root)
     assert signup not in text and DESCRIPTION in text
+
+
+def test_json_ld_name_is_added_only_when_the_selection_has_no_top_heading() -> None:
+    long_name = "Trailworks Trail 25 Pack - ripstop nylon, padded foam back panel, 25 l, green"
+    item = {"@type": "Product", "name": long_name, "description": DESCRIPTION}
+    body = etree.fromstring(f"<body><h1>Trail 25 Pack</h1><p>{DESCRIPTION}</p></body>")
+    add_product_facts(body, [item])
+    assert "Trailworks" not in text_of(body)
+    body = etree.fromstring(f"<body><p>{DESCRIPTION}</p></body>")
+    add_product_facts(body, [item])
+    assert body[0].tag == "h1" and body[0].text == long_name
