@@ -210,7 +210,7 @@ def test_a_newsletter_signup_block_is_shop_chrome() -> None:
 
 
 def test_json_ld_name_is_added_only_when_the_selection_has_no_top_heading() -> None:
-    long_name = "Trailworks Trail 25 Pack - ripstop nylon, padded foam back panel, 25 l, green"
+    long_name = "Trailworks Summit Series Trail 25 Pack, Unisex Hiking Rucksack, Forest Green"
     item = {"@type": "Product", "name": long_name, "description": DESCRIPTION}
     body = etree.fromstring(f"<body><h1>Trail 25 Pack</h1><p>{DESCRIPTION}</p></body>")
     add_product_facts(body, [item])
