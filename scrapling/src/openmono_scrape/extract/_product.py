@@ -142,12 +142,18 @@ def _holds_blocks(element: Any) -> bool:
 
 
 # Short lines of the shop's buying widgets: the add-to-cart block, the size picker, shipping
-# and payment banners. The annotators keep the product's facts, not the controls around them.
+# and payment banners, the delivery estimate and the stock count. The annotators keep the
+# product's facts, not the controls around them.
 _WIDGET_LINE = re.compile(
     r"^\W*(?:add to (?:cart|bag|basket|wish ?list)|buy now|quantity|qty|in stock|out of stock"
     r"|sold out|select (?:a )?(?:size|colou?r)|size (?:guide|chart)|find your size"
     r"|free (?:shipping|delivery|returns)\b|(?:or )?pay in \d|klarna|afterpay|sezzle"
-    r"|sign up|subscribe|notify me|share(?: this)?|write a review|ask a question)",
+    r"|sign up|subscribe|notify me|share(?: this)?|write a review|ask a question"
+    # delivery, seller and stock lines, price labels, an ad's marker
+    r"|sold and shipped by|ships from|sold by|fulfilled by|(?:arrives|get it) (?:by|today|tomorrow)"
+    r"|order (?:within|today|in the next)|(?:pickup|delivery) today|shipping, arrives"
+    r"|(?:only )?\d+ left\b|low in stock|(?:just )?a few left"
+    r"|(?:regular|sale|current|original) price|price when purchased|sponsored\W*$)",
     re.I,
 )
 MAX_WIDGET_WORDS = 12
