@@ -153,7 +153,9 @@ _WIDGET_LINE = re.compile(
     r"|sold and shipped by|ships from|sold by|fulfilled by|(?:arrives|get it) (?:by|today|tomorrow)"
     r"|order (?:within|today|in the next)|(?:pickup|delivery) today|shipping, arrives"
     r"|(?:only )?\d+ left\b|low in stock|(?:just )?a few left"
-    r"|(?:regular|sale|current|original) price|price when purchased|sponsored\W*$)",
+    r"|(?:regular|sale|current|original) price|price when purchased|sponsored\W*$"
+    # a review widget's leftovers: its badge, its empty state, its loading placeholder
+    r"|verified (?:buyer|purchase|reviewer)\W*$|no reviews yet|loading(?: reviews)?\W*$)",
     re.I,
 )
 MAX_WIDGET_WORDS = 12
