@@ -9,6 +9,7 @@ from openmono_scrape.extract._dom import parse_html, text_of
 from openmono_scrape.extract._jsonld import add_product_facts
 from openmono_scrape.extract._pagetype import detect_page_type, json_ld_items
 from openmono_scrape.extract._product import (
+    add_missing_specs,
     drop_product_chrome,
     drop_product_rails,
     drop_repeated_blocks,
@@ -224,3 +225,46 @@ def test_json_ld_name_is_added_only_when_the_selection_has_no_top_heading() -> N
     body = etree.fromstring(f"<body><p>{DESCRIPTION}</p></body>")
     add_product_facts(body, [item])
     assert body[0].tag == "h1" and body[0].text == long_name
+
+
+def _spec_rows(rows: list[tuple[str, str]], link: bool = False) -> str:
+    cells = "".join(
+        f'<div class="row"><div><span>{label}</span></div><div class="v">'
+        f"{f'<a href=/x>{value}</a>' if link else value}</div></div>"
+        for label, value in rows
+    )
+    return f'<div class="sheet">{cells}</div>'
+
+
+SPEC_ROWS = [("Height", "3.2 cm"), ("Width", "31 cm"), ("Weight", "653 g"), ("Keycaps", "ABS")]
+
+
+def test_a_sheet_of_label_and_value_rows_left_out_is_added_as_a_list() -> None:
+    root = parse_html(
+        _page(f"<main><h1>Trail 25 Pack</h1><p>{DESCRIPTION}</p>{_spec_rows(SPEC_ROWS)}</main>")
+    )
+    assert root is not None
+    body = etree.fromstring(f"<body><h1>Trail 25 Pack</h1><p>{DESCRIPTION}</p></body>")
+    add_missing_specs(root, body)
+    items = [text_of(li) for li in body.iter("li")]
+    assert items == ["Height: 3.2 cm", "Width: 31 cm", "Weight: 653 g", "Keycaps: ABS"]
+    # Already selected: not added twice.
+    add_missing_specs(root, body)
+    assert len(list(body.iter("li"))) == 4
+
+
+@pytest.mark.parametrize(
+    "rows",
+    [
+        _spec_rows(SPEC_ROWS[:3]),  # too few rows to be a sheet
+        _spec_rows(SPEC_ROWS, link=True),  # a menu of links
+        _spec_rows([(f"Colour {i}", "Green") for i in range(5)]),  # no value holds a figure
+        f"<footer>{_spec_rows(SPEC_ROWS)}</footer>",  # the site's chrome
+    ],
+)
+def test_rows_that_are_no_spec_sheet_are_not_added(rows: str) -> None:
+    root = parse_html(_page(f"<main><h1>Trail 25 Pack</h1><p>{DESCRIPTION}</p>{rows}</main>"))
+    assert root is not None
+    body = etree.fromstring(f"<body><p>{DESCRIPTION}</p></body>")
+    add_missing_specs(root, body)
+    assert body.find(".//li") is None

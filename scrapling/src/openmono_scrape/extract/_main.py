@@ -35,6 +35,7 @@ from ._items import add_missing_items
 from ._jsonld import add_product_facts
 from ._pagetype import PageType
 from ._product import (
+    add_missing_specs,
     drop_product_chrome,
     drop_product_rails,
     drop_repeated_blocks,
@@ -113,6 +114,7 @@ def select_main(
         drop_product_rails(html_body)
         drop_repeated_blocks(html_body)
         drop_widget_lines(html_body)
+        add_missing_specs(root, html_body)
     if page_type == "product" and items:
         add_product_facts(html_body, items)
     return html_body if len(html_body) else None

@@ -189,3 +189,72 @@ def drop_widget_lines(body: Any) -> None:
         widget = words <= MAX_WIDGET_WORDS and _WIDGET_LINE.match(text) is not None
         if widget or (words <= MAX_NOTICE_WORDS and _NOTICE.search(text)):
             drop_element(block)
+
+
+# A spec sheet drawn as rows of two texts, a label and a value ("Weight" / "653 g"), in
+# `div`s rather than a table or a list: trafilatura reads each row as too short to be text and
+# drops the sheet. A run of such rows under one parent, the labels all different, most values
+# holding a figure (a measure, a count, a version), no row a link or a form field, is the
+# product's specs; when the selection lacks most of their words they are added to it as a list.
+MIN_SPEC_ROWS = 4
+MAX_LABEL_WORDS = 6
+MAX_VALUE_WORDS = 12
+MAX_ROW_CHARS = 160
+MIN_FIGURE_SHARE = 0.5
+MIN_MISSING_SHARE = 0.7
+_DIGIT = re.compile(r"\d")
+_WORD = re.compile(r"\w+")
+_NOT_SPECS = frozenset({"nav", "footer", "header", "aside", "form", "table", "thead", "tbody"})
+_TEXTS = etree.XPath(".//text()[normalize-space()]")
+_CONTROLS = etree.XPath(".//a|.//label|.//input|.//select|.//button")
+
+
+def add_missing_specs(root: Any, body: Any) -> None:
+    """Append to `body` the label/value spec rows of `root` that the selection left out."""
+    present = set(_WORD.findall(text_of(body).lower()))
+    taken: set[Any] = set()
+    for parent in root.iter():
+        if not isinstance(parent.tag, str) or parent.tag in _NOT_SPECS or len(parent) < 4:
+            continue
+        rows = _spec_rows(parent)
+        if rows is None or any(
+            up in taken or up.tag in _NOT_SPECS for up in parent.iterancestors()
+        ):
+            continue
+        words = _WORD.findall(" ".join(f"{label} {value}" for label, value in rows).lower())
+        if sum(word not in present for word in words) < MIN_MISSING_SHARE * len(words):
+            continue
+        taken.add(parent)
+        listing = etree.SubElement(body, "ul")
+        for label, value in rows:
+            label = label.rstrip(": ")
+            etree.SubElement(listing, "li").text = f"{label}: {value}"
+
+
+def _spec_rows(parent: Any) -> list[tuple[str, str]] | None:
+    children = [child for child in parent if isinstance(child.tag, str)]
+    if len(children) < MIN_SPEC_ROWS:
+        return None
+    rows = []
+    for child in children:
+        row = _spec_row(child)
+        if row is None:
+            return None
+        rows.append(row)
+    if len({label.lower() for label, _ in rows}) < len(rows):
+        return None
+    if sum(_DIGIT.search(value) is not None for _, value in rows) < MIN_FIGURE_SHARE * len(rows):
+        return None
+    return rows
+
+
+def _spec_row(element: Any) -> tuple[str, str] | None:
+    if len(text_of(element)) > MAX_ROW_CHARS or _CONTROLS(element):
+        return None
+    texts = [" ".join(str(text).split()) for text in _TEXTS(element)]
+    if len(texts) != 2:
+        return None
+    label, value = texts
+    if len(label.split()) > MAX_LABEL_WORDS or len(value.split()) > MAX_VALUE_WORDS:
+        return None
+    return label, value
