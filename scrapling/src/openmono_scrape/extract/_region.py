@@ -133,6 +133,34 @@ _LABEL_EXEMPT = frozenset({"h1", "h2", "h3", "h4", "h5", "h6", "td", "th", "body
 MIN_MAIN_SHARE = 0.5
 
 
+# Screen-reader-only text (the utility classes of CSS frameworks and CMS themes): a reader of the
+# page never sees it ("Product Details", "X is available in 3 options", "Opens in a new tab").
+_SCREEN_READER_XPATH = etree.XPath(
+    "//body//*[@class]["
+    + " or ".join(
+        f"contains(concat(' ', normalize-space(@class), ' '), ' {name} ')"
+        for name in (
+            "sr-only",
+            "visually-hidden",
+            "visuallyhidden",
+            "screen-reader-text",
+            "screen-reader-only",
+            "element-invisible",
+            "a11y-hidden",
+            "u-visually-hidden",
+        )
+    )
+    + "]"
+)
+
+
+def drop_screen_reader_text(root: Any) -> None:
+    """Drop the elements only a screen reader reads (class `sr-only`, `visually-hidden`, ...)."""
+    for element in _SCREEN_READER_XPATH(root):
+        if element.getparent() is not None:
+            drop_element(element)
+
+
 def prefer_main_region(root: Any, selected: Any | None, page_type: PageType) -> Any | None:
     """The page's main region instead of `selected` when the selection covers too little of it.
 
