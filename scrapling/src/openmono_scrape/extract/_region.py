@@ -133,31 +133,28 @@ _LABEL_EXEMPT = frozenset({"h1", "h2", "h3", "h4", "h5", "h6", "td", "th", "body
 MIN_MAIN_SHARE = 0.5
 
 
-# Screen-reader-only text (the utility classes of CSS frameworks and CMS themes): a reader of the
-# page never sees it ("Product Details", "X is available in 3 options", "Opens in a new tab").
-_SCREEN_READER_XPATH = etree.XPath(
-    "//body//*[@class]["
-    + " or ".join(
-        f"contains(concat(' ', normalize-space(@class), ' '), ' {name} ')"
-        for name in (
-            "sr-only",
-            "visually-hidden",
-            "visuallyhidden",
-            "screen-reader-text",
-            "screen-reader-only",
-            "element-invisible",
-            "a11y-hidden",
-            "u-visually-hidden",
-        )
-    )
-    + "]"
+# Screen-reader-only text (the utility classes of CSS frameworks and CMS themes: `sr-only`,
+# `visually-hidden`, `screen-reader-text`, `show-for-sr`, prefixed or suffixed by a theme's own
+# names): a reader of the page never sees it ("Product Details", "Opens in a new tab"). On the
+# wcxb dev split 2% to 7% of such elements (by class) hold text of the truth.
+_SCREEN_READER_CANDIDATES = etree.XPath(
+    "//body//*[contains(@class, 'sr') or contains(@class, 'SR') or contains(@class, 'creen')"
+    " or contains(@class, 'isually') or contains(@class, 'ssistive')"
+    " or contains(@class, 'accessible')]"
+)
+_SCREEN_READER_CLASS = re.compile(
+    r"^(?:\w+[-_]+)*(?:sr-?only|sr-text|screen-?reader(?:-?(?:text|only))?|visually-?hidden"
+    r"|show-for-sr|visible-sr|assistive-text|hidden-accessible)(?:--[\w-]+)?$",
+    re.I,
 )
 
 
 def drop_screen_reader_text(root: Any) -> None:
     """Drop the elements only a screen reader reads (class `sr-only`, `visually-hidden`, ...)."""
-    for element in _SCREEN_READER_XPATH(root):
-        if element.getparent() is not None:
+    for element in _SCREEN_READER_CANDIDATES(root):
+        if element.getparent() is not None and any(
+            _SCREEN_READER_CLASS.match(name) for name in element.get("class", "").split()
+        ):
             drop_element(element)
 
 
