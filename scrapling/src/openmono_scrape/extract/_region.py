@@ -118,6 +118,10 @@ MAX_LANDMARK_SHARE = 0.9
 # A named element holding more than this share of the region's text is not chrome, whatever
 # its class says (a "has-sidebar" layout wrapper, a "filterable" product grid).
 MAX_NAMED_CHROME_SHARE = 0.3
+# A cookie or consent notice is never the content, however long its legal text (a page's
+# whole policy in a dialog): only a wrapper holding most of the page is kept.
+MAX_CONSENT_SHARE = 0.6
+_CONSENT_NAME = re.compile(r"(?:^|[\s_-])(?:cookies?|consent|gdpr)(?:$|[\s_-])", re.I)
 # A control's label is a few words; a longer "button" is a clickable card of content.
 MAX_CONTROL_WORDS = 8
 # The types whose region is a grid of cards (documentation repeats "Copy", "Note" as content).
@@ -283,12 +287,15 @@ def main_region(root: Any) -> Any | None:
         # A clickable card (a whole teaser marked as a button) is content, not a control.
         if control.tag == "select" or _size(control) <= MAX_CONTROL_WORDS:
             drop_element(control)
-    limit = MAX_NAMED_CHROME_SHARE * _size(body)
+    size = _size(body)
+    limit = MAX_NAMED_CHROME_SHARE * size
     for element in _NAMED_XPATH(body):
         if element in keep or element.getparent() is None:
             continue
         names = f"{element.get('class', '')} {element.get('id', '')}"
-        if _CHROME_NAME.search(names) and _size(element) <= limit:
+        if not _CHROME_NAME.search(names):
+            continue
+        if _size(element) <= (MAX_CONSENT_SHARE * size if _CONSENT_NAME.search(names) else limit):
             drop_element(element)
     for link in _LINK_XPATH(body):
         if link.get("href", "").startswith("#") and _SKIP_LINK.match(text_of(link)):
