@@ -66,7 +66,9 @@ _CHROME_NAME = re.compile(
     r"|share|sharing|social|pagination|pager|paginator|filters?|facets?|refinements?|sorting"
     r"|sort-by|skip-link|skip-to|skiplink|modal|popup|popover|offcanvas|off-canvas|drawer"
     r"|megamenu|mega-menu|navbar|menu|menus|toolbar|sidebar|visually-hidden|sr-only"
-    r"|screen-reader-text|announcement-bar|site-header|site-footer)(?:$|[\s_-])",
+    r"|screen-reader-text|announcement-bar|site-header|site-footer"
+    # A footer by name, not a card's own ("card__footer", "card-footer": its date, its author).
+    r"|(?<!__)(?<!card-)(?<!card_)footer)(?:$|[\s_-])",
     re.I,
 )
 
