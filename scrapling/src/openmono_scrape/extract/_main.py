@@ -41,6 +41,7 @@ from ._product import (
     drop_repeated_blocks,
     drop_widget_lines,
 )
+from ._region import drop_screen_reader_text
 from ._title import repeats_title
 from ._xmlhtml import rejoin_split_paragraphs, to_html
 
@@ -52,6 +53,8 @@ _HEADLINE_WINDOW = 3
 # Off articles, when less than this share of the selection is text a reader sees, the selection
 # was a hidden block and the cleaned page is read instead.
 MIN_SEEN_SHARE = 0.5
+# The types whose selection is completed by `_items` and whose region may replace it.
+_GRID_TYPES: frozenset[PageType] = frozenset({"listing", "collection", "page"})
 
 
 def select_main(
@@ -74,6 +77,8 @@ def select_main(
     """
     if page_type == "product":
         drop_product_chrome(root)  # the visible tree only: see `_product`
+    if page_type in _GRID_TYPES:
+        drop_screen_reader_text(root)  # GRID: see `_region`
     if pristine is None:
         # Balanced, not precision mode: precision scored higher on the article benchmark
         # (0.976 against 0.972) but lower on the wcxb dev split's articles (0.921 against
