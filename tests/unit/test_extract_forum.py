@@ -166,3 +166,18 @@ def test_the_posters_record_leaves_the_copied_posts_but_not_their_names() -> Non
     assert "Well-known member" not in text
     assert "Messages 2,811" not in text
     assert "poster3" in text
+
+
+def test_a_post_said_twice_in_the_thread_is_kept_once() -> None:
+    # A reply shows a preview of the post it answers; the reader reads that post once.
+    preview = f"<div class='parent'><p>{POSTS[0]}</p></div>"
+    posts = _post(0, POSTS[0]) + "".join(_post(i, t, preview) for i, t in enumerate(POSTS) if i)
+    root = _root(f"<main><div class='thread'>{posts}</div></main>")
+    thread = complete_thread(root, _selection(POSTS[1]), CodeStore())
+    text = " ".join(text_of(thread).split())
+    assert text.count(POSTS[0]) == 1
+    for post in POSTS[1:]:
+        assert text.count(post) == 1
+    # Short lines repeat by chance and stay.
+    short = complete_thread(_root("<main></main>"), _selection("Thanks!", "Thanks!"), CodeStore())
+    assert text_of(short).count("Thanks!") == 2

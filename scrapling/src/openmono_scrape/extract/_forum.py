@@ -13,12 +13,15 @@ repairs a forum page's selection in three steps:
    and dates, without the posters' titles and counters. Selected blocks before the last one the
    run also says (a Q&A page's question above its answers) stay in front of the posts; blocks
    after it (teasers for other threads) go;
-3. a shell page whose posts a script loads has nothing to select: the page's own summary of the
+3. a block of five or more words said again further down (a reply's preview of the post it
+   answers, a quote of it, a mobile copy) is dropped: truth keeps one copy;
+4. a shell page whose posts a script loads has nothing to select: the page's own summary of the
    first post (`og:description`) stands in when it says more than the selection.
 
 Measured on the wcxb development split (112 true forum pages; a loaded machine): mean word F1
 0.705 -> 0.760 (even ids 0.695 -> 0.764, odd ids 0.716 -> 0.756; trafilatura 0.691). Listing
 and collection pages detected as forums gained too (0.623 -> 0.627, 0.606 -> 0.609); no other
+type moved. Dropping repeated blocks: 0.765 -> 0.779 (even ids +0.014, odd +0.015), no other
 type moved.
 """
 
@@ -137,6 +140,7 @@ def complete_thread(root: Any, body: Any, store: CodeStore, pristine: Any | None
     if drop_signatures(root):
         drop_unseen_text(body, root)
     body = expand_thread(root, body, store)
+    drop_repeated_blocks(body)
     summary = _summary(pristine) if pristine is not None else ""
     if len(summary.split()) > len(text_of(body).split()):
         body = etree.Element("body")
@@ -190,6 +194,34 @@ def _within(block: Any, shingles: set[tuple[str, ...]]) -> bool:
 def _shingles(text: str) -> list[tuple[str, ...]]:
     words = _WORD.findall(text.lower())
     return [tuple(words[i : i + 3]) for i in range(max(1, len(words) - 2))]
+
+
+# A thread shows some text twice: a reply's preview of the post it answers, a post's mobile
+# copy, a quote of an earlier post. Truth keeps one copy (measured on the wcxb dev split, a
+# loaded machine: dropping every repeat scored higher than keeping the quotes, on both id
+# halves, even where the page marks them as quotes). Shorter blocks repeat by chance
+# ("Thanks for the help!").
+MIN_REPEAT_WORDS = 5
+_BLOCKS = ("p", "li", "h1", "h2", "h3", "h4", "h5", "h6", "div", "pre", "td", "dd")
+
+
+def drop_repeated_blocks(body: Any) -> None:
+    """Drop each text block of `body` whose text an earlier block said, in place."""
+    seen: set[str] = set()
+    for block in list(body.iter(*_BLOCKS)):
+        if block.getroottree().getroot() is not body or _holds_blocks(block):
+            continue  # inside a dropped block, or a container of other blocks
+        key = " ".join(text_of(block).split()).lower()
+        if len(key.split()) < MIN_REPEAT_WORDS:
+            continue
+        if key in seen:
+            drop_element(block)
+        else:
+            seen.add(key)
+
+
+def _holds_blocks(element: Any) -> bool:
+    return next(element.iterdescendants(*_BLOCKS), None) is not None
 
 
 def drop_signatures(root: Any) -> int:
