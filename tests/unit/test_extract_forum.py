@@ -181,3 +181,23 @@ def test_a_post_said_twice_in_the_thread_is_kept_once() -> None:
     # Short lines repeat by chance and stay.
     short = complete_thread(_root("<main></main>"), _selection("Thanks!", "Thanks!"), CodeStore())
     assert text_of(short).count("Thanks!") == 2
+
+
+def test_a_consent_banner_longer_than_the_thread_leaves_it() -> None:
+    purposes = " ".join(
+        f"<p>Purpose {i}: we and our partners store and access personal data on your device"
+        " to measure advertising and build a profile of your interests.</p>"
+        for i in range(12)
+    )
+    banner = f"<div id='onetrust-consent-sdk'><h2>We care about your privacy</h2>{purposes}</div>"
+    root = _root(THREAD + f"</main>{banner}")
+    selection = _selection(*POSTS, "We care about your privacy")
+    thread = complete_thread(root, selection, CodeStore())
+    text = text_of(thread)
+    assert "privacy" not in text
+    assert "personal data" not in text
+    for post in POSTS:
+        assert post in text
+    # A wrapper named for consent that holds the page's heading is the page.
+    page = _root(f"<div class='cookie-wrapper'><h1>Dripping valve</h1>{THREAD}</main></div>")
+    assert POSTS[0] in text_of(complete_thread(page, _selection(POSTS[0]), CodeStore()))
