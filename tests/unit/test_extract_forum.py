@@ -123,6 +123,9 @@ def test_extract_returns_the_posts_without_their_signatures() -> None:
         ("https://games.example.com/boards/1234-switch/5678", "forum"),
         ("https://example.com/best-board-games-of-2025/", "page"),
         ("https://example.com/community-outreach/marketing", "page"),
+        ("https://example.com/topic/225132-if-the-valve-drips/", "forum"),
+        ("https://example.com/topic/18427/rc1-of-the-valve", "forum"),
+        ("https://news.example.com/topic/headphones", "page"),
     ],
 )
 def test_a_url_naming_a_forum_marks_a_forum(url: str, expected: str) -> None:

@@ -36,8 +36,10 @@ _ARTICLE_TYPES = frozenset(
 _DOC_TYPES = frozenset({"TechArticle", "APIReference", "SoftwareSourceCode"})
 
 _FORUM_PATH = re.compile(
-    r"/(?:forums?|threads?|topics?|t|questions|discussions?|community|communities|comments|"
-    r"showthread\.php|viewtopic\.php|r/\w+/comments)(?:/|$|\.)",
+    r"/(?:forums?|threads?|t|questions|discussions?|community|communities|comments|"
+    r"showthread\.php|viewtopic\.php|r/\w+/comments)(?:/|$|\.)"
+    # A thread's topic has an id; "/topic/headphones" is a news site's section.
+    r"|/topics?/[^/]*\d",
     re.I,
 )
 # Added after the rules above (FORUM helper): a host named for a forum (forum.example.org,
