@@ -204,3 +204,14 @@ def test_a_consent_banner_longer_than_the_thread_leaves_it() -> None:
     # A wrapper named for consent that holds the page's heading is the page.
     page = _root(f"<div class='cookie-wrapper'><h1>Dripping valve</h1>{THREAD}</main></div>")
     assert POSTS[0] in text_of(complete_thread(page, _selection(POSTS[0]), CodeStore()))
+
+
+def test_without_a_url_the_pages_own_address_tells_its_type() -> None:
+    root = parse_html(
+        "<html><head><link rel='canonical' href='https://e.org/t/dripping-valve/42'></head>"
+        "<body><main><p>Some text.</p></main></body></html>"
+    )
+    assert root is not None
+    assert detect_page_type(root, "", json_ld_items(root)) == "forum"
+    # The address it was fetched from wins over the one it states.
+    assert detect_page_type(root, "https://e.org/about", json_ld_items(root)) == "page"
