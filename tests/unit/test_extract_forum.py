@@ -215,3 +215,21 @@ def test_without_a_url_the_pages_own_address_tells_its_type() -> None:
     assert detect_page_type(root, "", json_ld_items(root)) == "forum"
     # The address it was fetched from wins over the one it states.
     assert detect_page_type(root, "https://e.org/about", json_ld_items(root)) == "page"
+
+
+def test_the_buttons_and_counters_around_each_post_leave_the_thread() -> None:
+    furniture = (
+        "<ul><li>Reply</li><li>Quote</li><li>permalink</li></ul><div>12 likes</div>"
+        "<div>Last edited by poster2 on March 3, edited 2 times in total.</div><p>Posts: 2,811</p>"
+    )
+    posts = "".join(_post(i, t, furniture) for i, t in enumerate(POSTS))
+    root = _root(f"<main><div class='thread'>{posts}</div></main>")
+    text = " ".join(text_of(complete_thread(root, _selection(POSTS[1]), CodeStore())).split())
+    for line in ("Reply", "Quote", "permalink", "12 likes", "Last edited", "2,811"):
+        assert line not in text
+    for post in POSTS:
+        assert post in text
+    # A post that only starts like a button stays.
+    reply = "Reply from the installer: the valve was never rated for this pressure."
+    kept = complete_thread(_root("<main></main>"), _selection(reply), CodeStore())
+    assert reply in text_of(kept)
