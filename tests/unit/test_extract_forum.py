@@ -233,3 +233,21 @@ def test_the_buttons_and_counters_around_each_post_leave_the_thread() -> None:
     reply = "Reply from the installer: the valve was never rated for this pressure."
     kept = complete_thread(_root("<main></main>"), _selection(reply), CodeStore())
     assert reply in text_of(kept)
+
+
+def test_a_short_thread_outweighed_by_a_run_of_panels_is_still_completed() -> None:
+    panel = (
+        "<div class='help'><p>{0} (phone): tap the lock icon next to the address bar, then tap"
+        " permissions and notifications, and adjust your preference for this site there.</p>"
+        "<p>{0} (desktop): click the padlock icon, open the site settings, find notifications"
+        " and adjust your preference for this site there.</p></div>"
+    )
+    panels = "".join(panel.format(browser) for browser in ("Chrome", "Safari", "Edge"))
+    posts = "".join(_post(i, t) for i, t in enumerate(POSTS[:3]))
+    root = _root(f"<main><div class='thread'>{posts}</div></main><div>{panels}</div>")
+    assert "Chrome" in text_of(find_post_run(root)[0][0])  # the panels outweigh the posts
+    thread = expand_thread(root, _selection(POSTS[0]), CodeStore())
+    text = " ".join(text_of(thread).split())
+    assert POSTS[1] in text
+    assert POSTS[2] in text
+    assert "Chrome" not in text
