@@ -123,6 +123,9 @@ def test_extract_returns_the_posts_without_their_signatures() -> None:
         ("https://games.example.com/boards/1234-switch/5678", "forum"),
         ("https://example.com/best-board-games-of-2025/", "page"),
         ("https://example.com/community-outreach/marketing", "page"),
+        ("https://example.com/topic/225132-if-the-valve-drips/", "forum"),
+        ("https://example.com/topic/18427/rc1-of-the-valve", "forum"),
+        ("https://news.example.com/topic/headphones", "page"),
     ],
 )
 def test_a_url_naming_a_forum_marks_a_forum(url: str, expected: str) -> None:
@@ -166,3 +169,85 @@ def test_the_posters_record_leaves_the_copied_posts_but_not_their_names() -> Non
     assert "Well-known member" not in text
     assert "Messages 2,811" not in text
     assert "poster3" in text
+
+
+def test_a_post_said_twice_in_the_thread_is_kept_once() -> None:
+    # A reply shows a preview of the post it answers; the reader reads that post once.
+    preview = f"<div class='parent'><p>{POSTS[0]}</p></div>"
+    posts = _post(0, POSTS[0]) + "".join(_post(i, t, preview) for i, t in enumerate(POSTS) if i)
+    root = _root(f"<main><div class='thread'>{posts}</div></main>")
+    thread = complete_thread(root, _selection(POSTS[1]), CodeStore())
+    text = " ".join(text_of(thread).split())
+    assert text.count(POSTS[0]) == 1
+    for post in POSTS[1:]:
+        assert text.count(post) == 1
+    # Short lines repeat by chance and stay.
+    short = complete_thread(_root("<main></main>"), _selection("Thanks!", "Thanks!"), CodeStore())
+    assert text_of(short).count("Thanks!") == 2
+
+
+def test_a_consent_banner_longer_than_the_thread_leaves_it() -> None:
+    purposes = " ".join(
+        f"<p>Purpose {i}: we and our partners store and access personal data on your device"
+        " to measure advertising and build a profile of your interests.</p>"
+        for i in range(12)
+    )
+    banner = f"<div id='onetrust-consent-sdk'><h2>We care about your privacy</h2>{purposes}</div>"
+    root = _root(THREAD + f"</main>{banner}")
+    selection = _selection(*POSTS, "We care about your privacy")
+    thread = complete_thread(root, selection, CodeStore())
+    text = text_of(thread)
+    assert "privacy" not in text
+    assert "personal data" not in text
+    for post in POSTS:
+        assert post in text
+    # A wrapper named for consent that holds the page's heading is the page.
+    page = _root(f"<div class='cookie-wrapper'><h1>Dripping valve</h1>{THREAD}</main></div>")
+    assert POSTS[0] in text_of(complete_thread(page, _selection(POSTS[0]), CodeStore()))
+
+
+def test_without_a_url_the_pages_own_address_tells_its_type() -> None:
+    root = parse_html(
+        "<html><head><link rel='canonical' href='https://e.org/t/dripping-valve/42'></head>"
+        "<body><main><p>Some text.</p></main></body></html>"
+    )
+    assert root is not None
+    assert detect_page_type(root, "", json_ld_items(root)) == "forum"
+    # The address it was fetched from wins over the one it states.
+    assert detect_page_type(root, "https://e.org/about", json_ld_items(root)) == "page"
+
+
+def test_the_buttons_and_counters_around_each_post_leave_the_thread() -> None:
+    furniture = (
+        "<ul><li>Reply</li><li>Quote</li><li>permalink</li></ul><div>12 likes</div>"
+        "<div>Last edited by poster2 on March 3, edited 2 times in total.</div><p>Posts: 2,811</p>"
+    )
+    posts = "".join(_post(i, t, furniture) for i, t in enumerate(POSTS))
+    root = _root(f"<main><div class='thread'>{posts}</div></main>")
+    text = " ".join(text_of(complete_thread(root, _selection(POSTS[1]), CodeStore())).split())
+    for line in ("Reply", "Quote", "permalink", "12 likes", "Last edited", "2,811"):
+        assert line not in text
+    for post in POSTS:
+        assert post in text
+    # A post that only starts like a button stays.
+    reply = "Reply from the installer: the valve was never rated for this pressure."
+    kept = complete_thread(_root("<main></main>"), _selection(reply), CodeStore())
+    assert reply in text_of(kept)
+
+
+def test_a_short_thread_outweighed_by_a_run_of_panels_is_still_completed() -> None:
+    panel = (
+        "<div class='help'><p>{0} (phone): tap the lock icon next to the address bar, then tap"
+        " permissions and notifications, and adjust your preference for this site there.</p>"
+        "<p>{0} (desktop): click the padlock icon, open the site settings, find notifications"
+        " and adjust your preference for this site there.</p></div>"
+    )
+    panels = "".join(panel.format(browser) for browser in ("Chrome", "Safari", "Edge"))
+    posts = "".join(_post(i, t) for i, t in enumerate(POSTS[:3]))
+    root = _root(f"<main><div class='thread'>{posts}</div></main><div>{panels}</div>")
+    assert "Chrome" in text_of(find_post_run(root)[0][0])  # the panels outweigh the posts
+    thread = expand_thread(root, _selection(POSTS[0]), CodeStore())
+    text = " ".join(text_of(thread).split())
+    assert POSTS[1] in text
+    assert POSTS[2] in text
+    assert "Chrome" not in text

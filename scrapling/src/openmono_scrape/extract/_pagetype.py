@@ -36,8 +36,10 @@ _ARTICLE_TYPES = frozenset(
 _DOC_TYPES = frozenset({"TechArticle", "APIReference", "SoftwareSourceCode"})
 
 _FORUM_PATH = re.compile(
-    r"/(?:forums?|threads?|topics?|t|questions|discussions?|community|communities|comments|"
-    r"showthread\.php|viewtopic\.php|r/\w+/comments)(?:/|$|\.)",
+    r"/(?:forums?|threads?|t|questions|discussions?|community|communities|comments|"
+    r"showthread\.php|viewtopic\.php|r/\w+/comments)(?:/|$|\.)"
+    # A thread's topic has an id; "/topic/headphones" is a news site's section.
+    r"|/topics?/[^/]*\d",
     re.I,
 )
 # Added after the rules above (FORUM helper): a host named for a forum (forum.example.org,
@@ -64,6 +66,7 @@ _POST_CLASS = re.compile(
 )
 _LD_JSON = etree.XPath("//script[@type='application/ld+json']/text()")
 _OG_TYPE = etree.XPath("//meta[@property='og:type']/@content")
+_OWN_URL = etree.XPath("//link[@rel='canonical']/@href | //meta[@property='og:url']/@content")
 # A page with this many post-like containers is a thread, whatever its URL says.
 MIN_POST_CONTAINERS = 3
 MIN_CARDS = 5
@@ -111,7 +114,8 @@ def detect_page_type(root: Any, url: str, items: list[dict[str, Any]]) -> PageTy
         declared |= types_of(item)
     products = sum("Product" in types_of(item) for item in items)
     og_type = next((str(value).lower() for value in _OG_TYPE(root)), "")
-    parts = urlsplit(url)
+    # Without the URL it was fetched from (a page given as a file), the page's own address.
+    parts = urlsplit(url or next((str(value) for value in _OWN_URL(root)), ""))
     path = parts.path or "/"
     if declared & _FORUM_TYPES:
         return "forum"
