@@ -41,11 +41,14 @@ from lxml import etree
 from ._dom import drop_element, text_of
 
 # Class/id words (at a word start) of review widgets: the shop's own and the common review
-# services. Not "rating" (the star summary is a fact about the product the annotators keep) nor
-# "testimonial" (the shop's own chosen quotes belong to its copy): each cost a page its text.
+# services, and buyers' comments or a seller's feedback (the same widget under another name).
+# Not "rating" (the star summary is a fact about the product the annotators keep) nor
+# "testimonial" (the shop's own chosen quotes belong to its copy), nor "faq" or "questions"
+# (the annotators keep a product's questions and answers: products -0.005 with them): each
+# cost a page its text.
 _REVIEWS = re.compile(
     r"(?:^|[\s_-])(?:reviews?(?!er)|yotpo|okendo|judgeme|jdgm|stamped|bazaarvoice"
-    r"|trustpilot|feefo|reevoo|powerreviews|loox)",
+    r"|trustpilot|feefo|reevoo|powerreviews|loox|comments?|feedback)",
     re.I,
 )
 _TESTIMONIAL = re.compile(r"testimonial", re.I)
