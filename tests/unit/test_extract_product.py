@@ -268,3 +268,17 @@ def test_rows_that_are_no_spec_sheet_are_not_added(rows: str) -> None:
     body = etree.fromstring(f"<body><p>{DESCRIPTION}</p></body>")
     add_missing_specs(root, body)
     assert body.find(".//li") is None
+
+
+def test_buyer_feedback_is_a_review_widget() -> None:
+    feedback = "".join(f"<li>{REVIEW} ({i})</li>" for i in range(8))
+    root = parse_html(
+        _page(
+            f'<div class="seller-feedback"><ul>{feedback}</ul></div>'
+            + "".join(f"<p>Feature {i}: {DESCRIPTION}</p>" for i in range(8))
+        )
+    )
+    assert root is not None
+    drop_product_chrome(root)
+    text = text_of(root)
+    assert REVIEW not in text and DESCRIPTION in text

@@ -12,9 +12,9 @@
    a table of contents of jump links: `_article`);
 5. by page type: listings, collections and untyped pages (service pages, mostly) get back the
    item grid it dropped (`_items`),
-   products the name, description and specs their JSON-LD states (`_jsonld`) once their
-   review widgets, related-product rails, consent banners and repeated blocks are gone
-   (`_product`),
+   products the name, description and specs their JSON-LD states (`_jsonld`) and the
+   label/value spec rows it dropped, once their review widgets, related-product rails, consent
+   banners, script notices and repeated blocks are gone (`_product`),
    forums the whole thread when one post of it was kept, without signatures (`_forum`).
 """
 
