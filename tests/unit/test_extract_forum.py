@@ -251,3 +251,20 @@ def test_a_short_thread_outweighed_by_a_run_of_panels_is_still_completed() -> No
     assert POSTS[1] in text
     assert POSTS[2] in text
     assert "Chrome" not in text
+
+
+def test_a_long_first_post_with_short_replies_is_completed() -> None:
+    first = " ".join([POSTS[0], POSTS[2]])  # a long question ...
+    replies = [  # ... and a few short answers: the thread is twice as long, not three times
+        "Same here, the washer was cracked and a new one fixed it in ten minutes.",
+        "Check the expansion vessel charge first, it is usually the cause of this.",
+        "Thanks, pumping the vessel back up to one bar stopped it the same evening.",
+        "Good to hear. Mark the thread as solved so the next person finds the answer.",
+    ]
+    posts = "".join(_post(i, t) for i, t in enumerate([first, *replies]))
+    root = _root(f"<main><div class='thread'>{posts}</div></main>")
+    selected = len(first.split())
+    assert 2 * selected <= find_post_run(root)[1] < 2.3 * selected
+    text = " ".join(text_of(expand_thread(root, _selection(first), CodeStore())).split())
+    for reply in replies:
+        assert reply in text
