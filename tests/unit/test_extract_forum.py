@@ -268,3 +268,13 @@ def test_a_long_first_post_with_short_replies_is_completed() -> None:
     text = " ".join(text_of(expand_thread(root, _selection(first), CodeStore())).split())
     for reply in replies:
         assert reply in text
+
+
+def test_a_selection_inside_a_page_tree_is_cleaned_too() -> None:
+    page = etree.Element("html")
+    selection = _selection(POSTS[0], "1 Like", POSTS[1], POSTS[0])
+    page.append(selection)  # selection hands over a <body> inside its <html>
+    thread = complete_thread(_root("<main></main>"), selection, CodeStore())
+    text = " ".join(text_of(thread).split())
+    assert "1 Like" not in text
+    assert text.count(POSTS[0]) == 1

@@ -243,7 +243,7 @@ def drop_repeated_blocks(body: Any) -> None:
     """Drop each text block of `body` whose text an earlier block said, in place."""
     seen: set[str] = set()
     for block in list(body.iter(*_BLOCKS)):
-        if block.getroottree().getroot() is not body or _holds_blocks(block):
+        if _dropped(block, body) or _holds_blocks(block):
             continue  # inside a dropped block, or a container of other blocks
         key = " ".join(text_of(block).split()).lower()
         if len(key.split()) < MIN_REPEAT_WORDS:
@@ -280,11 +280,16 @@ MAX_FURNITURE_WORDS = 16
 def drop_post_furniture(body: Any) -> None:
     """Drop the blocks of `body` that are only a post's buttons, counters or edit note."""
     for block in list(body.iter(*_BLOCKS)):
-        if block.getroottree().getroot() is not body or _holds_blocks(block):
+        if _dropped(block, body) or _holds_blocks(block):
             continue
         text = " ".join(text_of(block).split())
         if len(text.split()) <= MAX_FURNITURE_WORDS and _POST_FURNITURE.match(text):
             drop_element(block)
+
+
+def _dropped(block: Any, body: Any) -> bool:
+    """Whether `block` left `body` with a block dropped before it (`body` may sit in a page)."""
+    return not any(node is body for node in block.iterancestors())
 
 
 def _holds_blocks(element: Any) -> bool:
