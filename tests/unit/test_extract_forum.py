@@ -278,3 +278,20 @@ def test_a_selection_inside_a_page_tree_is_cleaned_too() -> None:
     text = " ".join(text_of(thread).split())
     assert "1 Like" not in text
     assert text.count(POSTS[0]) == 1
+
+
+def test_a_dialog_left_in_the_page_leaves_the_thread() -> None:
+    dialog = (
+        "<header><div role='dialog'><p>Our network consists of many question and answer"
+        " communities where people share what they know.</p></div></header>"
+    )
+    root = _root(dialog + THREAD + "</main>")
+    selection = _selection(
+        "Our network consists of many question and answer communities where people share"
+        " what they know.",
+        *POSTS,
+    )
+    text = text_of(complete_thread(root, selection, CodeStore()))
+    assert "network consists" not in text
+    for post in POSTS:
+        assert post in text
