@@ -251,3 +251,47 @@ def test_a_short_thread_outweighed_by_a_run_of_panels_is_still_completed() -> No
     assert POSTS[1] in text
     assert POSTS[2] in text
     assert "Chrome" not in text
+
+
+def test_a_long_first_post_with_short_replies_is_completed() -> None:
+    first = " ".join([POSTS[0], POSTS[2]])  # a long question ...
+    replies = [  # ... and a few short answers: the thread is twice as long, not three times
+        "Same here, the washer was cracked and a new one fixed it in ten minutes.",
+        "Check the expansion vessel charge first, it is usually the cause of this.",
+        "Thanks, pumping the vessel back up to one bar stopped it the same evening.",
+        "Good to hear. Mark the thread as solved so the next person finds the answer.",
+    ]
+    posts = "".join(_post(i, t) for i, t in enumerate([first, *replies]))
+    root = _root(f"<main><div class='thread'>{posts}</div></main>")
+    selected = len(first.split())
+    assert 2 * selected <= find_post_run(root)[1] < 2.3 * selected
+    text = " ".join(text_of(expand_thread(root, _selection(first), CodeStore())).split())
+    for reply in replies:
+        assert reply in text
+
+
+def test_a_selection_inside_a_page_tree_is_cleaned_too() -> None:
+    page = etree.Element("html")
+    selection = _selection(POSTS[0], "1 Like", POSTS[1], POSTS[0])
+    page.append(selection)  # selection hands over a <body> inside its <html>
+    thread = complete_thread(_root("<main></main>"), selection, CodeStore())
+    text = " ".join(text_of(thread).split())
+    assert "1 Like" not in text
+    assert text.count(POSTS[0]) == 1
+
+
+def test_a_dialog_left_in_the_page_leaves_the_thread() -> None:
+    dialog = (
+        "<header><div role='dialog'><p>Our network consists of many question and answer"
+        " communities where people share what they know.</p></div></header>"
+    )
+    root = _root(dialog + THREAD + "</main>")
+    selection = _selection(
+        "Our network consists of many question and answer communities where people share"
+        " what they know.",
+        *POSTS,
+    )
+    text = text_of(complete_thread(root, selection, CodeStore()))
+    assert "network consists" not in text
+    for post in POSTS:
+        assert post in text

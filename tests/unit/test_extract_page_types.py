@@ -173,6 +173,29 @@ def test_closed_accordion_sections_of_a_service_page_are_kept() -> None:
     assert "HIDDEN_PROMO" not in content
 
 
+def test_closed_faq_answers_are_kept() -> None:
+    answers = [
+        "Most courses take between six and ten hours, and you can pause and pick up again from "
+        "any device at the point where you left off, for as long as you need.",
+        "A certificate is issued when you pass the final assessment with eighty percent, and "
+        "you can share it with an employer through a link that never expires.",
+    ]
+    faq = "".join(
+        f'<div class="faq-item"><h3>Question {i}</h3>'
+        f'<div class="faq-answer" style="display: none"><p>{text}</p></div></div>'
+        for i, text in enumerate(answers)
+    )
+    html = _page(
+        "<main><h1>Free online courses</h1><p>Learn a new skill at your own pace with courses "
+        f"written by teachers and reviewed by people working in the field.</p>{faq}"
+        '<p style="display:none">HIDDEN_PROMO text never shown</p></main>'
+    )
+    content = extract(html, "https://e.org/courses", "markdown", True).content
+    for text in answers:
+        assert text in content
+    assert "HIDDEN_PROMO" not in content
+
+
 def test_hidden_text_stays_out_of_pages_read_as_served() -> None:
     posts = "".join(f'<div class="post"><p>{text}</p></div>' for text in POSTS)
     html = _page(
