@@ -6,8 +6,10 @@ import pytest
 from lxml import etree
 from openmono_scrape.extract import extract
 from openmono_scrape.extract._dom import parse_html, text_of
+from openmono_scrape.extract._jsonld import add_product_facts
 from openmono_scrape.extract._pagetype import detect_page_type, json_ld_items
 from openmono_scrape.extract._product import (
+    add_missing_specs,
     drop_product_chrome,
     drop_product_rails,
     drop_repeated_blocks,
@@ -165,6 +167,9 @@ def test_buying_widget_lines_go_but_the_facts_that_mention_them_stay() -> None:
     body = etree.fromstring(
         "<body><h1>Trail 25 Pack</h1><p>Add to cart</p><p>Free shipping on orders over $50</p>"
         "<ul><li>Select a size</li><li>Pay in 4 interest-free payments with Klarna</li></ul>"
+        "<p>Sold and shipped by Trailworks</p><p>Order within 3 hr 52 min</p>"
+        "<p>Low in stock, only 2 left</p><p>Sale price $79.00</p><p>Sponsored</p>"
+        "<p>Verified buyer</p><p>No reviews yet</p><p>Loading reviews...</p>"
         "<p>Water resistant nylon; free shipping labels are in the lid pocket.</p>"
         "<p>Sold out sizes restock each spring, and the pack itself comes with a lifetime"
         " warranty that covers the frame, the zips and every seam.</p></body>"
@@ -174,3 +179,106 @@ def test_buying_widget_lines_go_but_the_facts_that_mention_them_stay() -> None:
     assert "Trail 25 Pack" in text and "Water resistant" in text and "lifetime warranty" in text
     assert "Add to cart" not in text and "Free shipping on" not in text
     assert "Select a size" not in text and "Klarna" not in text
+    for gone in ("Sold and shipped", "Order within", "Low in stock", "Sale price", "Sponsored"):
+        assert gone not in text
+    assert "Verified" not in text and "No reviews" not in text and "Loading" not in text
+
+
+def test_script_notices_go_but_product_text_about_cookies_or_email_stays() -> None:
+    body = etree.fromstring(
+        "<body><h1>Trail 25 Pack</h1>"
+        "<p>We use cookies to improve your browsing experience and for marketing.</p>"
+        "<p>Cookies collect information about how you use a website.</p>"
+        "<p>Oops! Something went wrong. Please try again.</p>"
+        "<p>By providing my email, I consent to receive marketing e-mails.</p>"
+        "<p>Lorem ipsum dolor sit amet, consectetur adipiscing elit.</p>"
+        "<p>The lid pocket holds a phone, snacks and a bag of cookies for the summit.</p>"
+        "<p>Register your email after purchase to extend the warranty.</p></body>"
+    )
+    drop_widget_lines(body)
+    text = text_of(body)
+    assert "Trail 25 Pack" in text and "bag of cookies" in text and "Register your" in text
+    for gone in ("We use cookies", "Cookies collect", "Oops", "By providing", "Lorem"):
+        assert gone not in text
+
+
+def test_a_newsletter_signup_block_is_shop_chrome() -> None:
+    signup = "Join the trail club and get ten percent off your first order today."
+    root = parse_html(
+        _page(
+            f'<div class="klaviyo-form newsletter-signup"><p>{signup}</p></div>'
+            + "".join(f"<p>Feature {i}: {DESCRIPTION}</p>" for i in range(8))
+        )
+    )
+    assert root is not None
+    drop_product_chrome(root)
+    text = text_of(root)
+    assert signup not in text and DESCRIPTION in text
+
+
+def test_json_ld_name_is_added_only_when_the_selection_has_no_top_heading() -> None:
+    long_name = "Trailworks Summit Series Trail 25 Pack, Unisex Hiking Rucksack, Forest Green"
+    item = {"@type": "Product", "name": long_name, "description": DESCRIPTION}
+    body = etree.fromstring(f"<body><h1>Trail 25 Pack</h1><p>{DESCRIPTION}</p></body>")
+    add_product_facts(body, [item])
+    assert "Trailworks" not in text_of(body)
+    body = etree.fromstring(f"<body><p>{DESCRIPTION}</p></body>")
+    add_product_facts(body, [item])
+    assert body[0].tag == "h1" and body[0].text == long_name
+
+
+def _spec_rows(rows: list[tuple[str, str]], link: bool = False) -> str:
+    cells = "".join(
+        f'<div class="row"><div><span>{label}</span></div><div class="v">'
+        f"{f'<a href=/x>{value}</a>' if link else value}</div></div>"
+        for label, value in rows
+    )
+    return f'<div class="sheet">{cells}</div>'
+
+
+SPEC_ROWS = [("Height", "3.2 cm"), ("Width", "31 cm"), ("Weight", "653 g"), ("Keycaps", "ABS")]
+
+
+def test_a_sheet_of_label_and_value_rows_left_out_is_added_as_a_list() -> None:
+    root = parse_html(
+        _page(f"<main><h1>Trail 25 Pack</h1><p>{DESCRIPTION}</p>{_spec_rows(SPEC_ROWS)}</main>")
+    )
+    assert root is not None
+    body = etree.fromstring(f"<body><h1>Trail 25 Pack</h1><p>{DESCRIPTION}</p></body>")
+    add_missing_specs(root, body)
+    items = [text_of(li) for li in body.iter("li")]
+    assert items == ["Height: 3.2 cm", "Width: 31 cm", "Weight: 653 g", "Keycaps: ABS"]
+    # Already selected: not added twice.
+    add_missing_specs(root, body)
+    assert len(list(body.iter("li"))) == 4
+
+
+@pytest.mark.parametrize(
+    "rows",
+    [
+        _spec_rows(SPEC_ROWS[:3]),  # too few rows to be a sheet
+        _spec_rows(SPEC_ROWS, link=True),  # a menu of links
+        _spec_rows([(f"Colour {i}", "Green") for i in range(5)]),  # no value holds a figure
+        f"<footer>{_spec_rows(SPEC_ROWS)}</footer>",  # the site's chrome
+    ],
+)
+def test_rows_that_are_no_spec_sheet_are_not_added(rows: str) -> None:
+    root = parse_html(_page(f"<main><h1>Trail 25 Pack</h1><p>{DESCRIPTION}</p>{rows}</main>"))
+    assert root is not None
+    body = etree.fromstring(f"<body><p>{DESCRIPTION}</p></body>")
+    add_missing_specs(root, body)
+    assert body.find(".//li") is None
+
+
+def test_buyer_feedback_is_a_review_widget() -> None:
+    feedback = "".join(f"<li>{REVIEW} ({i})</li>" for i in range(8))
+    root = parse_html(
+        _page(
+            f'<div class="seller-feedback"><ul>{feedback}</ul></div>'
+            + "".join(f"<p>Feature {i}: {DESCRIPTION}</p>" for i in range(8))
+        )
+    )
+    assert root is not None
+    drop_product_chrome(root)
+    text = text_of(root)
+    assert REVIEW not in text and DESCRIPTION in text

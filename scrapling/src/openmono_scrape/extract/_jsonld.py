@@ -3,8 +3,9 @@
 Shops often render the description or the spec sheet in tabs filled by script, or not at all,
 while the page's JSON-LD `Product` carries them. When the selected content lacks the product's
 name, its description or its `additionalProperty` specs, they are added from there: name as
-the first heading, description as paragraphs, specs as a list. "Lacks" means most of the words
-are missing, so a description already shown is never doubled.
+the first heading (unless the selection has a top heading of its own), description as
+paragraphs, specs as a list. "Lacks" means most of the words are missing, so a description
+already shown is never doubled.
 """
 
 from __future__ import annotations
@@ -47,7 +48,9 @@ def add_product_facts(body: Any, items: list[dict[str, Any]]) -> None:
         return
     present = _words(text_of(body))
     name = _plain(product.get("name"))
-    if name and _missing(name, present):
+    # A selection with its own top heading already names the product; the JSON-LD name is then
+    # often a longer listing title (brand, variant, materials), which the page does not show.
+    if name and _missing(name, present) and body.find(".//h1") is None:
         heading = etree.Element("h1")
         heading.text = name
         body.insert(0, heading)

@@ -12,9 +12,9 @@
    a table of contents of jump links: `_article`);
 5. by page type: listings, collections and untyped pages (service pages, mostly) get back the
    item grid it dropped (`_items`),
-   products the name, description and specs their JSON-LD states (`_jsonld`) once their
-   review widgets, related-product rails, consent banners and repeated blocks are gone
-   (`_product`),
+   products the name, description and specs their JSON-LD states (`_jsonld`) and the
+   label/value spec rows it dropped, once their review widgets, related-product rails, consent
+   banners, script notices and repeated blocks are gone (`_product`),
    forums the whole thread when one post of it was kept, without signatures (`_forum`).
 """
 
@@ -35,6 +35,7 @@ from ._items import add_missing_items
 from ._jsonld import add_product_facts
 from ._pagetype import PageType
 from ._product import (
+    add_missing_specs,
     drop_product_chrome,
     drop_product_rails,
     drop_repeated_blocks,
@@ -113,6 +114,7 @@ def select_main(
         drop_product_rails(html_body)
         drop_repeated_blocks(html_body)
         drop_widget_lines(html_body)
+        add_missing_specs(root, html_body)
     if page_type == "product" and items:
         add_product_facts(html_body, items)
     return html_body if len(html_body) else None
