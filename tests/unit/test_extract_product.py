@@ -163,6 +163,21 @@ def test_a_block_rendered_twice_is_kept_once_but_short_labels_may_recur() -> Non
     assert text.count("Soft wool") == 2 and text.count("Size: 10") == 2
 
 
+@pytest.mark.parametrize("in_page", [False, True])
+def test_repeats_and_widget_lines_go_from_a_body_that_sits_in_its_page(in_page: bool) -> None:
+    # The selection can be the page's own <body>, inside its <html>: cleaned all the same.
+    markup = (
+        "<body><p>Superfine fibers regulate temperature.</p><p>Add to cart</p>"
+        "<p>Superfine fibers regulate temperature.</p></body>"
+    )
+    tree = etree.fromstring(f"<html>{markup}</html>" if in_page else markup)
+    body = tree.find("body") if in_page else tree
+    drop_repeated_blocks(body)
+    drop_widget_lines(body)
+    text = text_of(body)
+    assert text.count("Superfine fibers") == 1 and "Add to cart" not in text
+
+
 def test_buying_widget_lines_go_but_the_facts_that_mention_them_stay() -> None:
     body = etree.fromstring(
         "<body><h1>Trail 25 Pack</h1><p>Add to cart</p><p>Free shipping on orders over $50</p>"

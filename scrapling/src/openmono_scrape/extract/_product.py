@@ -137,8 +137,9 @@ MIN_REPEAT_WORDS = 3
 def drop_repeated_blocks(body: Any) -> None:
     """Drop each text block of `body` whose text already appeared in an earlier block."""
     seen: set[str] = set()
+    top = body.getroottree().getroot()  # `<html>` when the selection is a page's own body
     for block in list(body.iter(*_BLOCKS)):
-        if block.getroottree().getroot() is not body or _holds_blocks(block):
+        if block.getroottree().getroot() is not top or _holds_blocks(block):
             continue  # inside a dropped block, or a container of other blocks (an li of ps)
         key = " ".join(text_of(block).split()).lower()
         if len(key.split()) < MIN_REPEAT_WORDS:
@@ -193,8 +194,9 @@ MAX_NOTICE_WORDS = 80
 def drop_widget_lines(body: Any) -> None:
     """Drop short blocks of `body` that are a buying widget's labels, a shop banner or a
     notice of the shop's scripts (cookies, a form's status, a consent line, placeholder)."""
+    top = body.getroottree().getroot()  # `<html>` when the selection is a page's own body
     for block in list(body.iter(*_BLOCKS)):
-        if block.getroottree().getroot() is not body or _holds_blocks(block):
+        if block.getroottree().getroot() is not top or _holds_blocks(block):
             continue
         text = " ".join(text_of(block).split())
         words = len(text.split())
