@@ -67,6 +67,7 @@ _CHROME_NAME = re.compile(
     r"|sort-by|skip-link|skip-to|skiplink|modal|popup|popover|offcanvas|off-canvas|drawer"
     r"|megamenu|mega-menu|navbar|menu|menus|toolbar|sidebar|visually-hidden|sr-only"
     r"|screen-reader-text|announcement-bar|site-header|site-footer"
+    r"|related|recently-viewed|recommendations?|upsell|cross-sell"
     # A footer by name, not a card's own ("card__footer", "card-footer": its date, its author).
     r"|(?<!__)(?<!card-)(?<!card_)footer)(?:$|[\s_-])",
     re.I,
