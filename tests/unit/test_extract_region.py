@@ -276,7 +276,7 @@ def test_a_collections_screen_reader_text_stays_out_of_its_content() -> None:
 
     cards = "".join(
         f"<li class='tile'><a href='/p/{i}'>Trail shoe model {i}</a> <span>$9{i}.00</span>"
-        f"<span class='visually-hidden'>Trail shoe model {i} comes in four colours</span></li>"
+        f"<span class='tile__sr-text'>Trail shoe model {i} comes in four colours</span></li>"
         for i in range(6)
     )
     html = f"<html><body><main><h1>Trail shoes</h1><p>{SECTIONS[0]}</p><ul>{cards}</ul></main></body></html>"
