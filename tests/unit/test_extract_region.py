@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from lxml import etree
+from openmono_scrape.extract import extract
 from openmono_scrape.extract._dom import parse_html, text_of
 from openmono_scrape.extract._region import (
     drop_repeated_labels,
@@ -272,13 +273,12 @@ def test_a_recently_viewed_rail_leaves_the_region() -> None:
 
 
 def test_a_collections_screen_reader_text_stays_out_of_its_content() -> None:
-    from openmono_scrape.extract import extract
-
     cards = "".join(
         f"<li class='tile'><a href='/p/{i}'>Trail shoe model {i}</a> <span>$9{i}.00</span>"
         f"<span class='tile__sr-text'>Trail shoe model {i} comes in four colours</span></li>"
         for i in range(6)
     )
-    html = f"<html><body><main><h1>Trail shoes</h1><p>{SECTIONS[0]}</p><ul>{cards}</ul></main></body></html>"
+    page = f"<main><h1>Trail shoes</h1><p>{SECTIONS[0]}</p><ul>{cards}</ul></main>"
+    html = f"<html><body>{page}</body></html>"
     content = extract(html, "https://e.org/collections/trail", "markdown", True).content
     assert "Trail shoe model 3" in content and "four colours" not in content
