@@ -6,8 +6,14 @@ from __future__ import annotations
 from typing import Any
 
 from lxml import etree
+from openmono_scrape.extract import extract
 from openmono_scrape.extract._dom import parse_html, text_of
-from openmono_scrape.extract._region import drop_repeated_labels, main_region, prefer_main_region
+from openmono_scrape.extract._region import (
+    drop_repeated_labels,
+    drop_screen_reader_text,
+    main_region,
+    prefer_main_region,
+)
 
 SECTIONS = [
     "Our engineers survey your house, size the heat pump to its rooms and plan where the "
@@ -213,3 +219,66 @@ def test_a_button_that_opens_a_panel_names_a_section_and_stays() -> None:
     assert region is not None
     assert "How to use" in text_of(region)
     assert "Add to bag" not in text_of(region)
+
+
+def test_screen_reader_only_text_is_dropped_whatever_the_theme_calls_it() -> None:
+    root = _root(
+        f"<p>{SECTIONS[0]}</p>"
+        '<span class="sr-only">Opens in a new window</span>'
+        '<dd class="tile__visually-hidden">Trail shoe is available in 3 options</dd>'
+        '<div class="field__label show-for-sr">Registration deadline</div>'
+        '<span class="plp-price__sr-text">Sale price</span>'
+        # Names that only contain the words are not screen-reader classes.
+        '<div class="field--label-visually_hidden"><p>Open to all staff</p></div>'
+        '<span class="sr-only-focusable">Back to top</span>'
+    )
+    drop_screen_reader_text(root)
+    text = " ".join(text_of(root).split())
+    assert SECTIONS[0] in text
+    for gone in ("new window", "3 options", "deadline", "Sale price"):
+        assert gone not in text
+    assert "Open to all staff" in text and "Back to top" in text
+
+
+def test_a_long_cookie_notice_leaves_the_region() -> None:
+    # Longer than the share any other chrome name may hold (a layout wrapper), still chrome.
+    policy = " ".join(["These cookies remember your choices and measure visits."] * 12)
+    sections = "".join(f"<section><p>{t}</p></section>" for t in SECTIONS)
+    region = main_region(_root(f"{sections}<div id='modal_cookie-consent'><p>{policy}</p></div>"))
+    assert region is not None
+    text = text_of(region)
+    assert SECTIONS[2] in text and "cookies remember" not in text
+
+
+def test_a_footer_by_name_leaves_the_region_but_a_cards_footer_stays() -> None:
+    cards = "".join(
+        f"<div class='card'><h3><a href='/p{i}'>Post {i}</a></h3><p>{t}</p>"
+        f"<div class='card__footer'>By Ann Lee, {i} May</div></div>"
+        for i, t in enumerate(SECTIONS)
+    )
+    region = main_region(
+        _root(f"{cards}<div id='Footer'><p>Trademarks belong to their owners.</p></div>")
+    )
+    assert region is not None
+    text = text_of(region)
+    assert "By Ann Lee, 2 May" in text and "Trademarks" not in text
+
+
+def test_a_recently_viewed_rail_leaves_the_region() -> None:
+    sections = "".join(f"<section><p>{t}</p></section>" for t in SECTIONS)
+    rail = "<div class='recently-viewed'><a href='/x'>Cordless drill kit</a></div>"
+    region = main_region(_root(f"{sections}{rail}"))
+    assert region is not None
+    assert SECTIONS[1] in text_of(region) and "Cordless drill" not in text_of(region)
+
+
+def test_a_collections_screen_reader_text_stays_out_of_its_content() -> None:
+    cards = "".join(
+        f"<li class='tile'><a href='/p/{i}'>Trail shoe model {i}</a> <span>$9{i}.00</span>"
+        f"<span class='tile__sr-text'>Trail shoe model {i} comes in four colours</span></li>"
+        for i in range(6)
+    )
+    page = f"<main><h1>Trail shoes</h1><p>{SECTIONS[0]}</p><ul>{cards}</ul></main>"
+    html = f"<html><body>{page}</body></html>"
+    content = extract(html, "https://e.org/collections/trail", "markdown", True).content
+    assert "Trail shoe model 3" in content and "four colours" not in content

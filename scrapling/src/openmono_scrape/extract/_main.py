@@ -1,7 +1,8 @@
 """Main-content selection: trafilatura picks the content, then we repair what it got wrong.
 
 1. trafilatura in its balanced mode, on the page as served for products and forums (`_pagetype`),
-   with comments on forums, and on the cleaned page for any other type;
+   with comments on forums, and on the cleaned page for any other type (listings, collections
+   and untyped pages without their screen-reader-only text: `_region.drop_screen_reader_text`);
 2. its XML goes back to plain HTML with verbatim code blocks (`_xmlhtml`); on a page read as
    served, text that is not in the cleaned page (hidden) is removed (`_cleanup.drop_unseen_text`);
 3. article chunks it left behind come back (`_chunks`), split paragraphs are rejoined;
