@@ -25,7 +25,7 @@ wcxb dev split against main before them (a loaded machine): listings 0.724 -> 0.
 +0.010, odd +0.005), collections 0.694 -> 0.707 (+0.009 / +0.016), service 0.826 -> 0.829,
 documentation 0.932 -> 0.933. Tried and dropped there: "header" by name (page headers hold the
 title: -0.001 overall), "promo", "banner", "widget", "ads", "legal" names (each lower on a half),
-labels repeated on every card in a slot of many values (REI's "Weight:" is content, Zappos's
+labels repeated on every card in a slot of many values (one shop's "Weight:" is content, another's
 "Brand Name" is not: even ids -0.0002), untyped pages taking the region at cover 0.8 (+0.009 on
 service but the article benchmark 0.972 -> 0.971) or 0.7 (service odd ids -0.0005).
 
