@@ -95,6 +95,28 @@ def drop_unseen_text(body: Any, visible: Any) -> None:
             drop_element(element)
 
 
+def drop_repeats(body: Any, blocks: tuple[str, ...], min_words: int) -> None:
+    """Drop each block of `body` whose text an earlier block said, in place.
+
+    A block is an element of a tag in `blocks` that holds no other; one of fewer than
+    `min_words` words stays (short labels recur by chance). `body` may sit in a page's tree.
+    """
+    seen: set[str] = set()
+    top = body.getroottree().getroot()
+    for block in list(body.iter(*blocks)):
+        if block.getroottree().getroot() is not top:
+            continue  # inside a block already dropped
+        if next(block.iterdescendants(*blocks), None) is not None:
+            continue  # a container of other blocks (an li of ps)
+        key = " ".join(text_of(block).split()).lower()
+        if len(key.split()) < min_words:
+            continue
+        if key in seen:
+            drop_element(block)
+        else:
+            seen.add(key)
+
+
 def _cut_more_stories(body: Any) -> None:
     """Drop a trailing "You may also like" style section: its label and everything after it."""
     total = len(text_of(body))

@@ -41,7 +41,7 @@ from typing import Any
 from lxml import etree
 
 from ._chunks import clean_copy
-from ._cleanup import drop_unseen_text
+from ._cleanup import drop_repeats, drop_unseen_text
 from ._code import CodeStore
 from ._dom import drop_element, text_of
 
@@ -245,17 +245,7 @@ _BLOCKS = ("p", "li", "h1", "h2", "h3", "h4", "h5", "h6", "div", "pre", "td", "d
 
 def drop_repeated_blocks(body: Any) -> None:
     """Drop each text block of `body` whose text an earlier block said, in place."""
-    seen: set[str] = set()
-    for block in list(body.iter(*_BLOCKS)):
-        if _dropped(block, body) or _holds_blocks(block):
-            continue  # inside a dropped block, or a container of other blocks
-        key = " ".join(text_of(block).split()).lower()
-        if len(key.split()) < MIN_REPEAT_WORDS:
-            continue
-        if key in seen:
-            drop_element(block)
-        else:
-            seen.add(key)
+    drop_repeats(body, _BLOCKS, MIN_REPEAT_WORDS)
 
 
 # The lines a forum engine puts around each post: its buttons ("Reply", "Quote", "Permalink"),

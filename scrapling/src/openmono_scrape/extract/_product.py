@@ -47,6 +47,7 @@ from typing import Any
 
 from lxml import etree
 
+from ._cleanup import drop_repeats
 from ._dom import drop_element, text_of
 
 # Class/id words (at a word start) of review widgets: the shop's own and the common review
@@ -136,18 +137,7 @@ MIN_REPEAT_WORDS = 3
 
 def drop_repeated_blocks(body: Any) -> None:
     """Drop each text block of `body` whose text already appeared in an earlier block."""
-    seen: set[str] = set()
-    top = body.getroottree().getroot()  # `<html>` when the selection is a page's own body
-    for block in list(body.iter(*_BLOCKS)):
-        if block.getroottree().getroot() is not top or _holds_blocks(block):
-            continue  # inside a dropped block, or a container of other blocks (an li of ps)
-        key = " ".join(text_of(block).split()).lower()
-        if len(key.split()) < MIN_REPEAT_WORDS:
-            continue
-        if key in seen:
-            drop_element(block)
-        else:
-            seen.add(key)
+    drop_repeats(body, _BLOCKS, MIN_REPEAT_WORDS)
 
 
 def _holds_blocks(element: Any) -> bool:
