@@ -45,7 +45,7 @@ def test_extraction_f1_floor_on_benchmark_pages() -> None:
             "shared/datasets/article-extraction-benchmark is not checked out beside the repo"
         )
     pages = load_pages(path, PAGES)
-    result = scores([page_counts(page.truth, ours_markdown(page)) for page in pages])
+    result = scores([page_counts(page.truth, reader_text(ours_markdown(page))) for page in pages])
     assert result.f1 >= F1_FLOOR, result
 
 
