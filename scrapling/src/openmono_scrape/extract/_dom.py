@@ -67,8 +67,9 @@ MIN_GUARD_CHARS = 500
 _DISCLOSURE = re.compile(r"accordion|tab-?pane|tabpanel|collapse(?!d)|faq|answer", re.I)
 _HIDDEN_STYLE = re.compile(r"(?:^|;)\s*(?:display\s*:\s*none|visibility\s*:\s*hidden)", re.I)
 _HIDDEN_XPATH = etree.XPath(
-    "//*[@hidden or @aria-hidden='true' or @type='hidden' or contains(@style, 'none')"
-    " or contains(@style, 'hidden')]"
+    # The attribute tests first: most elements have none of them, and the value tests cost more.
+    "//*[@hidden or @aria-hidden or @type or @style][@hidden or @aria-hidden='true'"
+    " or @type='hidden' or contains(@style, 'none') or contains(@style, 'hidden')]"
 )
 
 _PARSER_KW: dict[str, Any] = {

@@ -22,11 +22,9 @@ from lxml import etree
 
 from ._markdown import BLOCK_TAGS
 
-# Block containers with non-blank text of their own (XPath counts child tails as their text).
-_WITH_BARE_TEXT = etree.XPath(
-    "//*[self::body or self::div or self::section or self::article or self::main or self::center]"
-    "[text()[normalize-space()]]"
-)
+_CONTAINERS = ("body", "div", "section", "article", "main", "center")
+# What XPath's normalize-space() strips (str.strip() would also strip a no-break space, text).
+_BLANK = " \t\r\n"
 
 
 def wrap_bare_text(root: Any, *, leaf_containers: bool = True) -> None:
@@ -34,9 +32,16 @@ def wrap_bare_text(root: Any, *, leaf_containers: bool = True) -> None:
 
     Without `leaf_containers`, a container with no child element is left unwrapped.
     """
-    for container in _WITH_BARE_TEXT(root):
-        if leaf_containers or len(container):
+    for container in list(root.iter(*_CONTAINERS)):
+        if (leaf_containers or len(container)) and _has_bare_text(container):
             _wrap_runs(container)
+
+
+def _has_bare_text(container: Any) -> bool:
+    """Whether non-blank text sits directly in `container` (its text or a child's tail)."""
+    if container.text and container.text.strip(_BLANK):
+        return True
+    return any(child.tail and child.tail.strip(_BLANK) for child in container)
 
 
 def _is_block(element: Any) -> bool:

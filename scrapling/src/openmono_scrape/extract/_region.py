@@ -311,11 +311,8 @@ def main_region(root: Any) -> Any | None:
             drop_element(control)
     size = _size(body)
     limit = MAX_NAMED_CHROME_SHARE * size
-    for element in _NAMED_XPATH(body):
+    for element, names in _chrome_named(_NAMED_XPATH(body)):
         if element in keep or element.getparent() is None:
-            continue
-        names = f"{element.get('class', '')} {element.get('id', '')}"
-        if not _CHROME_NAME.search(names):
             continue
         if _size(element) <= (MAX_CONSENT_SHARE * size if _CONSENT_NAME.search(names) else limit):
             drop_element(element)
@@ -325,6 +322,33 @@ def main_region(root: Any) -> Any | None:
     if main is None or main.getparent() is None or _size(main) < MIN_MAIN_SHARE * _size(body):
         return body
     return main
+
+
+def _chrome_named(elements: list[Any]) -> list[tuple[Any, str]]:
+    """The elements whose class or id names chrome, each with its names, in document order.
+
+    A name never spans whitespace, so each whitespace-separated token is searched once per page
+    and each distinct `class id` pair once: cards repeat their classes, and a search per element
+    cost more than the rest of `main_region`.
+    """
+    tokens: dict[str, bool] = {}
+    verdicts: dict[str, bool] = {}
+    found = []
+    for element in elements:
+        names = f"{element.get('class', '')} {element.get('id', '')}"
+        verdict = verdicts.get(names)
+        if verdict is None:
+            verdict = verdicts[names] = any(_chrome_token(token, tokens) for token in names.split())
+        if verdict:
+            found.append((element, names))
+    return found
+
+
+def _chrome_token(token: str, seen: dict[str, bool]) -> bool:
+    verdict = seen.get(token)
+    if verdict is None:
+        verdict = seen[token] = _CHROME_NAME.search(token) is not None
+    return verdict
 
 
 def _size(element: Any) -> int:
