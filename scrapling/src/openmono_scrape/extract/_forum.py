@@ -73,7 +73,7 @@ _DROP_IN_POSTS = ("nav", "img", "figure")
 # Invision, Stack Exchange's user cards); truth keeps little of them (measured on the wcxb dev
 # split: about a tenth of their words occur anywhere in the thread's truth).
 _SIGNATURE = re.compile(r"signature", re.I)
-_SIGNATURES = etree.XPath("//body//*[contains(@class, 'ignature')]")
+_SIGNATURES = etree.XPath("descendant-or-self::body/descendant::*[contains(@class, 'ignature')]")
 # Posters' titles and counters ("Well-known member", "Joined", "Messages 28") leave the posts
 # copied into a thread: truth keeps the poster's name and the post's date, not the record.
 # (Not from the cleaned page: selection merges them into the post's text, and removing them
@@ -293,7 +293,7 @@ def _holds_blocks(element: Any) -> bool:
 # A cookie-consent banner (its settings panel lists the ad partners' purposes at length) is not
 # hidden until a script runs, and selection reading the page with its comments keeps it.
 _CONSENT = re.compile(r"(?:cookie|consent|onetrust|gdpr)", re.I)
-_NAMED = etree.XPath("//body//*[@class or @id]")
+_NAMED = etree.XPath("descendant-or-self::body/descendant::*[@class or @id]")
 # A block holding this share of the page's text, or its heading, is the page, whatever its
 # class says (a consent panel listing every partner's purposes can outweigh a short thread).
 MAX_BANNER_SHARE = 0.9
@@ -321,7 +321,8 @@ def drop_consent_banners(root: Any) -> int:
 # A dialog (a site menu's "about this network" box, a privacy centre) is not hidden until a
 # script runs either; it never holds a post.
 _DIALOGS = etree.XPath(
-    "//body//*[@role='dialog' or @role='alertdialog' or @aria-modal='true'][not(.//h1)]"
+    "descendant-or-self::body/descendant::*[@role or @aria-modal]"
+    "[@role='dialog' or @role='alertdialog' or @aria-modal='true'][not(.//h1)]"
 )
 
 

@@ -75,7 +75,8 @@ _RAILS_AND_BANNERS = re.compile(
 # critics' quote), which annotators keep; the widget listing the reviews is far longer (on the
 # wcxb dev split the result was the same for any bound from 500 to 2,000 characters).
 MIN_REVIEW_WIDGET_CHARS = 1000
-_NAMED = etree.XPath("//body//*[@class or @id]")
+# `descendant-or-self::body/descendant::` is `//body//` for a page's root, at a third of the cost.
+_NAMED = etree.XPath("descendant-or-self::body/descendant::*[@class or @id]")
 # A block holding more than this share of the page's text is the page (a wrapper whose class
 # happens to say "reviews"), never a widget beside it; so is a block holding the product's h1.
 MAX_CHROME_SHARE = 0.5
@@ -85,19 +86,30 @@ _KEEP_TAGS = frozenset({"html", "body", "main"})
 def drop_product_chrome(root: Any) -> None:
     """Remove review widgets, related-product rails and consent banners from `root`, in place."""
     total = len(text_of(root))
+    verdicts: dict[str, tuple[bool, bool]] = {}  # per class and id: cards repeat theirs
     for element in list(_NAMED(root)):
+        names = f"{element.get('class', '')} {element.get('id', '')}"
+        verdict = verdicts.get(names)
+        if verdict is None:
+            verdict = verdicts[names] = _chrome_verdict(names)
+        rail_or_banner, named_chrome = verdict
+        if not named_chrome:
+            continue
         if element.tag in _KEEP_TAGS or element.getroottree().getroot() is not root:
             continue  # the page itself, or inside a block already dropped
-        names = f"{element.get('class', '')} {element.get('id', '')}"
-        rail_or_banner = _RAILS_AND_BANNERS.search(names) is not None
-        if not rail_or_banner and (not _REVIEWS.search(names) or _TESTIMONIAL.search(names)):
-            continue
         size = len(text_of(element))
         if size > MAX_CHROME_SHARE * total or element.find(".//h1") is not None:
             continue
         if not rail_or_banner and size < MIN_REVIEW_WIDGET_CHARS:
             continue
         drop_element(element)
+
+
+def _chrome_verdict(names: str) -> tuple[bool, bool]:
+    """Whether names say rail or banner, and whether they say that or a (non-testimonial) review."""
+    rail_or_banner = _RAILS_AND_BANNERS.search(names) is not None
+    review = _REVIEWS.search(names) is not None and _TESTIMONIAL.search(names) is None
+    return rail_or_banner, rail_or_banner or review
 
 
 # A heading introducing other products: "You may also like", "People who viewed this item also
