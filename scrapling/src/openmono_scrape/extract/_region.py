@@ -72,11 +72,13 @@ _HEADER_XPATH = etree.XPath("//header")
 # A button that opens a panel (an accordion's "Ingredients", a tab's "Specifications") names a
 # section of the page: it stays.
 _CONTROL_XPATH = etree.XPath(
-    "//select|//*[(self::button or @role='button') and not(@aria-expanded or @aria-controls)]"
+    "descendant::select|descendant::*[self::button or @role][self::button or @role='button']"
+    "[not(@aria-expanded or @aria-controls)]"
 )
 _MAIN_XPATH = etree.XPath("//main|//*[@role='main']")
-_NAMED_XPATH = etree.XPath("//*[@class or @id]")
-_LINK_XPATH = etree.XPath("//a[@href]")
+# Read from the body (the head holds no chrome a reader sees).
+_NAMED_XPATH = etree.XPath("descendant-or-self::*[@class or @id]")
+_JUMP_LINK_XPATH = etree.XPath("descendant::a[starts-with(@href, '#')]")
 # Class and id names of chrome. Matched on whole name parts ("site-nav", "cookie_banner").
 _CHROME_NAME = re.compile(
     r"(?:^|[\s_-])(?:cookies?|consent|gdpr|newsletter|subscribe|signup|sign-up|breadcrumbs?"
@@ -318,8 +320,8 @@ def main_region(root: Any) -> Any | None:
             continue
         if _size(element) <= (MAX_CONSENT_SHARE * size if _CONSENT_NAME.search(names) else limit):
             drop_element(element)
-    for link in _LINK_XPATH(body):
-        if link.get("href", "").startswith("#") and _SKIP_LINK.match(text_of(link)):
+    for link in _JUMP_LINK_XPATH(body):
+        if _SKIP_LINK.match(text_of(link)):
             drop_element(link)
     if main is None or main.getparent() is None or _size(main) < MIN_MAIN_SHARE * _size(body):
         return body
