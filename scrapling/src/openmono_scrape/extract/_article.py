@@ -14,7 +14,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from ._dom import drop_element, text_of
+from ._dom import drop_element, short_text, text_of
 
 # A furniture line is short; anything longer is a sentence of the article.
 MAX_FURNITURE_WORDS = 8
@@ -81,13 +81,16 @@ def trim_article_furniture(body: Any) -> None:
     _drop_anchor_tables_of_contents(body)
     _drop_leading_datelines(body)
     _drop_author_boxes(body)
+    # Blocks holding code, a table or a list are never furniture (and no furniture holds one).
+    holders = {up for inner in body.iter("pre", "table", *_LISTS) for up in inner.iterancestors()}
     for element in list(body.iter(*_BLOCKS)):
-        if element.getparent() is None or len(element.xpath(".//pre|.//table|.//ul|.//ol")):
+        if element.getparent() is None or element in holders:
             continue
-        text = " ".join(text_of(element).split())
+        # Furniture is short: a longer text need not be read to its end.
+        text = short_text(element, max(MAX_FURNITURE_WORDS, MAX_NEWSLETTER_WORDS))
+        if not text:
+            continue
         words = len(text.split())
-        if not words:
-            continue
         furniture = words <= MAX_FURNITURE_WORDS and _FURNITURE.match(text)
         if furniture or (words <= MAX_NEWSLETTER_WORDS and _NEWSLETTER.match(text)):
             parent = element.getparent()

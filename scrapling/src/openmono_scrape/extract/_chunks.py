@@ -40,10 +40,13 @@ def add_missing_chunks(root: Any, selected: Any, store: CodeStore) -> None:
     chosen = {t for p in selected.iter("p") if len(t := _norm(text_of(p))) >= MIN_PARAGRAPH_CHARS}
     if not chosen:
         return
+    # Collapsing whitespace only shortens a text: a shorter paragraph is none of the chosen.
     parents = Counter(
         p.getparent()
         for p in root.iter("p")
-        if p.getparent() is not None and _norm(text_of(p)) in chosen
+        if p.getparent() is not None
+        and len(raw := text_of(p)) >= MIN_PARAGRAPH_CHARS
+        and _norm(raw) in chosen
     )
     if not parents:
         return

@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from ._dom import drop_element, text_of
+from ._dom import drop_element, short_text, text_of
 
 _TEASER_LABEL = re.compile(
     r"^\W*(?:related(?: (?:articles?|posts?|stories|coverage|content|reading))?"
@@ -63,13 +63,19 @@ def trim_boilerplate(body: Any, *, cut_more_stories: bool = True) -> None:
     for element in list(body.iter(*_BLOCKS)):
         if element.getparent() is None or element in holders:
             continue
-        words = text_of(element).split()
-        text = " ".join(words)
+        if len(element):
+            # Only a teaser can go (an empty block or a rule with children stays), and a teaser
+            # is short: a longer text need not be read to its end.
+            text = short_text(element, MAX_TEASER_WORDS)
+            if text is None:
+                continue
+        else:
+            text = " ".join((element.text or "").split())
         if not text or _RULE.match(text):
             if element.tag != "div" and not len(element):
                 drop_element(element)
             continue
-        if len(words) <= MAX_TEASER_WORDS and _TEASER_LABEL.match(text):
+        if _TEASER_LABEL.match(text):
             drop_element(element)
     if cut_more_stories:
         _cut_more_stories(body)
