@@ -122,6 +122,22 @@ def test_shift_jis_page_with_its_declarations_already_decoded() -> None:
     assert f"{sentence}0番目の段落です。" in result.content
 
 
+def test_control_characters_go_and_a_declared_charset_is_not_reapplied() -> None:
+    # A page already decoded from windows-1252 still says so: its text must not be decoded twice.
+    page = article_page("<p>Caf\x00é cr\x07ème, na\x7fïve r\x1bésumé of the día.</p>").replace(
+        "<head>", '<head><meta charset="windows-1252">', 1
+    )
+    content = extract(page, PAGE_URL, "text", True).content
+    assert "Café crème, naïve résumé of the día." in content
+
+
+def test_a_lone_surrogate_costs_one_character_not_its_paragraph() -> None:
+    # Not encodable as UTF-8: the surrogate becomes U+FFFD and the rest of its paragraph stays.
+    page = article_page("<p>Broken \ud800 pair and a bell\x07 in a line of text here.</p>")
+    content = extract(page, PAGE_URL, "text", True).content
+    assert "Broken \ufffd pair and a bell in a line of text here." in content
+
+
 def test_title_prefers_title_then_og_title_then_h1() -> None:
     og = '<meta property="og:title" content="From OG">'
     assert extract(

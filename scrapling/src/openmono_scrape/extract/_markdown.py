@@ -48,6 +48,7 @@ class Renderer:
         self.markdown = markdown
         self._block_holders: set[Any] = set()
         self._plain = 0  # > 0 while rendering inline content without emphasis marks
+        self._urls: dict[str | None, str | None] = {}  # a page links the same target many times
 
     def render(self, root: Any) -> str:
         self._block_holders = _elements_holding_blocks(root)
@@ -107,8 +108,8 @@ class Renderer:
             if not line:
                 continue
             if self.markdown:
-                line = _LINE_START.sub(r"\\\g<0>", line, count=1)
-                line = _LINE_START_NUMBER.sub(r"\1\\\2", line, count=1)
+                line = _LINE_START.sub(_escaped, line, count=1)
+                line = _LINE_START_NUMBER.sub(_escaped_delimiter, line, count=1)
             lines.append(line)
         return "\n".join(lines)
 
@@ -202,11 +203,15 @@ class Renderer:
 
     def text(self, raw: str) -> str:
         collapsed = _SPACES.sub(" ", raw)
-        return _ESCAPE.sub(r"\\\g<0>", collapsed) if self.markdown else collapsed
+        return _ESCAPE.sub(_escaped, collapsed) if self.markdown else collapsed
 
     def _link(self, element: Any) -> str:
         content = self.inner(element)
-        href = absolute_url(self.base_url, element.get("href"))
+        target = element.get("href")
+        if target in self._urls:
+            href = self._urls[target]
+        else:
+            href = self._urls[target] = absolute_url(self.base_url, target)
         if not self.markdown or not href or not content.strip():
             return content
         # Spaces at the edges of the link text belong around the link, not inside the brackets.
@@ -247,6 +252,16 @@ def _elements_holding_blocks(root: Any) -> set[Any]:
             if ancestor.tag not in BLOCK_TAGS:
                 holders.add(ancestor)
     return holders
+
+
+# Replacement functions, not templates: a template is looked up again on every call (a third
+# of the renderer's regex time), a function only runs on a match, and matches are rare.
+def _escaped(match: re.Match[str]) -> str:
+    return "\\" + match[0]
+
+
+def _escaped_delimiter(match: re.Match[str]) -> str:
+    return f"{match[1]}\\{match[2]}"
 
 
 def _wrap(content: str, mark: str) -> str:
