@@ -130,8 +130,12 @@ def _cut_more_stories(body: Any) -> None:
     """Drop a trailing "You may also like" style section: its label and everything after it."""
     total = len(text_of(body))
     for label in body.iter("h2", "h3", "h4", "h5", "h6", "p", "div", "strong", "b"):
+        if len(label) > 1:
+            continue
         text = text_of(label)
-        if len(label) > 1 or len(text.split()) > MAX_LABEL_WORDS or not _MORE_STORIES.match(text):
+        if len(text.split(None, MAX_LABEL_WORDS)) > MAX_LABEL_WORDS or not _MORE_STORIES.match(
+            text
+        ):
             continue
         if label.tag in ("strong", "b") and _inline_in_text(label):
             continue

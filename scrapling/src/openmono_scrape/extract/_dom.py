@@ -251,14 +251,8 @@ def text_of(element: Any) -> str:
 def short_text(element: Any, max_words: int) -> str | None:
     """The element's text, whitespace collapsed, if it has at most `max_words` words, else None.
 
-    Reads only as far as it must: passes that look for short lines ask this of every block,
-    and the text of a block high in the tree is most of the page.
+    Passes that look for short lines ask this of every block, and the text of a block high in
+    the tree is most of the page: it is split only as far as the words it may have.
     """
-    text = ""
-    for piece in element.itertext():
-        text += piece
-        # The last word may run on into the next piece: one word more proves the text long.
-        if len(text.split(None, max_words + 1)) > max_words + 1:
-            return None
-    words = text.split()
-    return " ".join(words) if len(words) <= max_words else None
+    words = text_of(element).split(None, max_words)
+    return None if len(words) > max_words else " ".join(words)

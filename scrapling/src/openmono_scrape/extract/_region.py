@@ -237,25 +237,33 @@ def drop_repeated_labels(region: Any) -> None:
     prices and counts, headings and table cells (a table's "Yes" column is data).
     """
     seen: dict[str, list[Any]] = {}
-    slots: dict[tuple[str, str, str, str], set[str]] = {}
-    texts: dict[Any, str] = {}  # each element's text once (a parent comes before its children)
+    slots: dict[tuple[str, str, str, str], list[str]] = {}  # the raw texts in each slot
+    # An element's text is its parent's when the parent adds only whitespace around it (its
+    # text is one run of the parent's), so stripped lengths tell: each text is read once and
+    # never collapsed, but for the few that may be labels and the slots they sit in.
+    sizes: dict[Any, int] = {}  # a parent comes before its children
     for element in region.iter():
         if not isinstance(element.tag, str):
             continue
-        text = texts[element] = " ".join(text_of(element).split()).lower()
+        raw = text_of(element)
+        size = sizes[element] = len(raw.strip())
         parent = element.getparent()
-        if element.tag in _LABEL_EXEMPT or not text or parent is None:
+        if element.tag in _LABEL_EXEMPT or not size or parent is None:
             continue
-        if parent in texts:
-            parent_text = texts[parent]
-        else:
-            parent_text = " ".join(text_of(parent).split()).lower()
-        if parent_text == text:
+        parent_size = sizes.get(parent)
+        if parent_size is None:
+            parent_size = len(text_of(parent).strip())
+        if parent_size == size:
             continue  # the outermost element holding the text stands for it
-        slots.setdefault(_slot(element, parent), set()).add(text)
-        if len(text.split()) > MAX_LABEL_WORDS or _DIGIT.search(text):
+        slots.setdefault(_slot(element, parent), []).append(raw)
+        words = raw.split(None, MAX_LABEL_WORDS)
+        if len(words) > MAX_LABEL_WORDS:
+            continue
+        text = " ".join(words).lower()
+        if _DIGIT.search(text):
             continue  # a price or a count is the item's own, even when two items share it
         seen.setdefault(text, []).append(element)
+    values: dict[tuple[str, str, str, str], int] = {}
     for elements in seen.values():
         if len(elements) < MIN_LABEL_REPEATS:
             continue
@@ -263,7 +271,10 @@ def drop_repeated_labels(region: Any) -> None:
             parent = element.getparent()
             if parent is None or _in_table(element):
                 continue
-            if len(slots[_slot(element, parent)]) <= MAX_SLOT_VALUES:
+            slot = _slot(element, parent)
+            if slot not in values:
+                values[slot] = len({" ".join(raw.split()).lower() for raw in slots[slot]})
+            if values[slot] <= MAX_SLOT_VALUES:
                 drop_element(element)
 
 
