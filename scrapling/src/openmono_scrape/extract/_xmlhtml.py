@@ -14,6 +14,7 @@ from typing import Any
 from lxml import etree
 
 from ._code import CodeBlock, CodeStore, strip_markers
+from ._dom import text_of
 
 _HI_TAGS = {"#b": "strong", "#i": "em", "#u": "u", "#t": "code", "#sub": "sub", "#sup": "sup"}
 _SIMPLE = {"quote": "blockquote", "lb": "br", "del": "del", "row": "tr", "p": "p", "div": "div"}
@@ -26,16 +27,17 @@ def to_html(body: Any, store: CodeStore) -> Any:
     for element in list(body.iter()):
         if not isinstance(element.tag, str):
             continue
-        block = _protected_block(element, store)
+        block = _protected_block(element, store) if store.blocks else None
         if block is not None:
             _replace_with_pre(element, block.text, block.language)
             continue
         _rename(element)
-    for element in body.iter():
-        if element.text and "⟦" in element.text:
-            element.text = strip_markers(element.text)
-        if element.tail and "⟦" in element.tail:
-            element.tail = strip_markers(element.tail)
+    if "⟦" in text_of(body):  # one C-level look first: most pages have no code blocks
+        for element in body.iter():
+            if element.text and "⟦" in element.text:
+                element.text = strip_markers(element.text)
+            if element.tail and "⟦" in element.tail:
+                element.tail = strip_markers(element.tail)
     body.tag = "body"
     body.attrib.clear()
     return body
