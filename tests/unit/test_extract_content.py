@@ -43,6 +43,17 @@ def test_hidden_text_scripts_and_styles_are_dropped(fmt: str, main_content: bool
     assert "<script" not in content and "<style" not in content
 
 
+def test_a_link_hidden_from_screen_readers_is_still_seen() -> None:
+    excerpt = "The harbour master explains why the ferries now leave an hour earlier in winter."
+    html = article_page(
+        f'<p><a href="/story" aria-hidden="true" tabindex="-1">{excerpt}</a></p>'
+        '<div aria-hidden="true"><p>HIDDEN_ARIA panel text</p></div>'
+    )
+    content = extract(html, PAGE_URL, "text", False).content
+    assert excerpt in content
+    assert "HIDDEN_ARIA" not in content
+
+
 def test_main_content_leaves_out_nav_sidebar_and_footer() -> None:
     content = extract(article_page(), PAGE_URL, "markdown", True).content
     assert all(text in content for text in PARAGRAPHS)

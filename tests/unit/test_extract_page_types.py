@@ -62,6 +62,21 @@ def test_page_type_comes_from_json_ld_og_type_and_url(head: str, url: str, expec
     assert _type_of(_page("<main><p>Some text.</p></main>", head), url) == expected
 
 
+@pytest.mark.parametrize(
+    ("url", "expected"),
+    [
+        # A maker's catalogue section: words only after /products/, nothing else says product.
+        ("https://e.org/products/monitor-arms", "page"),
+        ("https://e.org/us/products/monitors/gaming-monitors.html", "page"),
+        # A model number or an id in the path names one product.
+        ("https://e.org/products/headphones-hd-600", "product"),
+        ("https://e.org/product/desk-lamp", "product"),
+    ],
+)
+def test_a_products_path_naming_no_model_is_no_product_signal(url: str, expected: str) -> None:
+    assert _type_of(_page("<main><p>Some text.</p></main>"), url) == expected
+
+
 def test_forum_thread_keeps_every_post_and_reply() -> None:
     posts = "".join(
         f'<div class="post"><div class="author">user{i}</div>'

@@ -297,3 +297,43 @@ def test_buyer_feedback_is_a_review_widget() -> None:
     drop_product_chrome(root)
     text = text_of(root)
     assert REVIEW not in text and DESCRIPTION in text
+
+
+def test_a_category_page_loses_the_shops_review_widget_too() -> None:
+    reviews = "".join(f'<li class="jdgm-rev"><p>{REVIEW} ({i})</p></li>' for i in range(8))
+    intro = "".join(f"<p>Guide {i}: {DESCRIPTION}</p>" for i in range(12))
+    cards = "".join(
+        f'<li class="card"><a href="/products/pack-{i}">Trail Pack {i}</a> $8{i}.00</li>'
+        for i in range(8)
+    )
+    html = _page(
+        f"<main><h1>Day packs</h1>{intro}<ul class='grid'>{cards}</ul>"
+        f'<div class="jdgm-widget jdgm-review-widget"><h2>Customer reviews</h2>'
+        f"<ul>{reviews}</ul></div></main>",
+        '<meta property="og:type" content="product.group">',
+    )
+    content = extract(html, "https://shop.e.org/collections/day-packs", "markdown", True).content
+    assert DESCRIPTION in content and "Trail Pack 3" in content
+    assert REVIEW not in content
+
+
+def test_review_named_cards_of_a_run_and_trusted_by_sections_are_not_chrome() -> None:
+    # A roundup's cards, each named for the review it links to, are the content.
+    cards = "".join(
+        f'<div class="product-widget roundup-review"><p>{REVIEW} ({i})</p>'
+        + f"<p>{DESCRIPTION}</p>" * 6
+        + "</div>"
+        for i in range(3)
+    )
+    trusted = "Rated the best trail pack of the year by three outdoor magazines."
+    root = parse_html(
+        _page(
+            f"<main>{cards}<div class='section-trusted_grid'><p>{trusted}</p></div>"
+            + "".join(f"<p>Feature {i}: {DESCRIPTION}</p>" for i in range(30))
+            + "</main>"
+        )
+    )
+    assert root is not None
+    drop_product_chrome(root)
+    text = text_of(root)
+    assert REVIEW in text and trusted in text

@@ -15,7 +15,8 @@
    item grid it dropped (`_items`),
    products the name, description and specs their JSON-LD states (`_jsonld`) and the
    label/value spec rows it dropped, once their review widgets, related-product rails, consent
-   banners, script notices and repeated blocks are gone (`_product`),
+   banners, script notices and repeated blocks are gone (`_product`; the widgets, rails and
+   banners go from collections too),
    forums the whole thread when one post of it was kept, without signatures (`_forum`).
 """
 
@@ -54,6 +55,8 @@ _HEADLINE_WINDOW = 3
 # Off articles, when less than this share of the selection is text a reader sees, the selection
 # was a hidden block and the cleaned page is read instead.
 MIN_SEEN_SHARE = 0.5
+# A shop's product and category pages: the same review widgets, rails and banners beside them.
+_SHOP_TYPES: frozenset[PageType] = frozenset({"product", "collection"})
 # The types whose selection is completed by `_items` and whose region may replace it.
 _GRID_TYPES: frozenset[PageType] = frozenset({"listing", "collection", "page"})
 
@@ -76,7 +79,7 @@ def select_main(
     text that does not appear in `root` is then removed, so hidden text stays out either way.
     Without `pristine` the page is read from `root`.
     """
-    if page_type == "product":
+    if page_type in _SHOP_TYPES:
         drop_product_chrome(root)  # the visible tree only: see `_product`
     if page_type in _GRID_TYPES:
         drop_screen_reader_text(root)  # GRID: see `_region`
