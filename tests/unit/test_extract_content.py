@@ -18,6 +18,7 @@ HIDDEN = (
     '<input type="hidden" value="HIDDEN_INPUT">'
     "<noscript>NOSCRIPT_TEXT enable javascript</noscript>"
     "<template><p>TEMPLATE_TEXT</p></template>"
+    '<div class="layout w-condition-invisible"><p>WEBFLOW_HIDDEN text</p></div>'
 )
 MARKERS = (
     "HIDDEN_DISPLAY_NONE",
@@ -27,6 +28,7 @@ MARKERS = (
     "HIDDEN_INPUT",
     "NOSCRIPT_TEXT",
     "TEMPLATE_TEXT",
+    "WEBFLOW_HIDDEN",
     "SCRIPT_PAYLOAD",
     "SCRIPT_TAIL",
     "color: red",

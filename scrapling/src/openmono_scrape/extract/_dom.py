@@ -70,8 +70,13 @@ _DISCLOSURE = re.compile(r"accordion|tab-?pane|tabpanel|collapse(?!d)|faq|answer
 _HIDDEN_STYLE = re.compile(r"(?:^|;)\s*(?:display\s*:\s*none|visibility\s*:\s*hidden)", re.I)
 _HIDDEN_XPATH = etree.XPath(
     "//*[@hidden or @aria-hidden='true' or @type='hidden' or contains(@style, 'none')"
-    " or contains(@style, 'hidden')]"
+    " or contains(@style, 'hidden') or contains(@class, 'w-condition-invisible')]"
 )
+# Webflow's conditional visibility: its stylesheet hides the class (`display: none
+# !important`), and a page often carries a gated or alternate copy of its article under it
+# (wcxb dev split: articles 0.9460 -> 0.9464, odd ids +0.0009, even +0.00003; service +0.0001;
+# 9 pages move, 8 up, one down by 0.0002; every other type level).
+_HIDDEN_CLASS = re.compile(r"(?:^|\s)w-condition-invisible(?:$|\s)")
 
 _PARSER_KW: dict[str, Any] = {
     "remove_comments": True,
@@ -225,6 +230,8 @@ def _is_hidden(element: Any) -> bool:
     if element.get("hidden") is not None or element.get("aria-hidden", "").lower() == "true":
         return True
     if element.get("type", "").lower() == "hidden":
+        return True
+    if _HIDDEN_CLASS.search(element.get("class", "")):
         return True
     return bool(_HIDDEN_STYLE.search(element.get("style", "")))
 
