@@ -18,6 +18,7 @@ HIDDEN = (
     '<input type="hidden" value="HIDDEN_INPUT">'
     "<noscript>NOSCRIPT_TEXT enable javascript</noscript>"
     "<template><p>TEMPLATE_TEXT</p></template>"
+    '<div class="layout w-condition-invisible"><p>WEBFLOW_HIDDEN text</p></div>'
 )
 MARKERS = (
     "HIDDEN_DISPLAY_NONE",
@@ -27,6 +28,7 @@ MARKERS = (
     "HIDDEN_INPUT",
     "NOSCRIPT_TEXT",
     "TEMPLATE_TEXT",
+    "WEBFLOW_HIDDEN",
     "SCRIPT_PAYLOAD",
     "SCRIPT_TAIL",
     "color: red",
@@ -52,6 +54,33 @@ def test_a_link_hidden_from_screen_readers_is_still_seen() -> None:
     content = extract(html, PAGE_URL, "text", False).content
     assert excerpt in content
     assert "HIDDEN_ARIA" not in content
+
+
+def test_a_section_copy_the_page_hides_at_desktop_width_is_read_once() -> None:
+    # A site builder's page: one copy of the story per breakpoint, the stylesheet showing one.
+    story = "".join(f"<p>{text}</p>" for text in PARAGRAPHS)
+    variants = "".join(
+        f'<div class="ssr-variant {hide}">{story}</div>'
+        for hide in ("hide-t hide-m", "hide-d hide-m", "hide-d hide-t")
+    )
+    shown_again = f'<div class="wide-only">{PARAGRAPHS[0].upper()}</div>'
+    styles = (
+        "<style>@media (min-width: 1200px) { .hide-d { display: none !important } }"
+        "@media (min-width: 810px) and (max-width: 1199px) { .hide-t { display: none } }"
+        "@media (max-width: 809px) { .hide-m { display: none } }"
+        # A later rule showing a class again wins, as in a browser.
+        "@media screen and (min-width: 1000px) { .wide-only { display: none } }"
+        "@media (min-width: 1100px) { .wide-only { color: red; display: block } }</style>"
+    )
+    html = (
+        f"<html><head><title>Harbour</title>{styles}</head><body>{NAV}"
+        f"<main><h1>A Day in the Harbour Town</h1>{variants}{shown_again}</main>{FOOTER}"
+        "</body></html>"
+    )
+    for main_content in (True, False):
+        content = extract(html, PAGE_URL, "markdown", main_content).content
+        assert all(content.count(text) == 1 for text in PARAGRAPHS)
+        assert PARAGRAPHS[0].upper() in content
 
 
 def test_main_content_leaves_out_nav_sidebar_and_footer() -> None:

@@ -102,6 +102,14 @@ def test_posts_a_script_app_ships_in_noscript_are_kept() -> None:
     assert "enable JavaScript" not in content
 
 
+def test_a_noscript_copy_of_text_the_page_shows_is_not_read_twice() -> None:
+    story = "".join(f"<p>{text}</p>" for text in POSTS)
+    html = _page(f"<article><h1>Dripping valve</h1>{story}<noscript>{story}</noscript></article>")
+    content = extract(html, "https://e.org/guides/dripping-valve", "markdown", True).content
+    for text in POSTS:
+        assert content.count(text) == 1
+
+
 def test_product_takes_description_and_specs_from_json_ld_when_the_page_lacks_them() -> None:
     description = (
         "A wheel-thrown stoneware mug with a matte speckled glaze outside and a clear glazed "

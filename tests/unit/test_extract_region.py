@@ -103,9 +103,22 @@ def test_a_selection_covering_the_region_stays() -> None:
     assert prefer_main_region(_service_page(), selected, "page") is selected
 
 
-def test_articles_never_take_the_region() -> None:
+def test_articles_keep_a_selection_that_is_not_a_sliver_of_the_page() -> None:
     selected = _selection(SECTIONS[0])
     assert prefer_main_region(_service_page(), selected, "article") is selected
+
+
+def test_an_article_selection_that_is_a_sliver_of_the_page_gives_way_to_the_region() -> None:
+    # The selection kept a caption of a long story: it failed, and the region is the story.
+    story = "".join(f"<p>{SECTIONS[i % 3]}</p>" for i in range(30))
+    root = _root(f"{CHROME}<main><h1>Heat pumps</h1>{story}</main>{FOOTER}")
+    chosen = prefer_main_region(root, _selection("Photo: the outdoor unit"), "article")
+    assert chosen is not None and chosen.tag == "main"
+    assert SECTIONS[2] in text_of(chosen) and "Careers" not in text_of(chosen)
+    # Nothing selected at all: the region rather than the whole page, chrome and all.
+    root = _root(f"{CHROME}<main><h1>Heat pumps</h1>{story}</main>{FOOTER}")
+    chosen = prefer_main_region(root, None, "article")
+    assert chosen is not None and chosen.tag == "main"
 
 
 def test_a_long_selection_on_an_untyped_page_stays() -> None:
