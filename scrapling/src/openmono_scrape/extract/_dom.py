@@ -335,6 +335,29 @@ def _is_disclosure_panel(element: Any) -> bool:
     return role == "region" and bool(element.get("aria-labelledby"))
 
 
+class NameMatcher:
+    r"""Whether a `class`/`id` string names something, one search per distinct name part.
+
+    For patterns whose matches never span whitespace and that treat whitespace as they treat
+    the string's ends (`(?:^|[\s_-])word`): then the string matches exactly when one of its
+    whitespace-separated parts does. A page repeats its class names on every card, so a
+    verdict per part (kept for one page) spares most searches.
+    """
+
+    def __init__(self, pattern: re.Pattern[str]) -> None:
+        self._pattern = pattern
+        self._verdicts: dict[str, bool] = {}
+
+    def __call__(self, names: str) -> bool:
+        for part in names.split():
+            verdict = self._verdicts.get(part)
+            if verdict is None:
+                verdict = self._verdicts[part] = self._pattern.search(part) is not None
+            if verdict:
+                return True
+        return False
+
+
 def body_of(root: Any) -> Any:
     """The `<body>` element (lxml always creates one for HTML documents), else the root."""
     body = root.find("body")

@@ -57,7 +57,7 @@ from typing import Any
 from lxml import etree
 
 from ._cleanup import drop_repeats
-from ._dom import drop_element, text_of
+from ._dom import NameMatcher, drop_element, text_of
 
 # Class/id words (at a word start) of review widgets: the shop's own and the common review
 # services, and buyers' comments or a seller's feedback (the same widget under another name).
@@ -96,12 +96,13 @@ _KEEP_TAGS = frozenset({"html", "body", "main"})
 def drop_product_chrome(root: Any) -> None:
     """Remove review widgets, related-product rails and consent banners from `root`, in place."""
     total = len(text_of(root))
+    matchers = _ChromeMatchers()
     verdicts: dict[str, tuple[bool, bool]] = {}  # per class and id: cards repeat theirs
     for element in list(_NAMED(root)):
         names = f"{element.get('class', '')} {element.get('id', '')}"
         verdict = verdicts.get(names)
         if verdict is None:
-            verdict = verdicts[names] = _chrome_verdict(names)
+            verdict = verdicts[names] = matchers.verdict(names)
         rail_or_banner, named_chrome = verdict
         if not named_chrome:
             continue
@@ -117,11 +118,20 @@ def drop_product_chrome(root: Any) -> None:
         drop_element(element)
 
 
-def _chrome_verdict(names: str) -> tuple[bool, bool]:
-    """Whether names say rail or banner, and whether they say that or a (non-testimonial) review."""
-    rail_or_banner = _RAILS_AND_BANNERS.search(names) is not None
-    review = _REVIEWS.search(names) is not None and _TESTIMONIAL.search(names) is None
-    return rail_or_banner, rail_or_banner or review
+class _ChromeMatchers:
+    """The shop-chrome patterns, each judged once per class name part (for one page)."""
+
+    def __init__(self) -> None:
+        self.rails_and_banners = NameMatcher(_RAILS_AND_BANNERS)
+        self.reviews = NameMatcher(_REVIEWS)
+        self.testimonial = NameMatcher(_TESTIMONIAL)
+
+    def verdict(self, names: str) -> tuple[bool, bool]:
+        """Whether names say rail or banner, and whether they say that or a review (not a
+        testimonial)."""
+        rail_or_banner = self.rails_and_banners(names)
+        review = self.reviews(names) and not self.testimonial(names)
+        return rail_or_banner, rail_or_banner or review
 
 
 # A review-named block with this many siblings of its tag and class is one card of a run (a

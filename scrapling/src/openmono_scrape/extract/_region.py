@@ -61,7 +61,7 @@ from typing import Any
 from lxml import etree
 
 from ._cleanup import trim_boilerplate
-from ._dom import drop_element, text_of
+from ._dom import NameMatcher, drop_element, text_of
 from ._pagetype import PageType
 
 # Landmarks that are chrome wherever they are (unless they hold the main region).
@@ -223,12 +223,13 @@ def prefer_main_region(root: Any, selected: Any | None, page_type: PageType) -> 
     rule = RULES.get(page_type)
     if rule is None:
         return selected
-    chosen_words = Counter() if selected is None else _words(selected)
-    if _keeps_selection(rule, root, selected, chosen_words):
-        return selected  # decided without the region: spare its cost
+    chosen_list = [] if selected is None else _WORD.findall(text_of(selected).lower())
+    if _keeps_selection(rule, root, selected, len(chosen_list)):
+        return selected  # decided without the region (and the words' counts): spare its cost
     region = main_region(root)
     if region is None:
         return selected
+    chosen_words = Counter(chosen_list)
     region_words = _words(region)
     if not region_words or not _takes_region(rule, region, region_words, chosen_words):
         return selected
@@ -299,12 +300,10 @@ def _in_table(element: Any) -> bool:
     return any(up.tag in _TABLE_TAGS for up in (element, *element.iterancestors()))
 
 
-def _keeps_selection(
-    rule: RegionRule, root: Any, selected: Any | None, chosen_words: Counter[str]
-) -> bool:
-    """The bounds on the selection alone: a long selection, many paragraphs of prose, or (for
-    `min_growth`) a selection the whole page, chrome and all, is not many times larger than."""
-    chosen = sum(chosen_words.values())
+def _keeps_selection(rule: RegionRule, root: Any, selected: Any | None, chosen: int) -> bool:
+    """The bounds on the selection alone (`chosen` words): a long selection, many paragraphs of
+    prose, or (for `min_growth`) a selection the whole page, chrome and all, is not many times
+    larger than."""
     if rule.max_selected is not None and chosen >= rule.max_selected:
         return True
     if rule.min_growth is not None:
@@ -376,30 +375,18 @@ def main_region(root: Any) -> Any | None:
 
 
 def _chrome_named(elements: list[Any]) -> list[tuple[Any, str]]:
-    """The elements whose class or id names chrome, each with its names, in document order.
-
-    A name never spans whitespace, so each whitespace-separated token is searched once per page
-    and each distinct `class id` pair once: cards repeat their classes, and a search per element
-    cost more than the rest of `main_region`.
-    """
-    tokens: dict[str, bool] = {}
-    verdicts: dict[str, bool] = {}
+    """The elements whose class or id names chrome, each with its names, in document order."""
+    chrome = NameMatcher(_CHROME_NAME)
+    verdicts: dict[str, bool] = {}  # each distinct `class id` pair once
     found = []
     for element in elements:
         names = f"{element.get('class', '')} {element.get('id', '')}"
         verdict = verdicts.get(names)
         if verdict is None:
-            verdict = verdicts[names] = any(_chrome_token(token, tokens) for token in names.split())
+            verdict = verdicts[names] = chrome(names)
         if verdict:
             found.append((element, names))
     return found
-
-
-def _chrome_token(token: str, seen: dict[str, bool]) -> bool:
-    verdict = seen.get(token)
-    if verdict is None:
-        verdict = seen[token] = _CHROME_NAME.search(token) is not None
-    return verdict
 
 
 def _size(element: Any) -> int:
