@@ -98,9 +98,9 @@ def _extract(html: str, url: str, fmt: ScrapeFormat, main_content: bool) -> Extr
         # Products and forums are read by trafilatura as served (see `select_main`).
         pristine = deepcopy(root) if page_type in _READ_AS_SERVED else None
         if pristine is not None:
-            # Every stage of trafilatura drops them but its fallbacks do so late: an icon set
-            # of svg paths was a tenth of its work on a shop page (wcxb dev products and forums:
-            # 5% less time; two pages move, +0.002 and -0.0003 page-F1).
+            # Every stage of trafilatura drops them, but only after copying the tree (several
+            # times): wcxb dev products and forums take 5% less time without them; two pages
+            # move, +0.002 and -0.0003 page-F1.
             etree.strip_elements(pristine, "style", "svg", with_tail=False)
         remove_invisible(root)
         read = root if pristine is None else pristine
