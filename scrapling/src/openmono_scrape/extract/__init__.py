@@ -18,15 +18,15 @@ EMPTY_CONTENT. Steps:
 3. render the chosen tree (`_markdown`, `_tables`): markdown with absolute links and verbatim
    fenced code, the plain text a reader sees, or the cleaned HTML fragment.
 
-Measured with bench/extraction.py (three runs, 2 December 2026 01:45-01:52 UTC, the machine
+Measured with bench/extraction.py (three runs, 2 December 2026 05:44-05:51 UTC, the machine
 otherwise idle): on the shared article benchmark (181 news/blog pages, 4-token shingle F1) 0.972
 against trafilatura's 0.960; on the wcxb development split (1,495 pages of seven page types, mean
-word F1, markdown scored as reader text) 0.868 against 0.823 for trafilatura (comments off) and
-0.819 for its defaults, ahead on every type: articles 0.944/0.938, documentation 0.933/0.917,
-service 0.829/0.765, products 0.700/0.637, listings 0.734/0.583, forums 0.793/0.700 (defaults),
-collections 0.711/0.574 (per-half figures: docs/extraction.md). Speed there, on 2 processes,
-median of the three runs: 33.7 pages/s, 0.81x trafilatura's 41.8 (the machine slower than on
-1 December, when 0.82x was 39.6 pages/s).
+word F1, markdown scored as reader text) 0.872 against 0.823 for trafilatura (comments off) and
+0.819 for its defaults, ahead on every type: articles 0.947/0.938, documentation 0.933/0.917,
+service 0.832/0.765, products 0.703/0.637, listings 0.734/0.583, forums 0.802/0.700 (defaults),
+collections 0.724/0.574 (per-half figures: docs/extraction.md). Speed there, on 2 processes,
+median of the three runs: 38.1 pages/s, 0.92x trafilatura's 41.3 (the two taking turns at going
+first on each page, the extraction alone timed).
 """
 
 from __future__ import annotations
