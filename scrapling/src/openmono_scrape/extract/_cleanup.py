@@ -10,6 +10,7 @@ only a link" rule was measured and rejected (it cost recall).
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 from typing import Any
 
 from ._dom import drop_element, short_text, text_of
@@ -104,19 +105,26 @@ def drop_unseen_text(body: Any, visible: Any) -> None:
             drop_element(element)
 
 
-def drop_repeats(body: Any, blocks: tuple[str, ...], min_words: int) -> None:
-    """Drop each block of `body` whose text an earlier block said, in place.
-
-    A block is an element of a tag in `blocks` that holds no other; one of fewer than
-    `min_words` words stays (short labels recur by chance). `body` may sit in a page's tree.
+def text_blocks(body: Any, blocks: tuple[str, ...]) -> Iterator[Any]:
+    """The blocks of `body` in order: elements of a tag in `blocks` that hold no other (not an
+    li of ps). Each is judged when its turn comes, so the caller may drop blocks on the way:
+    one inside a block dropped meanwhile is skipped. `body` may sit in a page's tree.
     """
-    seen: set[str] = set()
     top = body.getroottree().getroot()
     for block in list(body.iter(*blocks)):
         if block.getroottree().getroot() is not top:
             continue  # inside a block already dropped
-        if next(block.iterdescendants(*blocks), None) is not None:
-            continue  # a container of other blocks (an li of ps)
+        if next(block.iterdescendants(*blocks), None) is None:
+            yield block
+
+
+def drop_repeats(body: Any, blocks: tuple[str, ...], min_words: int) -> None:
+    """Drop each block of `body` (`text_blocks`) whose text an earlier block said, in place.
+
+    One of fewer than `min_words` words stays (short labels recur by chance).
+    """
+    seen: set[str] = set()
+    for block in text_blocks(body, blocks):
         key = " ".join(text_of(block).split()).lower()
         if len(key.split()) < min_words:
             continue

@@ -41,9 +41,9 @@ from typing import Any
 from lxml import etree
 
 from ._chunks import clean_copy
-from ._cleanup import drop_repeats, drop_unseen_text
+from ._cleanup import drop_repeats, drop_unseen_text, text_blocks
 from ._code import CodeStore
-from ._dom import drop_element, text_of
+from ._dom import NAMED_IN_BODY, drop_element, text_of
 
 MIN_POSTS = 2
 # A post holds at least a sentence; shorter siblings are rows of a list, not posts.
@@ -273,27 +273,15 @@ MAX_FURNITURE_WORDS = 16
 
 def drop_post_furniture(body: Any) -> None:
     """Drop the blocks of `body` that are only a post's buttons, counters or edit note."""
-    for block in list(body.iter(*_BLOCKS)):
-        if _dropped(block, body) or _holds_blocks(block):
-            continue
+    for block in text_blocks(body, _BLOCKS):
         text = " ".join(text_of(block).split())
         if len(text.split()) <= MAX_FURNITURE_WORDS and _POST_FURNITURE.match(text):
             drop_element(block)
 
 
-def _dropped(block: Any, body: Any) -> bool:
-    """Whether `block` left `body` with a block dropped before it (`body` may sit in a page)."""
-    return not any(node is body for node in block.iterancestors())
-
-
-def _holds_blocks(element: Any) -> bool:
-    return next(element.iterdescendants(*_BLOCKS), None) is not None
-
-
 # A cookie-consent banner (its settings panel lists the ad partners' purposes at length) is not
 # hidden until a script runs, and selection reading the page with its comments keeps it.
 _CONSENT = re.compile(r"(?:cookie|consent|onetrust|gdpr)", re.I)
-_NAMED = etree.XPath("descendant-or-self::body/descendant::*[@class or @id]")
 # A block holding this share of the page's text, or its heading, is the page, whatever its
 # class says (a consent panel listing every partner's purposes can outweigh a short thread).
 MAX_BANNER_SHARE = 0.9
@@ -306,7 +294,7 @@ def drop_consent_banners(root: Any) -> int:
     """
     total = len(text_of(root))
     dropped = 0
-    for element in list(_NAMED(root)):
+    for element in list(NAMED_IN_BODY(root)):
         if element.tag in ("body", "main") or element.getroottree().getroot() is not root:
             continue  # the page itself, or inside a banner already dropped
         names = f"{element.get('class', '')} {element.get('id', '')}".split()

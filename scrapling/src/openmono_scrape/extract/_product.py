@@ -56,8 +56,8 @@ from typing import Any
 
 from lxml import etree
 
-from ._cleanup import drop_repeats
-from ._dom import NameMatcher, drop_element, text_of
+from ._cleanup import drop_repeats, text_blocks
+from ._dom import NAMED_IN_BODY, NameMatcher, drop_element, text_of
 
 # Class/id words (at a word start) of review widgets: the shop's own and the common review
 # services, and buyers' comments or a seller's feedback (the same widget under another name).
@@ -85,8 +85,6 @@ _RAILS_AND_BANNERS = re.compile(
 # critics' quote), which annotators keep; the widget listing the reviews is far longer (on the
 # wcxb dev split the result was the same for any bound from 500 to 2,000 characters).
 MIN_REVIEW_WIDGET_CHARS = 1000
-# `descendant-or-self::body/descendant::` is `//body//` for a page's root, at a third of the cost.
-_NAMED = etree.XPath("descendant-or-self::body/descendant::*[@class or @id]")
 # A block holding more than this share of the page's text is the page (a wrapper whose class
 # happens to say "reviews"), never a widget beside it; so is a block holding the product's h1.
 MAX_CHROME_SHARE = 0.5
@@ -97,13 +95,9 @@ def drop_product_chrome(root: Any) -> None:
     """Remove review widgets, related-product rails and consent banners from `root`, in place."""
     total = len(text_of(root))
     matchers = _ChromeMatchers()
-    verdicts: dict[str, tuple[bool, bool]] = {}  # per class and id: cards repeat theirs
-    for element in list(_NAMED(root)):
+    for element in list(NAMED_IN_BODY(root)):
         names = f"{element.get('class', '')} {element.get('id', '')}"
-        verdict = verdicts.get(names)
-        if verdict is None:
-            verdict = verdicts[names] = matchers.verdict(names)
-        rail_or_banner, named_chrome = verdict
+        rail_or_banner, named_chrome = matchers.verdict(names)
         if not named_chrome:
             continue
         if element.tag in _KEEP_TAGS or element.getroottree().getroot() is not root:
@@ -193,10 +187,6 @@ def drop_repeated_blocks(body: Any) -> None:
     drop_repeats(body, _BLOCKS, MIN_REPEAT_WORDS)
 
 
-def _holds_blocks(element: Any) -> bool:
-    return next(element.iterdescendants(*_BLOCKS), None) is not None
-
-
 # Short lines of the shop's buying widgets: the add-to-cart block, the size picker, shipping
 # and payment banners, the delivery estimate and the stock count. The annotators keep the
 # product's facts, not the controls around them.
@@ -237,10 +227,7 @@ MAX_NOTICE_WORDS = 80
 def drop_widget_lines(body: Any) -> None:
     """Drop short blocks of `body` that are a buying widget's labels, a shop banner or a
     notice of the shop's scripts (cookies, a form's status, a consent line, placeholder)."""
-    top = body.getroottree().getroot()  # `<html>` when the selection is a page's own body
-    for block in list(body.iter(*_BLOCKS)):
-        if block.getroottree().getroot() is not top or _holds_blocks(block):
-            continue
+    for block in text_blocks(body, _BLOCKS):
         text = " ".join(text_of(block).split())
         words = len(text.split())
         widget = words <= MAX_WIDGET_WORDS and _WIDGET_LINE.match(text) is not None

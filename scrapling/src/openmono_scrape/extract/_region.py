@@ -377,14 +377,10 @@ def main_region(root: Any) -> Any | None:
 def _chrome_named(elements: list[Any]) -> list[tuple[Any, str]]:
     """The elements whose class or id names chrome, each with its names, in document order."""
     chrome = NameMatcher(_CHROME_NAME)
-    verdicts: dict[str, bool] = {}  # each distinct `class id` pair once
     found = []
     for element in elements:
         names = f"{element.get('class', '')} {element.get('id', '')}"
-        verdict = verdicts.get(names)
-        if verdict is None:
-            verdict = verdicts[names] = chrome(names)
-        if verdict:
+        if chrome(names):
             found.append((element, names))
     return found
 
