@@ -176,8 +176,6 @@ MIN_MAIN_SHARE = 0.5
 # `visually-hidden`, `screen-reader-text`, `show-for-sr`, prefixed or suffixed by a theme's own
 # names): a reader of the page never sees it ("Product Details", "Opens in a new tab"). On the
 # wcxb dev split 2% to 7% of such elements (by class) hold text of the truth.
-# A class attribute naming one holds one of these (a cheap test before the pattern's).
-_SCREEN_READER_HINTS = ("sr", "SR", "creen", "isually", "ssistive", "accessible")
 _SCREEN_READER_CLASS = re.compile(
     r"^(?:\w+[-_]+)*(?:sr-?only|sr-text|screen-?reader(?:-?(?:text|only))?|visually-?hidden"
     r"|show-for-sr|visible-sr|assistive-text|hidden-accessible)(?:--[\w-]+)?$",
@@ -192,26 +190,15 @@ def drop_screen_reader_text(root: Any) -> None:
         return
     # One walk with a verdict per class attribute (cards repeat theirs): 30% less than an
     # XPath of substring tests.
-    verdicts: dict[str, bool] = {}
+    screen_reader = NameMatcher(_SCREEN_READER_CLASS)
     found = []
     for element in body.iterdescendants():
         names = element.get("class")
-        if names is None:
-            continue
-        verdict = verdicts.get(names)
-        if verdict is None:
-            verdict = verdicts[names] = _reads_to_screen_readers(names)
-        if verdict:
+        if names is not None and screen_reader(names):
             found.append(element)
     for element in found:
         if element.getparent() is not None:
             drop_element(element)
-
-
-def _reads_to_screen_readers(names: str) -> bool:
-    if not any(hint in names for hint in _SCREEN_READER_HINTS):
-        return False
-    return any(_SCREEN_READER_CLASS.match(name) for name in names.split())
 
 
 def prefer_main_region(root: Any, selected: Any | None, page_type: PageType) -> Any | None:
