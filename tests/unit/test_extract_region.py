@@ -127,18 +127,38 @@ def test_a_long_selection_on_an_untyped_page_stays() -> None:
     assert prefer_main_region(_service_page(), selected, "page") is selected
 
 
-def test_a_region_far_larger_than_the_selection_is_refused_on_collections() -> None:
+def test_a_collection_takes_its_region_whatever_the_selection() -> None:
     grid = "".join(
         f"<li><a href='/p/{i}'>Product {i} in stoneware</a> $20</li>" for i in range(200)
     )
-    root = _root(f"<main><h1>Mugs</h1><ul>{grid}</ul></main>")
+    # The region is far larger than a long selection: on a collection it is taken all the same.
     selected = _selection(" ".join(["intro"] * 120))
-    assert prefer_main_region(root, selected, "collection") is selected
-    fragment = _selection("Mugs")
-    assert (
-        prefer_main_region(_root(f"<main><ul>{grid}</ul></main>"), fragment, "collection").tag
-        == "main"
+    root = _root(f"{CHROME}<main><h1>Mugs</h1><ul>{grid}</ul></main>{FOOTER}")
+    chosen = prefer_main_region(root, selected, "collection")
+    assert chosen is not None and chosen.tag == "main"
+    # And with no selection at all, as `extract` calls it on collections.
+    region = prefer_main_region(_root(f"{CHROME}<ul>{grid}</ul>{FOOTER}"), None, "collection")
+    assert region is not None
+    text = text_of(region)
+    assert "Product 199 in stoneware" in text
+    assert "Careers with us" not in text and "newsletter" not in text
+
+
+def test_a_collection_page_is_its_region_intro_and_grid_without_chrome() -> None:
+    intro = " ".join(SECTIONS)
+    cards = "".join(
+        f"<li class='card'><a href='/p/{i}'><h3>Stoneware mug no. {i}</h3></a><p>$2{i}.00</p></li>"
+        for i in range(40)
     )
+    html = (
+        f"<html><head><title>Mugs</title></head><body>{CHROME}<main><h1>Mugs</h1><p>{intro}</p>"
+        f"<ul class='grid'>{cards}</ul></main>{FOOTER}</body></html>"
+    )
+    content = extract(html, "https://shop.e.org/collections/mugs", "markdown", True).content
+    assert SECTIONS[0] in content
+    assert "Stoneware mug no. 0" in content and "Stoneware mug no. 39" in content
+    for chrome in ("Careers with us", "We use cookies", "newsletter", "Copyright 2026"):
+        assert chrome not in content
 
 
 def test_an_empty_region_keeps_the_selection() -> None:

@@ -44,11 +44,11 @@ from ._code import protect_code_blocks, restore_code_blocks
 from ._dom import body_of, parse_html, remove_invisible, text_of
 from ._embeds import unmark_embedded_posts
 from ._links import absolutize_links, document_base
-from ._main import select_main
+from ._main import drop_visible_chrome, select_main
 from ._markdown import Renderer
 from ._pagetype import PageType, detect_page_type, json_ld_items
 from ._paragraphs import wrap_bare_text
-from ._region import prefer_main_region
+from ._region import REGION_ONLY, prefer_main_region
 from ._streaming import resolve_streamed_chunks
 from ._title import find_title, headline_candidates
 
@@ -107,11 +107,14 @@ def _extract(html: str, url: str, fmt: ScrapeFormat, main_content: bool) -> Extr
         store = protect_code_blocks(read)
         unmark_embedded_posts(read)
         wrap_bare_text(read, leaf_containers=page_type == "documentation")
-        chosen = select_main(root, store, headlines, page_type, pristine, items)
+        drop_visible_chrome(root, page_type)
+        if page_type not in REGION_ONLY:
+            chosen = select_main(root, store, headlines, page_type, pristine, items)
         if chosen is None or read is root:
             # The region and the whole-page fallback come from `root`: its code verbatim again.
             restore_code_blocks(root, store)
-        # Off articles the page's own main region, chrome removed, may hold more of the page.
+        # The page's own main region, chrome removed, may hold more of the page (on a collection
+        # it is the content: nothing was selected).
         chosen = prefer_main_region(root, chosen, page_type)
     else:
         remove_invisible(root)
