@@ -13,20 +13,22 @@ EMPTY_CONTENT. Steps:
    `_main` repairs its result (`_xmlhtml`, `_chunks`, `_cleanup`, article furniture `_article`)
    and completes it by page type (whole forum threads `_forum`, shop chrome out `_product`,
    item grids `_items`, product facts `_jsonld`); off articles the page's own main region
-   without its chrome (`_region`) replaces a selection that covers too little of it; when
-   nothing is found the whole visible page is used instead;
+   without its chrome (`_region`) replaces a selection that covers too little of it, and on a
+   shop's category page (a collection) it is the content, no selection made; when nothing is
+   found the whole visible page is used instead;
 3. render the chosen tree (`_markdown`, `_tables`): markdown with absolute links and verbatim
    fenced code, the plain text a reader sees, or the cleaned HTML fragment.
 
-Measured with bench/extraction.py (three runs, 2 December 2026 05:44-05:51 UTC, the machine
-otherwise idle): on the shared article benchmark (181 news/blog pages, 4-token shingle F1) 0.972
+Measured with bench/extraction.py (three runs, 2 December 2026 06:57-07:03 UTC, nothing else of
+ours running): on the shared article benchmark (181 news/blog pages, 4-token shingle F1) 0.972
 against trafilatura's 0.960; on the wcxb development split (1,495 pages of seven page types, mean
-word F1, markdown scored as reader text) 0.872 against 0.823 for trafilatura (comments off) and
+word F1, markdown scored as reader text) 0.873 against 0.823 for trafilatura (comments off) and
 0.819 for its defaults, ahead on every type: articles 0.947/0.938, documentation 0.933/0.917,
-service 0.832/0.765, products 0.703/0.637, listings 0.734/0.583, forums 0.802/0.700 (defaults),
-collections 0.724/0.574 (per-half figures: docs/extraction.md). Speed there, on 2 processes,
-median of the three runs: 38.1 pages/s, 0.92x trafilatura's 41.3 (the two taking turns at going
-first on each page, the extraction alone timed).
+service 0.832/0.765, products 0.703/0.637, listings 0.755/0.583, forums 0.802/0.700 (defaults),
+collections 0.718/0.574 (per-half figures: docs/extraction.md). Speed there, on 2 processes,
+median of the three runs: 40.7 pages/s, 1.07x trafilatura's 38.2 (the two taking turns at going
+first on each page, the extraction alone timed; this machine's speed varies more between runs
+than the two extractors differ).
 """
 
 from __future__ import annotations

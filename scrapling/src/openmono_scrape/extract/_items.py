@@ -1,4 +1,6 @@
-"""Listings and collections: the repeated items are the content, and selection drops most of them.
+"""Listings and untyped pages: the repeated items are the content, and selection drops most of them.
+
+(A collection is not selected at all: its main region, grid included, is its content: `_region`.)
 
 A product grid or an index of posts is a run of sibling elements of one shape (same tag and
 class), each a short text with a link. To article-tuned selection each looks like a navigation
