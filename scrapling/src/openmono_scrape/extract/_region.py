@@ -31,9 +31,9 @@ service but the article benchmark 0.972 -> 0.971) or 0.7 (service odd ids -0.000
 
 `prefer_main_region` chooses between the two candidates by detected type (`RULES`); on a
 collection there is none to choose: the region is the content, no selection made (`REGION_ONLY`).
-Elsewhere the region replaces the selection when the selection covers too little of its words, unless the selection
-is a long run of prose (many words, or many paragraphs of prose: an article), the region is
-many times larger than it, or (on untyped pages) mostly link text. Articles keep the selection
+Elsewhere the region replaces the selection when the selection covers too little of its words,
+unless the selection is a long run of prose (many words, or many paragraphs of prose: an
+article), the region is many times larger than it, or (on untyped pages) mostly link text. Articles keep the selection
 unless it is a sliver of the page: the region at least 20 times its words (a caption or a
 teaser selected, or nothing at all; before, an empty selection gave the whole page, chrome and
 all). Measured on the wcxb dev split: articles 0.9444 -> 0.9456 (even ids +0.0021, odd
