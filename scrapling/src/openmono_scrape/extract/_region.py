@@ -30,18 +30,18 @@ labels repeated on every card in a slot of many values (one shop's "Weight:" is 
 service but the article benchmark 0.972 -> 0.971) or 0.7 (service odd ids -0.0005).
 
 `prefer_main_region` chooses between the two candidates by detected type (`RULES`); on a
-collection there is none to choose: the region is the content, no selection made (`REGION_ONLY`).
-Elsewhere the region replaces the selection when the selection covers too little of its words,
-unless the selection is a long run of prose (many words, or many paragraphs of prose: an
-article), the region is many times larger than it, or (on untyped pages) mostly link text. Articles keep the selection
-unless it is a sliver of the page: the region at least 20 times its words (a caption or a
-teaser selected, or nothing at all; before, an empty selection gave the whole page, chrome and
-all). Measured on the wcxb dev split: articles 0.9444 -> 0.9456 (even ids +0.0021, odd
-+0.0001), forums 0.7934 -> 0.8019 (odd +0.0175, even level), every other type level; three
-pages move, all up; the article benchmark stays at 0.9720. A lower bound buys nothing there:
-at 14 times a listing read as an article takes a worse region (-0.04), and right selections
-reach 10 times (a story with long comments and rails around it); the untyped pages' cover
-rule on articles moved 84 pages, 69 of them down.
+collection there is none to choose: the region is the content, no selection made
+(`REGION_ONLY`). Elsewhere the region replaces the selection when the selection covers too
+little of its words, unless the selection is a long run of prose (many words, or many paragraphs
+of prose: an article), the region is many times larger than it, or (on untyped pages) mostly
+link text. Articles keep the selection unless it is a sliver of the page: the region at least 20
+times its words (a caption or a teaser selected, or nothing at all; before, an empty selection
+gave the whole page, chrome and all). Measured on the wcxb dev split: articles 0.9444 -> 0.9456
+(even ids +0.0021, odd +0.0001), forums 0.7934 -> 0.8019 (odd +0.0175, even level), every other
+type level; three pages move, all up; the article benchmark stays at 0.9720. A lower bound buys
+nothing there: at 14 times a listing read as an article takes a worse region (-0.04), and right
+selections reach 10 times (a story with long comments and rails around it); the untyped pages'
+cover rule on articles moved 84 pages, 69 of them down.
 Measured on the wcxb development split (1,495 pages, mean word F1, December 2026, on a loaded
 machine; main with the forum and product rules, with and without this one): service pages
 0.780 -> 0.811, listings 0.627 -> 0.677, collections 0.609 -> 0.670, documentation 0.916 ->
