@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from openmono.agent import open_agent
-from openmono.cli._tui import OpenMonoApp
+from openmono.cli.tui import OpenMonoApp
 from openmono.config import RunOptions, load_settings
 from openmono.llm import ChatMessage, Done, StreamEvent, TextDelta, ToolSpec, Usage
 from openmono.loop import discard

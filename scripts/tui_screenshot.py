@@ -14,7 +14,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from openmono.cli._tui_widgets import PermissionPrompt
+from openmono.cli.tui import PermissionPrompt
 
 from tests.support.scripted_llm import Call, ScriptedLLM, Turn
 from tests.support.tui_driver import make_app, send, wait_for

@@ -8,7 +8,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from openmono.cli._commands import COMMANDS, CommandTable, register
+from openmono.cli.slash._table import COMMANDS, CommandTable, register
 
 from tests.support.classic_repl import run_classic
 from tests.support.scripted_llm import Call, ScriptedLLM, Turn, user_texts
@@ -37,7 +37,7 @@ def data_dir() -> Path:
 
 
 def test_the_table_has_every_command_and_takes_new_ones() -> None:
-    import openmono.cli._slash  # noqa: F401
+    import openmono.cli.slash  # noqa: F401
 
     assert {c.name for c in COMMANDS} >= ISSUE_COMMANDS
     assert all(c.description for c in COMMANDS)

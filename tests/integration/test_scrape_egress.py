@@ -1,4 +1,4 @@
-"""The browser's guard proxy (openmono_scrape.egress) on its own: tunnels, forwards, refusals."""
+"""The browser's guard proxy (openmono_scrape.engines.egress) on its own: tunnels, forwards, refusals."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from collections.abc import AsyncIterator
 import httpx
 import pytest
 from openmono_contracts import NetGuard
-from openmono_scrape.egress import GuardProxy
+from openmono_scrape.engines.egress import GuardProxy
 
 from tests.support import fixture_web as fw
 from tests.support.fixture_web import Canary

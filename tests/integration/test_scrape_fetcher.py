@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 from openmono_contracts import NetGuard
-from openmono_scrape import fetcher
+from openmono_scrape.engines import fetcher
 from openmono_scrape.errors import BlockedURL, FetchFailed, FetchTimeout, TooLarge
 from openmono_scrape.page import Budget
 

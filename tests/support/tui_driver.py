@@ -6,7 +6,7 @@ import asyncio
 from collections.abc import Callable
 from pathlib import Path
 
-from openmono.cli._tui import OpenMonoApp
+from openmono.cli.tui import OpenMonoApp
 from openmono.config import RunOptions
 from textual.pilot import Pilot
 from textual.widgets import Static

@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 from openmono.agent import prompt_file, prompt_override
-from openmono.cli._commands import CommandTable, run_command
-from openmono.cli._export import export_text
-from openmono.cli._survey import survey
+from openmono.cli.slash._export import export_text
+from openmono.cli.slash._survey import survey
+from openmono.cli.slash._table import CommandTable, run_command
 from openmono.llm import ChatMessage, RequestOptions, ToolCall
 
 
@@ -56,7 +56,7 @@ class Out:
 async def test_the_table_asks_its_fallbacks_for_unknown_names(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    import openmono.cli._commands as commands
+    import openmono.cli.slash._table as commands
 
     table = CommandTable()
     seen: list[str] = []

@@ -6,9 +6,9 @@ import time
 import zlib
 
 import pytest
-from openmono_scrape import pdf_inflate
 from openmono_scrape.errors import EmptyContent, FetchTimeout, TooLarge, UnsupportedContent
 from openmono_scrape.pdf import PdfLimits, looks_like_pdf, pdf_to_text
+from openmono_scrape.pdf import _inflate as pdf_inflate
 
 from tests.support import pdfgen as pg
 

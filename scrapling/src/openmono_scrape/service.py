@@ -31,11 +31,10 @@ from openmono_contracts import NetGuard, ScrapeRequest, ScrapeResponse
 from openmono_contracts.netguard import system_resolver
 from openmono_contracts.scrape import CacheState
 
-from openmono_scrape import fetcher
-from openmono_scrape.browser import BrowserEngine
 from openmono_scrape.cache import CachedPage, ScrapeCache, cache_key
 from openmono_scrape.content import kind_of, render_off_loop, truncate
 from openmono_scrape.decode import decode_body
+from openmono_scrape.engines import BrowserEngine, StealthyEngine, fetcher
 from openmono_scrape.errors import (
     BlockedURL,
     EngineUnavailable,
@@ -49,7 +48,6 @@ from openmono_scrape.hostlimit import HostLimiter
 from openmono_scrape.page import Budget, FetchedPage
 from openmono_scrape.pdf import PdfLimits, looks_like_pdf
 from openmono_scrape.settings import ScrapeSettings
-from openmono_scrape.stealthy import StealthyEngine
 
 log = logging.getLogger("openmono_scrape")
 

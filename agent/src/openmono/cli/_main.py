@@ -129,7 +129,7 @@ def _run(opts: RunOptions, prompt: str | None, classic: bool = False) -> int:
             from openmono.cli._repl import Repl
 
             return asyncio.run(Repl(opts).run())
-        from openmono.cli._tui import run_tui
+        from openmono.cli.tui import run_tui
 
         return run_tui(opts)
     except (ConfigError, SessionError, ExecutorError, PermissionsError, LLMError) as exc:
@@ -138,30 +138,30 @@ def _run(opts: RunOptions, prompt: str | None, classic: bool = False) -> int:
 
 
 def _register() -> None:
-    from openmono.cli import stack_cmds
+    from openmono.cli.commands import stack
 
-    main.add_command(stack_cmds.up)
-    main.add_command(stack_cmds.down)
-    main.add_command(stack_cmds.status)
-    main.add_command(stack_cmds.restart)
+    main.add_command(stack.up)
+    main.add_command(stack.down)
+    main.add_command(stack.status)
+    main.add_command(stack.restart)
 
-    from openmono.cli.setup_cmds import setup
-    from openmono.cli.tunnel_cmds import tunnel
+    from openmono.cli.commands.setup import setup
+    from openmono.cli.commands.tunnel import tunnel
 
     main.add_command(setup)
     main.add_command(tunnel)
 
-    from openmono.cli.acp_cmds import acp, serve
+    from openmono.cli.commands.acp import acp, serve
 
     main.add_command(acp)
     main.add_command(serve)
 
 
 def _register_agent() -> None:
-    from openmono.cli.config_cmds import config
-    from openmono.cli.doctor import doctor
-    from openmono.cli.playbook_cmds import playbook
-    from openmono.cli.sessions_cmds import sessions
+    from openmono.cli.commands.config import config
+    from openmono.cli.commands.doctor import doctor
+    from openmono.cli.commands.playbook import playbook
+    from openmono.cli.commands.sessions import sessions
 
     main.add_command(sessions)
     main.add_command(config)

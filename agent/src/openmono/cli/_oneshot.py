@@ -14,7 +14,7 @@ import sys
 from typing import Any
 
 from openmono.agent import open_agent
-from openmono.cli._render import Collector, JsonLinesRenderer, PlainRenderer
+from openmono.cli.render import Collector, JsonLinesRenderer, PlainRenderer
 from openmono.config import RunOptions
 from openmono.loop import EventSink, LoopEvent, TurnDone
 

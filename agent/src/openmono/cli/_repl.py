@@ -24,9 +24,9 @@ from rich.console import Console
 from rich.markdown import Markdown
 from rich.markup import escape
 
-from openmono.cli._commands import COMMANDS, run_command
-from openmono.cli._host import SessionHost
-from openmono.cli._render import RichRenderer, call_label, rows_table
+from openmono.cli.host import SessionHost
+from openmono.cli.render import RichRenderer, call_label, rows_table
+from openmono.cli.slash import COMMANDS, run_command
 from openmono.config import RunOptions, project_trust_question, record_project_trust
 from openmono.loop import EventSink, LoopEvent
 from openmono.permissions import Answer, PermissionRequest
@@ -182,8 +182,8 @@ class Repl(SessionHost):
             self.settings = self.opts.settings()
 
     async def run(self) -> int:
-        import openmono.cli._slash  # noqa: F401 - registers the built-in commands
-        from openmono.cli._playbook_slash import auto_trigger
+        import openmono.cli.slash  # noqa: F401 - registers the built-in commands
+        from openmono.cli.slash import auto_trigger
 
         await self.ask_trust()
         await self.open(self.opts.resume)

@@ -16,8 +16,8 @@ from textual.containers import VerticalScroll
 from textual.widget import Widget
 from textual.widgets import Markdown, Static
 
-from openmono.cli._render import footer_markup, notice_markup
-from openmono.cli._tui_widgets import ReasoningBlock, ToolPanel
+from openmono.cli.render import footer_markup, notice_markup
+from openmono.cli.tui._widgets import ReasoningBlock, ToolPanel
 from openmono.loop import (
     LoopEvent,
     Notice,

@@ -33,11 +33,11 @@ from urllib.parse import urljoin, urlsplit
 
 from curl_cffi import CurlOpt
 from curl_cffi.curl import CurlError
-from openmono_contracts import CheckedTarget, NetGuard, NetGuardError, UnresolvableHostError
+from openmono_contracts import CheckedTarget, NetGuard
 from scrapling.fetchers import FetcherSession
 
+from openmono_scrape.engines._target import check_url
 from openmono_scrape.errors import (
-    BlockedURL,
     EngineUnavailable,
     FetchFailed,
     FetchTimeout,
@@ -57,16 +57,6 @@ _FORBIDDEN_HEADERS = frozenset(
 
 # Scrapling logs every fetch at INFO; the service logs its own summary instead.
 logging.getLogger("scrapling").setLevel(logging.WARNING)
-
-
-async def check_url(guard: NetGuard, url: str, engine: str = "fetcher") -> CheckedTarget:
-    """Run the guard, mapping its refusals to the service's errors (no resolved address leaks)."""
-    try:
-        return await guard.check(url)
-    except UnresolvableHostError as exc:
-        raise FetchFailed(exc.reason, url=url, engine="fetcher", retryable=False) from exc
-    except NetGuardError as exc:
-        raise BlockedURL(exc.reason, url=url, engine="fetcher") from exc
 
 
 def _pin(client: Any, target: CheckedTarget, max_bytes: int) -> None:

@@ -7,7 +7,7 @@ from pathlib import Path
 from openmono_worker import MEMORY_DIR, USER_MEMORY_DIR, Memory, forget, read_memory_dir
 from rich.markup import escape
 
-from openmono.cli._commands import Surface, register
+from openmono.cli.slash._table import Surface, register
 
 USAGE = "usage: /memory [list] · /memory show NAME · /memory forget NAME"
 

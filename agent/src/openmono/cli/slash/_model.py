@@ -7,7 +7,7 @@ from contextlib import aclosing
 from rich.markup import escape
 
 from openmono.agent import open_model, probe_model
-from openmono.cli._commands import Surface, register
+from openmono.cli.slash._table import Surface, register
 from openmono.llm import ChatMessage, LLMError, OpenAICompatModel, ReasoningDelta, TextDelta
 from openmono.loop import ReasoningChunk, TextChunk, TurnDone
 

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import click
 
-from openmono.cli.setup_cmds import frpc_file
+from openmono.cli.commands.setup import frpc_file
 from openmono.setup import SetupError, frpc
 from openmono.stack.envfile import read_env, set_env
 from openmono.stack.errors import StackError

@@ -118,7 +118,7 @@ async def _run(
     yes: bool,
 ) -> int:
     from openmono.agent import open_agent
-    from openmono.cli._render import PlainRenderer
+    from openmono.cli.render import PlainRenderer
     from openmono.config import ConfigError
     from openmono.llm import LLMError
     from openmono.playbooks import (

@@ -6,9 +6,9 @@ no positions worth building headings from) and pypdfium2 (fast plain text, but n
 font sizes only character by character through its C API, which ran at 24 pages/s here against
 pdfplumber's 6 on dense pages, before any table finding). The page limit bounds its slowness.
 
-The layout rules (`pdf_layout`) turn lines into blocks. Limits, each a clear error:
+The layout rules (`_layout`) turn lines into blocks. Limits, each a clear error:
 - over `max_bytes` or `max_pages`: `TOO_LARGE` (413), before any page is read; streams that
-  inflate past `max_inflated_bytes` in all (`pdf_inflate`): `TOO_LARGE` when it happens;
+  inflate past `max_inflated_bytes` in all (`_inflate`): `TOO_LARGE` when it happens;
 - past the request's deadline (checked between pages): `TIMEOUT` (504);
 - not parseable, or encrypted with a password: `UNSUPPORTED_CONTENT` (415);
 - no page with a text layer (a scan): `EMPTY_CONTENT` (422) saying so; there is no OCR here.
@@ -34,8 +34,8 @@ from openmono_scrape.errors import (
     TooLarge,
     UnsupportedContent,
 )
-from openmono_scrape.pdf_inflate import causes, hit_limit, inflate_allowance
-from openmono_scrape.pdf_layout import (
+from openmono_scrape.pdf._inflate import causes, hit_limit, inflate_allowance
+from openmono_scrape.pdf._layout import (
     Line,
     PageLines,
     TableBlock,

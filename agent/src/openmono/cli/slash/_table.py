@@ -3,11 +3,11 @@
 A command is a name, a one-line description, an argument hint and an async handler
 `handler(surface, arg)`. Handlers never know which surface runs them: they print through the
 `Surface` protocol (markup, markdown, a table), ask through it, and reach the session through it.
-The classic REPL (`_repl.Repl`) and the full-screen UI (`_tui.OpenMonoApp`) implement it.
+The classic REPL (`_repl.Repl`) and the full-screen UI (`tui.OpenMonoApp`) implement it.
 
-Groups of commands live in their own modules (`_cmd_*.py`) and register themselves into `COMMANDS`;
-any other module can do the same (`COMMANDS.register(...)`, or `COMMANDS["name"] = (help, handler)`
-as the table used to be a dict), before the surface starts.
+Groups of commands live in their own modules (`slash/_*.py`) and register themselves into
+`COMMANDS`; any other module can do the same (`COMMANDS.register(...)`, or
+`COMMANDS["name"] = (help, handler)` as the table used to be a dict), before the surface starts.
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ from rich.markup import escape
 
 if TYPE_CHECKING:
     from openmono.agent import Agent
-    from openmono.cli._host import SessionStats
+    from openmono.cli.host import SessionStats
     from openmono.config import RunOptions, Settings
     from openmono.llm import Model, RequestOptions
     from openmono.loop import EventSink

@@ -12,8 +12,8 @@ from openmono.agent import (
     prompt_file,
     prompt_override,
 )
-from openmono.cli._commands import Surface, register
-from openmono.cli._survey import survey
+from openmono.cli.slash._survey import survey
+from openmono.cli.slash._table import Surface, register
 from openmono.loop import default_base
 
 PROMPT_USAGE = (

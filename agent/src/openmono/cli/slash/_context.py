@@ -7,9 +7,9 @@ from pathlib import Path
 
 from rich.markup import escape
 
-from openmono.cli._commands import Surface, register
-from openmono.cli._export import FORMATS, export_text
-from openmono.cli._summary import summarize_history
+from openmono.cli.slash._export import FORMATS, export_text
+from openmono.cli.slash._summary import summarize_history
+from openmono.cli.slash._table import Surface, register
 
 
 async def compact(s: Surface, arg: str) -> None:

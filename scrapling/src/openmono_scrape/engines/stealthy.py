@@ -16,8 +16,8 @@ from typing import Any
 
 from openmono_contracts import NetGuard
 
+from openmono_scrape.engines._guardroute import GuardRoute, NavState, nav_failure
 from openmono_scrape.errors import EngineUnavailable, FetchTimeout
-from openmono_scrape.guardroute import GuardRoute, NavState, nav_failure
 from openmono_scrape.page import Budget, FetchedPage
 from openmono_scrape.settings import ScrapeSettings
 

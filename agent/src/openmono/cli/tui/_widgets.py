@@ -18,8 +18,8 @@ from textual.widget import Widget
 from textual.widgets import Collapsible, OptionList, Static, TextArea
 from textual.widgets.option_list import Option
 
-from openmono.cli._commands import CommandTable
-from openmono.cli._render import call_label, result_summary
+from openmono.cli.render import call_label, result_summary
+from openmono.cli.slash import CommandTable
 from openmono.loop import ToolFinished, ToolStarted
 from openmono.permissions import Answer
 

@@ -7,7 +7,7 @@ from pathlib import Path
 
 from rich.markup import escape
 
-from openmono.cli._commands import COMMANDS, Surface, register
+from openmono.cli.slash._table import COMMANDS, Surface, register
 from openmono.permissions import MODES
 from openmono.sessions import SessionError, SessionStore
 

@@ -1,7 +1,7 @@
 """The `browser` engine: one long-lived Scrapling `AsyncStealthySession` (patchright Chromium).
 
 - One browser for the whole service, started on first use (a cold start costs ~1-3 s), with the
-  SSRF guard twice: on its context (`guardroute`: every request, document redirect hops, size
+  SSRF guard twice: on its context (`_guardroute`: every request, document redirect hops, size
   limit, final URL and status) and as its only way out (`egress`: a forward proxy on 127.0.0.1
   that checks and pins every connection, including the preconnects, beacons and keepalive
   requests no route sees; without it a refused address still received TCP connections).
@@ -25,14 +25,14 @@ from typing import Any
 from openmono_contracts import NetGuard
 from scrapling.fetchers import AsyncStealthySession
 
-from openmono_scrape.egress import GuardProxy
+from openmono_scrape.engines._guardroute import GuardRoute, NavState, nav_failure
+from openmono_scrape.engines._target import check_url
+from openmono_scrape.engines.egress import GuardProxy
 from openmono_scrape.errors import EngineUnavailable, FetchFailed, FetchTimeout, ScrapeError
-from openmono_scrape.fetcher import check_url
-from openmono_scrape.guardroute import GuardRoute, NavState, nav_failure
 from openmono_scrape.page import Budget, FetchedPage
 from openmono_scrape.settings import ScrapeSettings
 
-log = logging.getLogger("openmono_scrape.browser")
+log = logging.getLogger("openmono_scrape.engines.browser")
 
 
 class BrowserEngine:
@@ -151,7 +151,7 @@ class BrowserEngine:
                 "no Chromium is installed on this host", url=url, engine="browser"
             )
         try:
-            await check_url(self.guard, url)
+            await check_url(self.guard, url, engine="browser")
         except ScrapeError as exc:
             exc.engine = "browser"
             raise

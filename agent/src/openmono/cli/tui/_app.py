@@ -24,11 +24,11 @@ from textual.app import App, ComposeResult
 from textual.binding import Binding, BindingType
 from textual.widgets import OptionList, Static
 
-from openmono.cli._commands import COMMANDS, run_command
-from openmono.cli._host import SessionHost
-from openmono.cli._render import call_label, rows_table
-from openmono.cli._tui_transcript import Transcript
-from openmono.cli._tui_widgets import PermissionPrompt, PromptArea, StatusBar
+from openmono.cli.host import SessionHost
+from openmono.cli.render import call_label, rows_table
+from openmono.cli.slash import COMMANDS, run_command
+from openmono.cli.tui._transcript import Transcript
+from openmono.cli.tui._widgets import PermissionPrompt, PromptArea, StatusBar
 from openmono.config import RunOptions, project_trust_question, record_project_trust
 from openmono.llm import Model
 from openmono.loop import EventSink, LoopEvent, UsageReport
@@ -162,7 +162,7 @@ class OpenMonoApp(App[int]):
         yield self.status
 
     async def on_mount(self) -> None:
-        import openmono.cli._slash  # noqa: F401 - registers the built-in commands
+        import openmono.cli.slash  # noqa: F401 - registers the built-in commands
 
         self.prompt.focus()
         self._starter = asyncio.ensure_future(self._start())
@@ -277,8 +277,8 @@ class OpenMonoApp(App[int]):
             await self.action_leave()
 
     async def _playbook(self, text: str) -> bool:
-        """A message a playbook's trigger matches runs that playbook (see `_playbook_slash`)."""
-        from openmono.cli._playbook_slash import auto_trigger
+        """A message a playbook's trigger matches runs that playbook (see `openmono.cli.slash`)."""
+        from openmono.cli.slash import auto_trigger
 
         try:
             return await auto_trigger(self.surface, text)

@@ -10,8 +10,9 @@ match only prints a suggestion, and the message goes to the model as usual. A pr
 run code, so it runs when the user asks for it by name, never because a message matched.
 
 The handlers have the slash-command signature (`async def handler(surface, arg)`) and use only the
-`Surface` of `_commands` (print, ask, interruptible, the session), so they run in the line REPL
-and in the full-screen UI alike; `_slash` registers `COMMANDS` and `fallback` in the shared table.
+`Surface` of `_table` (print, ask, interruptible, the session), so they run in the line REPL
+and in the full-screen UI alike; the package face registers `COMMANDS` and `fallback` in the
+shared table.
 """
 
 from __future__ import annotations
@@ -37,7 +38,7 @@ from openmono.playbooks import (
 if TYPE_CHECKING:
     from collections.abc import Awaitable, Callable
 
-    from openmono.cli._commands import Surface as Repl
+    from openmono.cli.slash._table import Surface as Repl
 
     Handler = Callable[[Repl, str], Awaitable[None]]
 

@@ -1,0 +1,1 @@
+"""The click subcommands of `openmono`, one family per module; `_main` registers them."""
