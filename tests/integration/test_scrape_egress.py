@@ -1,4 +1,4 @@
-"""The browser's guard proxy (openmono_scrape.engines.egress) on its own: tunnels, forwards, refusals."""
+"""The browser's guard proxy (openmono_scrape.engines.egress) alone: tunnels, forwards, refusals."""
 
 from __future__ import annotations
 

@@ -3,9 +3,8 @@
 from __future__ import annotations
 
 import pytest
-from openmono_scrape.errors import UnsupportedContent
+from openmono_scrape.errors import BadRequest, UnsupportedContent
 from openmono_scrape.firecrawl._document import document, parse_formats
-from openmono_scrape.firecrawl._errors import BadRequest
 from openmono_scrape.page import FetchedPage
 from openmono_scrape.service import PageResult
 

@@ -1,28 +1,37 @@
-"""The HTTP layer alone: error-to-status mapping, validation bodies, the lazy `app` for uvicorn."""
+"""The HTTP layer alone: error-to-status mapping (one table for `/scrape` and `/firecrawl`),
+validation bodies, the lazy `app` for uvicorn."""
 
 from __future__ import annotations
 
 import httpx
 import pytest
-from openmono_scrape import ScrapeSettings, create_app
+from fastapi import FastAPI
+from openmono_scrape import ScrapeSettings, create_app, statuses
 from openmono_scrape import errors as e
 
+# error: (/scrape status, /firecrawl status, code in the /scrape body, retryable)
 EXPECTED = {
-    e.BlockedURL: (400, "BLOCKED_URL", False),
-    e.TooLarge: (413, "TOO_LARGE", False),
-    e.UnsupportedContent: (415, "UNSUPPORTED_CONTENT", False),
-    e.EmptyContent: (422, "EMPTY_CONTENT", False),
-    e.FetchFailed: (502, "FETCH_FAILED", True),
-    e.EngineUnavailable: (503, "ENGINE_UNAVAILABLE", False),
-    e.FetchTimeout: (504, "TIMEOUT", True),
+    e.BlockedURL: (400, 400, "BLOCKED_URL", False),
+    e.TooLarge: (413, 413, "TOO_LARGE", False),
+    e.UnsupportedContent: (415, 415, "UNSUPPORTED_CONTENT", False),
+    e.EmptyContent: (422, 422, "EMPTY_CONTENT", False),
+    e.FetchFailed: (502, 502, "FETCH_FAILED", True),
+    e.InternalError: (502, 500, "FETCH_FAILED", True),
+    e.EngineUnavailable: (503, 503, "ENGINE_UNAVAILABLE", False),
+    e.FetchTimeout: (504, 408, "TIMEOUT", True),
 }
 
 
 @pytest.mark.parametrize("cls", list(EXPECTED))
 def test_each_error_has_its_status_and_code(cls: type[e.ScrapeError]) -> None:
-    status, code, retryable = EXPECTED[cls]
+    status, firecrawl, code, retryable = EXPECTED[cls]
     exc = cls("why", url="http://x/", engine="fetcher")
-    assert (exc.http_status, exc.code, exc.retryable) == (status, code, retryable)
+    assert (statuses.status_of(exc, "scrape"), exc.code, exc.retryable) == (
+        status,
+        code,
+        retryable,
+    )
+    assert statuses.status_of(exc, "firecrawl") == firecrawl
     body = exc.body()
     assert (body.error, body.message, body.url, body.engine) == (
         code,
@@ -32,10 +41,68 @@ def test_each_error_has_its_status_and_code(cls: type[e.ScrapeError]) -> None:
     )
 
 
-def client() -> httpx.AsyncClient:
-    settings = ScrapeSettings(system_dns=False, browser_path=None)
-    transport = httpx.ASGITransport(app=create_app(settings), raise_app_exceptions=False)
+def test_every_error_class_has_a_row_or_an_ancestor_with_one() -> None:
+    def subclasses(cls: type[e.ScrapeError]) -> list[type[e.ScrapeError]]:
+        return [cls, *(s for sub in cls.__subclasses__() for s in subclasses(sub))]
+
+    for cls in subclasses(e.ScrapeError):
+        if cls is e.ScrapeError:
+            continue
+        assert any(base in statuses.TABLE for base in cls.__mro__), cls
+    search = {
+        e.SearchNotConfigured("x"): 503,
+        e.SearchFailed("x"): 502,
+        e.SearchTimeout("x"): 504,
+        e.BadRequest("x"): 400,
+    }
+    assert [statuses.status_of(k, "firecrawl") for k in search] == list(search.values())
+
+
+def test_openapi_documents_each_api_from_the_one_table() -> None:
+    scrape = statuses.documented("scrape")
+    firecrawl = statuses.documented("firecrawl")
+    assert sorted(scrape) == [400, 413, 415, 422, 502, 503, 504]
+    assert sorted(firecrawl) == [400, 408, 413, 415, 422, 500, 502, 503, 504]
+    assert "TIMEOUT" in str(firecrawl[408]["description"])
+
+
+def _app() -> FastAPI:
+    return create_app(ScrapeSettings(system_dns=False, browser_path=None))
+
+
+def client(app: FastAPI | None = None) -> httpx.AsyncClient:
+    transport = httpx.ASGITransport(app=app or _app(), raise_app_exceptions=False)
     return httpx.AsyncClient(transport=transport, base_url="http://scrape.test")
+
+
+async def test_both_apis_answer_an_error_from_the_same_row_with_retry_after() -> None:
+    app = _app()
+
+    async def busy() -> None:
+        raise e.EngineUnavailable("busy", retryable=True, retry_after_s=1.4)
+
+    async def timeout() -> None:
+        raise e.FetchTimeout("slow", url="http://a/")
+
+    async def bug() -> None:
+        raise RuntimeError("secret detail")
+
+    for name, fn in (("busy", busy), ("timeout", timeout), ("bug", bug)):
+        app.add_api_route(f"/test/{name}", fn)
+        app.add_api_route(f"/firecrawl/test/{name}", fn)
+    async with client(app) as c:
+        busy_s, busy_f = await c.get("/test/busy"), await c.get("/firecrawl/test/busy")
+        slow_s, slow_f = await c.get("/test/timeout"), await c.get("/firecrawl/test/timeout")
+        bug_s, bug_f = await c.get("/test/bug"), await c.get("/firecrawl/test/bug")
+    assert busy_s.status_code == busy_f.status_code == 503
+    assert busy_s.headers["retry-after"] == busy_f.headers["retry-after"] == "1"
+    assert busy_s.json()["error"] == "ENGINE_UNAVAILABLE" and busy_s.json()["retryable"]
+    assert busy_f.json() == {"success": False, "error": "busy"}
+    assert (slow_s.status_code, slow_f.status_code) == (504, 408)
+    assert "retry-after" not in slow_s.headers
+    assert (bug_s.status_code, bug_f.status_code) == (502, 500)
+    assert "secret" not in bug_s.text and "secret" not in bug_f.text
+    assert bug_f.json()["error"] == "unexpected error in the scrape service"
 
 
 async def test_validation_errors_name_the_field_without_echoing_input() -> None:

@@ -1,12 +1,12 @@
 """The HTTP surface: `POST /scrape`, `GET /health`, and the Firecrawl-compatible API under
-`/firecrawl` (its own error shape, see `firecrawl`). The only place errors become status codes.
+`/firecrawl` (its own error shape, see `firecrawl`). With `statuses` (the one table of error
+statuses, shared by both APIs), the only place errors become status codes.
 
-Status codes (DESIGN.md §4): 200 whenever a page was fetched, whatever the site answered; errors
-carry a `ScrapeErrorBody` with 400 BLOCKED_URL, 413 TOO_LARGE, 415 UNSUPPORTED_CONTENT,
-422 EMPTY_CONTENT, 502 FETCH_FAILED, 503 ENGINE_UNAVAILABLE (also when the service is saturated,
-with `Retry-After`), 504 TIMEOUT. A body that does not validate is 422 `{"detail": [...]}` with
-the field and the reason, never the input echoed back and never a traceback. Anything unexpected
-is logged with its traceback and answered 502 FETCH_FAILED without one.
+200 whenever a page was fetched, whatever the site answered; an error is answered with its status
+from `statuses.TABLE` (503 with `Retry-After` when the service is saturated). A body that does not
+validate is 422 `{"detail": [...]}` with the field and the reason, never the input echoed back and
+never a traceback. Anything unexpected is logged with its traceback and answered as an
+`InternalError` without one (502 FETCH_FAILED on `/scrape`, 500 on `/firecrawl`).
 """
 
 from __future__ import annotations
@@ -20,36 +20,22 @@ from typing import Any
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
-from openmono_contracts import ScrapeErrorBody, ScrapeRequest, ScrapeResponse
+from openmono_contracts import ScrapeRequest, ScrapeResponse
 
-from openmono_scrape import firecrawl
-from openmono_scrape.errors import EngineUnavailable, FetchFailed, ScrapeError
+from openmono_scrape import firecrawl, statuses
+from openmono_scrape.errors import EngineUnavailable, InternalError, ScrapeError
 from openmono_scrape.service import ScrapeService
 from openmono_scrape.settings import ScrapeSettings
 
 log = logging.getLogger("openmono_scrape")
 
-_ERROR_RESPONSES: dict[int | str, dict[str, Any]] = {
-    code: {"model": ScrapeErrorBody, "description": text}
-    for code, text in (
-        (400, "BLOCKED_URL: the SSRF guard refused the URL or a redirect hop"),
-        (413, "TOO_LARGE: the body is over the download limit (or a PDF over its limits)"),
-        (415, "UNSUPPORTED_CONTENT: not HTML, PDF, JSON or text (e.g. images)"),
-        (422, "EMPTY_CONTENT: fetched, but no text (request validation errors also use 422)"),
-        (502, "FETCH_FAILED: no page could be had"),
-        (503, "ENGINE_UNAVAILABLE: the needed engine is not installed, or the service is busy"),
-        (504, "TIMEOUT: the time budget ran out"),
-    )
-}
+_ERROR_RESPONSES = statuses.documented(
+    "scrape", {422: "a body that does not validate: {detail: [{loc, msg, type}]}"}
+)
 
 
-def _error_response(exc: ScrapeError) -> JSONResponse:
-    headers = {}
-    if exc.retry_after_s is not None:
-        headers["Retry-After"] = str(max(1, round(exc.retry_after_s)))
-    return JSONResponse(
-        exc.body().model_dump(mode="json"), status_code=exc.http_status, headers=headers
-    )
+def _api(request: Request) -> statuses.Api:
+    return "firecrawl" if request.url.path.startswith(firecrawl.PREFIX + "/") else "scrape"
 
 
 def create_app(settings: ScrapeSettings | None = None) -> FastAPI:
@@ -96,7 +82,7 @@ def create_app(settings: ScrapeSettings | None = None) -> FastAPI:
 
     @app.exception_handler(RequestValidationError)
     async def _invalid(request: Request, exc: RequestValidationError) -> JSONResponse:
-        if request.url.path.startswith(firecrawl.PREFIX + "/"):
+        if _api(request) == "firecrawl":
             return firecrawl.invalid_body(exc)
         detail = [
             {
@@ -109,13 +95,13 @@ def create_app(settings: ScrapeSettings | None = None) -> FastAPI:
         return JSONResponse({"detail": detail}, status_code=422)
 
     @app.exception_handler(ScrapeError)
-    async def _scrape_error(_: Request, exc: ScrapeError) -> JSONResponse:
-        return _error_response(exc)
+    async def _scrape_error(request: Request, exc: ScrapeError) -> JSONResponse:
+        return statuses.answer(exc, _api(request))
 
     @app.exception_handler(Exception)
     async def _unexpected(request: Request, exc: Exception) -> JSONResponse:
         log.error("unexpected error on %s", request.url.path, exc_info=exc)
-        return _error_response(FetchFailed("unexpected error in the scrape service"))
+        return statuses.answer(InternalError(), _api(request))
 
     @app.get("/health")
     async def health() -> dict[str, Any]:

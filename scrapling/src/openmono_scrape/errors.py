@@ -1,22 +1,29 @@
-"""The one exception tree of the scrape service; only `app` maps it to HTTP.
+"""The one exception tree of the scrape service; `statuses` (the HTTP layer) maps it to HTTP.
 
-ScrapeError (code, http_status, retryable, engine)
- ├── BlockedURL            400  BLOCKED_URL          the SSRF guard refused the URL or a hop
- ├── FetchFailed           502  FETCH_FAILED         no page could be had (DNS, connect, TLS, ...)
- ├── FetchTimeout          504  TIMEOUT              the request's time budget ran out
- ├── TooLarge              413  TOO_LARGE            the body is over the download limit, or a PDF
- │                                                  over its byte or page limit
- ├── UnsupportedContent    415  UNSUPPORTED_CONTENT  a type we cannot turn into text (images,
- │                                                  archives, a damaged or encrypted PDF)
- ├── EmptyContent          422  EMPTY_CONTENT        the page was fetched but has no text (also a
- │                                                  scanned PDF: no text layer, no OCR here)
- └── EngineUnavailable     503  ENGINE_UNAVAILABLE   the engine the page needs is not installed,
-                                                     or the service is saturated (retryable)
+ScrapeError (code, retryable, engine, retry_after_s)
+ ├── BlockedURL            BLOCKED_URL          the SSRF guard refused the URL or a hop
+ ├── FetchFailed           FETCH_FAILED         no page could be had (DNS, connect, TLS, ...)
+ │    └── InternalError                         a bug: logged with its traceback, never sent
+ ├── FetchTimeout          TIMEOUT              the request's time budget ran out
+ ├── TooLarge              TOO_LARGE            the body is over the download limit, or a PDF
+ │                                              over its byte or page limit
+ ├── UnsupportedContent    UNSUPPORTED_CONTENT  a type we cannot turn into text (images,
+ │                                              archives, a damaged or encrypted PDF)
+ ├── EmptyContent          EMPTY_CONTENT        the page was fetched but has no text (also a
+ │                                              scanned PDF: no text layer, no OCR here)
+ ├── EngineUnavailable     ENGINE_UNAVAILABLE   the engine the page needs is not installed,
+ │                                              or the service is saturated (retryable)
+ ├── BadRequest                                 (Firecrawl API) a body or format that does not
+ │                                              validate; `details` says which fields
+ └── SearchUnavailable                          (Firecrawl search) SearXNG cannot answer:
+      ├── SearchNotConfigured                   no SearXNG is configured here
+      ├── SearchTimeout                         it did not answer in time
+      └── SearchFailed                          unreachable, an error status, or garbage
 """
 
 from __future__ import annotations
 
-from typing import ClassVar
+from typing import Any, ClassVar
 
 from openmono_contracts import ScrapeEngine, ScrapeErrorBody, ScrapeErrorCode
 
@@ -25,7 +32,6 @@ class ScrapeError(Exception):
     """No page could be had; carries everything the error body needs."""
 
     code: ClassVar[ScrapeErrorCode] = "FETCH_FAILED"
-    http_status: ClassVar[int] = 502
     default_retryable: ClassVar[bool] = False
 
     def __init__(
@@ -45,6 +51,7 @@ class ScrapeError(Exception):
         self.retry_after_s = retry_after_s
 
     def body(self) -> ScrapeErrorBody:
+        """The `/scrape` error body (the Firecrawl API has its own shape: `statuses`)."""
         return ScrapeErrorBody(
             error=self.code,
             message=self.message,
@@ -56,36 +63,60 @@ class ScrapeError(Exception):
 
 class BlockedURL(ScrapeError):
     code = "BLOCKED_URL"
-    http_status = 400
 
 
 class FetchFailed(ScrapeError):
     code = "FETCH_FAILED"
-    http_status = 502
     default_retryable = True
 
 
 class FetchTimeout(ScrapeError):
     code = "TIMEOUT"
-    http_status = 504
     default_retryable = True
 
 
 class TooLarge(ScrapeError):
     code = "TOO_LARGE"
-    http_status = 413
 
 
 class UnsupportedContent(ScrapeError):
     code = "UNSUPPORTED_CONTENT"
-    http_status = 415
 
 
 class EmptyContent(ScrapeError):
     code = "EMPTY_CONTENT"
-    http_status = 422
 
 
 class EngineUnavailable(ScrapeError):
     code = "ENGINE_UNAVAILABLE"
-    http_status = 503
+
+
+class InternalError(FetchFailed):
+    """Something we did not foresee; the client is told only that, the log has the traceback."""
+
+    def __init__(self, message: str = "unexpected error in the scrape service", **at: Any) -> None:
+        super().__init__(message, **at)
+
+
+class BadRequest(ScrapeError):
+    """A Firecrawl request that does not validate (`details`: which fields, and why)."""
+
+    def __init__(self, message: str, details: Any | None = None) -> None:
+        super().__init__(message)
+        self.details = details
+
+
+class SearchUnavailable(ScrapeError):
+    """The search behind the Firecrawl search endpoint cannot answer."""
+
+
+class SearchNotConfigured(SearchUnavailable):
+    pass
+
+
+class SearchTimeout(SearchUnavailable):
+    pass
+
+
+class SearchFailed(SearchUnavailable):
+    pass

@@ -4,7 +4,8 @@ Tools that speak Firecrawl (its SDKs, Open WebUI, LibreChat, Dify, n8n, LangChai
 point at `http://HOST:47480/firecrawl` with `LLAMA_API_KEY` as their Firecrawl key; the gateway
 checks the key and forwards the path unchanged. Modules: `_routes` (the endpoints, step by step),
 `_document` (a fetched page as a Firecrawl document), `_searxng` (the search behind search),
-`_errors` (Firecrawl's error shape and status codes). Wire models: `openmono_contracts.firecrawl`.
+`_errors` (a body that does not validate; every other error's status is in
+`openmono_scrape.statuses`). Wire models: `openmono_contracts.firecrawl`.
 """
 
 from openmono_scrape.firecrawl._errors import invalid_body

@@ -18,8 +18,7 @@ from openmono_contracts.scrape import ScrapeFormat
 
 from openmono_scrape.content import kind_of, render
 from openmono_scrape.decode import decode_body
-from openmono_scrape.errors import EmptyContent
-from openmono_scrape.firecrawl._errors import BadRequest
+from openmono_scrape.errors import BadRequest, EmptyContent
 from openmono_scrape.pdf import PdfLimits
 from openmono_scrape.service import PageResult
 

@@ -1,64 +1,17 @@
-"""Firecrawl's error shape, `{"success": false, "error": "..."}`, with a real HTTP status.
+"""A Firecrawl request body that does not validate, as Firecrawl answers it: 400 with the fields.
 
-ScrapeError (the service's tree)  ->  status
-  BlockedURL                          400  bad input: the guard refused the URL
-  FetchTimeout                        408  Firecrawl's code for a scrape that ran out of time
-  TooLarge                            413
-  UnsupportedContent                  415
-  FetchFailed                         502  the origin could not be reached
-  EngineUnavailable                   503  (and the service is busy: Retry-After)
-BadRequest (this module)              400  a body that does not validate, an unknown format
-SearchUnavailable (this module)       502/503  SearXNG down, unset or answering garbage
+Every other error goes through the service's one table (`openmono_scrape.statuses`), which gives
+the Firecrawl API its own statuses (408 for a timeout, 500 for a bug) and its
+`{"success": false, "error": "..."}` shape.
 """
 
 from __future__ import annotations
 
-from typing import Any
-
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
-from openmono_contracts.firecrawl import FirecrawlErrorBody
 
-from openmono_scrape.errors import FetchTimeout, ScrapeError
-
-
-class FirecrawlError(ScrapeError):
-    """An error only the Firecrawl API has; `http_status` is set per instance."""
-
-    def __init__(self, message: str, status: int, details: Any | None = None) -> None:
-        super().__init__(message)
-        self.status = status
-        self.details = details
-
-
-class BadRequest(FirecrawlError):
-    def __init__(self, message: str, details: Any | None = None) -> None:
-        super().__init__(message, 400, details)
-
-
-class SearchUnavailable(FirecrawlError):
-    pass
-
-
-def status_of(exc: ScrapeError) -> int:
-    if isinstance(exc, FirecrawlError):
-        return exc.status
-    if isinstance(exc, FetchTimeout):
-        return 408
-    return exc.http_status
-
-
-def error_response(exc: ScrapeError) -> JSONResponse:
-    details = exc.details if isinstance(exc, FirecrawlError) else None
-    body = FirecrawlErrorBody(error=exc.message, details=details)
-    headers = {}
-    if exc.retry_after_s is not None:
-        headers["Retry-After"] = str(max(1, round(exc.retry_after_s)))
-    return JSONResponse(
-        body.model_dump(mode="json", exclude_none=True),
-        status_code=status_of(exc),
-        headers=headers,
-    )
+from openmono_scrape import statuses
+from openmono_scrape.errors import BadRequest
 
 
 def invalid_body(exc: RequestValidationError) -> JSONResponse:
@@ -72,4 +25,6 @@ def invalid_body(exc: RequestValidationError) -> JSONResponse:
     ]
     first = details[0] if details else {"path": [], "message": "invalid"}
     where = ".".join(first["path"]) or "body"
-    return error_response(BadRequest(f"Bad Request: {where}: {first['message']}", details))
+    return statuses.answer(
+        BadRequest(f"Bad Request: {where}: {first['message']}", details), "firecrawl"
+    )

@@ -9,7 +9,8 @@ on these paths with 400 in Firecrawl's shape, `invalid_body`); the formats are c
 A search asks SearXNG, then scrapes the results in parallel (at most `search_scrape_concurrency`
 at once, the per-host limit still applies) when `scrapeOptions` names formats; a result that
 cannot be scraped stays in the answer with `metadata.error`, the others are not held back by it.
-Every error is Firecrawl's `{success: false, error}` with a real status (`_errors`).
+Every error is Firecrawl's `{success: false, error}` with its status from the service's one
+table (`openmono_scrape.statuses`).
 """
 
 from __future__ import annotations
@@ -27,7 +28,6 @@ from openmono_contracts.firecrawl import (
     V1_DEFAULT_MAX_AGE_MS,
     V2_DEFAULT_MAX_AGE_MS,
     FirecrawlDocument,
-    FirecrawlErrorBody,
     FirecrawlMetadata,
     FirecrawlScrapeOptions,
     FirecrawlScrapeRequest,
@@ -39,11 +39,11 @@ from openmono_contracts.firecrawl import (
 )
 from pydantic import BaseModel
 
+from openmono_scrape import statuses
 from openmono_scrape.content import off_loop_for_pdf
-from openmono_scrape.errors import ScrapeError
+from openmono_scrape.errors import InternalError, ScrapeError
 from openmono_scrape.firecrawl import _searxng
 from openmono_scrape.firecrawl._document import document, parse_formats
-from openmono_scrape.firecrawl._errors import FirecrawlError, error_response
 from openmono_scrape.service import ScrapeService
 
 log = logging.getLogger("openmono_scrape")
@@ -52,19 +52,7 @@ PREFIX = "/firecrawl"
 Version = Literal["v1", "v2"]
 Admit = Callable[[str | None], AbstractAsyncContextManager[None]]
 
-_RESPONSES: dict[int | str, dict[str, Any]] = {
-    code: {"model": FirecrawlErrorBody, "description": text}
-    for code, text in (
-        (400, "bad input: a body or format that does not validate, a URL the guard refuses"),
-        (401, "no or wrong bearer (answered by the gateway)"),
-        (408, "the time budget ran out"),
-        (413, "the page is over the download limit"),
-        (415, "the page is not HTML, JSON or text"),
-        (502, "the site or the search engine could not be reached"),
-        (503, "the needed engine is missing, search is not configured, or the service is busy"),
-        (504, "the search engine did not answer in time"),
-    )
-}
+_RESPONSES = statuses.documented("firecrawl", {401: "no or wrong bearer (answered by the gateway)"})
 
 
 def _json(model: BaseModel) -> JSONResponse:
@@ -75,10 +63,10 @@ async def _answer(make: Callable[[], Awaitable[JSONResponse]], path: str) -> JSO
     try:
         return await make()
     except ScrapeError as exc:
-        return error_response(exc)
+        return statuses.answer(exc, "firecrawl")
     except Exception as exc:  # never a traceback to the client
         log.error("unexpected error on %s", path, exc_info=exc)
-        return error_response(FirecrawlError("unexpected error in the scrape service", 500))
+        return statuses.answer(InternalError(), "firecrawl")
 
 
 class FirecrawlAPI:

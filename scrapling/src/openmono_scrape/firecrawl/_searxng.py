@@ -14,7 +14,7 @@ from urllib.parse import urldefrag
 
 import httpx
 
-from openmono_scrape.firecrawl._errors import SearchUnavailable
+from openmono_scrape.errors import SearchFailed, SearchNotConfigured, SearchTimeout
 
 
 @dataclass(frozen=True)
@@ -35,7 +35,7 @@ def _key(url: str) -> str:
 
 def parse(body: Any, limit: int) -> list[Hit]:
     if not isinstance(body, dict) or not isinstance(body.get("results"), list):
-        raise SearchUnavailable("the search engine answered something that is not a result", 502)
+        raise SearchFailed("the search engine answered something that is not a result")
     hits: list[Hit] = []
     seen: set[str] = set()
     for row in body["results"]:
@@ -51,14 +51,14 @@ def parse(body: Any, limit: int) -> list[Hit]:
         if len(hits) >= limit:
             break
     if not hits and body.get("unresponsive_engines"):
-        raise SearchUnavailable("no search engine answered (all unresponsive)", 502)
+        raise SearchFailed("no search engine answered (all unresponsive)")
     return hits
 
 
 async def search(base_url: str | None, query: str, limit: int, timeout_s: float) -> list[Hit]:
     if not base_url:
-        raise SearchUnavailable(
-            "search is not configured on this server (SCRAPE_SEARXNG_URL is unset)", 503
+        raise SearchNotConfigured(
+            "search is not configured on this server (SCRAPE_SEARXNG_URL is unset)"
         )
     try:
         async with httpx.AsyncClient(timeout=timeout_s, trust_env=False) as client:
@@ -66,19 +66,13 @@ async def search(base_url: str | None, query: str, limit: int, timeout_s: float)
                 f"{base_url.rstrip('/')}/search", params={"q": query, "format": "json"}
             )
     except httpx.TimeoutException as exc:
-        raise SearchUnavailable(
-            f"the search engine did not answer within {timeout_s:g}s", 504
-        ) from exc
+        raise SearchTimeout(f"the search engine did not answer within {timeout_s:g}s") from exc
     except httpx.HTTPError as exc:
-        raise SearchUnavailable(
-            f"the search engine is unreachable ({type(exc).__name__})", 502
-        ) from exc
+        raise SearchFailed(f"the search engine is unreachable ({type(exc).__name__})") from exc
     if resp.status_code != 200:
-        raise SearchUnavailable(f"the search engine answered HTTP {resp.status_code}", 502)
+        raise SearchFailed(f"the search engine answered HTTP {resp.status_code}")
     try:
         body = resp.json()
     except ValueError as exc:
-        raise SearchUnavailable(
-            "the search engine answered something that is not JSON", 502
-        ) from exc
+        raise SearchFailed("the search engine answered something that is not JSON") from exc
     return parse(body, limit)
