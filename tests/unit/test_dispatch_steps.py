@@ -1,8 +1,10 @@
-"""The dispatcher's prepare stage is six named steps that compose: insert, drop, reorder."""
+"""The dispatcher's prepare stage is five named steps that compose: insert, drop, reorder; the
+arguments and paths are checked once, where the tool runs."""
 
 from __future__ import annotations
 
 import asyncio
+import json
 from pathlib import Path
 
 from openmono.executor import LocalExecutor
@@ -16,21 +18,28 @@ from openmono.loop import (
     Pending,
     Refusal,
     Step,
+    StepContext,
     ToolCatalog,
+    WorkerTools,
 )
 from openmono.permissions import PermissionEngine
+from openmono.sessions import Snapshots
 from openmono_worker import WorkerSettings
 
 
-def _dispatch(tmp_path: Path, calls: list[ToolCallComplete], steps: tuple[Step, ...]) -> list[str]:
+def _dispatch(
+    tmp_path: Path,
+    calls: list[ToolCallComplete],
+    steps: tuple[Step, ...] = PREPARE_STEPS,
+    yolo: bool = False,
+) -> list[str]:
     ws = tmp_path / "ws"
     ws.mkdir(exist_ok=True)
     (ws / "a.txt").write_text("alpha\n")
     executor = LocalExecutor(WorkerSettings(data_dir=tmp_path / "data"))
     ctx = DispatchContext(workspace=ws, session_id="s", timeout_s=30)
-    dispatcher = Dispatcher(
-        executor, ToolCatalog.from_worker(), PermissionEngine(ws), ctx, steps=steps
-    )
+    permissions = PermissionEngine(ws, yolo=yolo)
+    dispatcher = Dispatcher(ToolCatalog([WorkerTools(executor)]), permissions, ctx, steps=steps)
     out: list[CallOutcome] = []
     events: list[LoopEvent] = []
 
@@ -50,26 +59,79 @@ def _read(call_id: str, path: str) -> ToolCallComplete:
     )
 
 
-def test_the_six_steps_by_name() -> None:
+def test_the_five_steps_by_name() -> None:
     names = [s.name for s in PREPARE_STEPS]
-    assert names == ["parse", "validate", "workspace", "mode", "permissions", "pre_hooks"]
+    assert names == ["parse", "lookup", "mode", "permissions", "pre_hooks"]
 
 
 def test_a_step_can_be_inserted_and_one_dropped(tmp_path: Path) -> None:
-    async def no_secrets(_d: Dispatcher, p: Pending) -> Refusal | None:
-        # runs after `validate`, so the arguments are parsed and the facts known
+    async def no_secrets(_c: StepContext, p: Pending) -> Refusal | None:
+        # runs after `lookup`, so the arguments are parsed and the facts known
         assert p.facts.read_only
         if "secret" in str(p.args.get("file_path")):
             return Refusal("secrets are not read here", denied=True)
         return None
 
-    steps = (*PREPARE_STEPS[:3], Step("no_secrets", no_secrets), *PREPARE_STEPS[3:])
+    steps = (*PREPARE_STEPS[:2], Step("no_secrets", no_secrets), *PREPARE_STEPS[2:])
     first, second = _dispatch(tmp_path, [_read("1", "secret.txt"), _read("2", "a.txt")], steps)
     assert first == "Error: secrets are not read here"
     assert "alpha" in second
-    # without the workspace step, the worker's own guard still refuses the escape
-    no_workspace = tuple(s for s in PREPARE_STEPS if s.name != "workspace")
-    (escaped,) = _dispatch(tmp_path, [_read("3", "/etc/hostname")], no_workspace)
-    assert escaped.startswith("Error:") and "outside" in escaped.lower()
-    (refused,) = _dispatch(tmp_path, [_read("4", "/etc/hostname")], PREPARE_STEPS)
-    assert refused.startswith("Error: path refused")
+    # without the permission step, a read outside the workspace is refused where the tool runs
+    unchecked = tuple(s for s in PREPARE_STEPS if s.name != "permissions")
+    (escaped,) = _dispatch(tmp_path, [_read("3", "/etc/hostname")], unchecked)
+    assert escaped.startswith("Error: path refused") and "outside" in escaped.lower()
+    (asked,) = _dispatch(tmp_path, [_read("4", "/etc/hostname")])
+    assert asked.startswith("Error: permission denied: reading outside the workspace")
+
+
+def test_arguments_and_paths_are_checked_once_where_the_tool_runs(tmp_path: Path) -> None:
+    outside = tmp_path / "outside.txt"
+    outside.write_text("secret")
+    link = tmp_path / "ws" / "link.txt"
+    link.parent.mkdir()
+    link.symlink_to(outside)
+    calls = [
+        ToolCallComplete(index=0, id="1", name="FileRead", arguments='{"limit": 3}'),
+        ToolCallComplete(index=1, id="2", name="FileWrite", arguments='{"file_path": "b.txt"}'),
+        _read("3", "link.txt"),
+        ToolCallComplete(index=3, id="4", name="Nope", arguments="{}"),
+    ]
+    missing, half, linked, unknown = _dispatch(tmp_path, calls, yolo=True)
+    # one corrective message each, in the worker's own words
+    assert missing == "Error: invalid parameters for FileRead: file_path: Field required"
+    assert half == "Error: invalid parameters for FileWrite: content: Field required"
+    assert linked.startswith("Error: path refused") and "secret" not in linked
+    assert unknown.startswith("Error: unknown tool 'Nope'; known tools: ") and "FileRead" in unknown
+
+
+def test_undo_snapshots_only_files_inside_the_workspace(tmp_path: Path) -> None:
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    (tmp_path / "escape.txt").write_text("outside")
+    snapshots = Snapshots(tmp_path / "snaps")
+    executor = LocalExecutor(WorkerSettings(data_dir=tmp_path / "data"))
+    ctx = DispatchContext(workspace=ws, session_id="s", timeout_s=30)
+    dispatcher = Dispatcher(
+        ToolCatalog([WorkerTools(executor)]),
+        PermissionEngine(ws, yolo=True),
+        ctx,
+        snapshots=snapshots,
+    )
+    out: list[CallOutcome] = []
+
+    def write(call_id: str, path: str) -> ToolCallComplete:
+        args = json.dumps({"file_path": path, "content": "new"})
+        return ToolCallComplete(index=0, id=call_id, name="FileWrite", arguments=args)
+
+    async def run() -> None:
+        try:
+            calls = [write("1", "../escape.txt"), write("2", "in.txt")]
+            await dispatcher.run(calls, "agent", "t1", lambda _e: None, out.append)
+        finally:
+            await executor.aclose()
+
+    asyncio.run(run())
+    assert out[0].content.startswith("Error: path refused") and out[1].ok
+    assert (tmp_path / "escape.txt").read_text() == "outside"
+    assert snapshots.undo() == [(ws / "in.txt").resolve()]
+    assert not (ws / "in.txt").exists()

@@ -1,11 +1,14 @@
 """Packages use each other through public names only (STYLE.md §1): parsed with `ast`, never run.
 
-Two rules over the product packages:
+Rules over the product packages:
 1. No module imports a private (`_name`) module or name of another package; a package's own
    private modules are its business (`openmono.cli._main` may use `openmono.cli._options`, but
    `openmono.acp` may not).
 2. The agent uses the worker only through `openmono_worker.__all__` (no `openmono_worker.tools`,
    `.callstate`, ...): protocol both sides share lives in `openmono_contracts`.
+3. No circles: between the agent's subpackages, and between the modules of each top-level
+   package. Every import counts, also one made for type checking only or inside a function: a
+   circle hidden that way is still two modules that cannot be read (or changed) one at a time.
 """
 
 from __future__ import annotations
@@ -133,3 +136,57 @@ def test_agent_subpackages_import_each_other_without_a_circle() -> None:
     assert not graph["loop"] & {"agent", "mcp", "subagents", "hooks", "acp", "cli"}
     assert _cycle(graph) is None
     assert _cycle({"a": {"b"}, "b": {"c"}, "c": {"a"}}) == ["a", "b", "c", "a"]
+
+
+def _module_imports(
+    module: str, is_package: bool, tree: ast.AST, modules: set[str]
+) -> Iterator[str]:
+    """Every module of `modules` that `module` imports, relative imports made absolute;
+    `from a import b` names `a.b` when that is a module, else `a`."""
+    here = module.split(".") if is_package else module.split(".")[:-1]
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            yield from (alias.name for alias in node.names if alias.name in modules)
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                up = here[: len(here) - node.level + 1]
+                base = ".".join([*up, base] if base else up)
+            for alias in node.names:
+                full = f"{base}.{alias.name}"
+                if full in modules:
+                    yield full
+                elif base in modules:
+                    yield base
+
+
+def _module_graphs() -> dict[str, dict[str, set[str]]]:
+    """Per top-level package: module -> the other modules of that package it imports."""
+    found = list(_modules())
+    names = {module for module, _, _ in found}
+    graphs: dict[str, dict[str, set[str]]] = {top: {} for top in PACKAGES}
+    for module, is_package, path in found:
+        top = module.split(".")[0]
+        for name in _module_imports(module, is_package, ast.parse(path.read_text()), names):
+            if name != module and name.split(".")[0] == top:
+                graphs[top].setdefault(module, set()).add(name)
+    return graphs
+
+
+def test_no_import_circle_between_the_modules_of_a_package() -> None:
+    graphs = _module_graphs()
+    assert "openmono.loop._prepare" in graphs["openmono"]["openmono.loop._dispatch"]
+    circles = {top: _cycle(graph) for top, graph in graphs.items()}
+    assert circles == dict.fromkeys(PACKAGES)
+
+
+def test_the_circle_rule_sees_type_checking_lazy_and_relative_imports() -> None:
+    typing_only = "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from ._b import B\n"
+    lazy = "def f():\n    from openmono.x import _a\n"
+    known = {"openmono.x", "openmono.x._a", "openmono.x._b", "p", "p.other"}
+    a = set(_module_imports("openmono.x._a", False, ast.parse(typing_only), known))
+    b = set(_module_imports("openmono.x._b", False, ast.parse(lazy), known))
+    assert a == {"openmono.x._b"} and b == {"openmono.x._a"}
+    assert _cycle({"openmono.x._a": a, "openmono.x._b": b}) is not None
+    up = set(_module_imports("p.sub.mod", False, ast.parse("from .. import other"), known))
+    assert up == {"p.other"}

@@ -16,6 +16,7 @@ from openmono.mcp import (
     tool_name,
 )
 from openmono.mcp._toolset import render
+from openmono_contracts import ToolRequest, ToolResult
 
 
 def test_tool_names_are_safe_function_names() -> None:
@@ -56,7 +57,7 @@ def test_disabled_servers_are_skipped() -> None:
     assert not manager and manager.status() == {}
 
 
-def test_toolset_registers_tools_and_checks_required_arguments() -> None:
+async def test_toolset_offers_tools_and_checks_required_arguments() -> None:
     manager = McpManager({"t": McpServerSettings(command="never-started")})
     conn = manager.connections["t"]
     conn.tools = [
@@ -64,14 +65,22 @@ def test_toolset_registers_tools_and_checks_required_arguments() -> None:
                    {"type": "object", "properties": {"tz": {"type": "string"}},
                     "required": ["tz"]}, read_only=True),
     ]  # fmt: skip
-    catalog = ToolCatalog([])
-    toolset = McpToolset(manager, catalog)
+    toolset = McpToolset(manager)
+    catalog = ToolCatalog([toolset])
     assert set(catalog.specs) == {"mcp__t__now", "ListMcpResources", "ReadMcpResource"}
     assert isinstance(catalog.specs["mcp__t__now"], ToolSpec)
     assert catalog.facts_of("mcp__t__now").read_only
-    assert toolset.owns("mcp__t__now") and toolset.owns("ReadMcpResource")
-    assert not toolset.owns("mcp__t__later")
-    assert toolset.check("mcp__t__now", {}) == "invalid arguments for mcp__t__now: missing tz"
-    assert toolset.check("mcp__t__now", {"tz": "UTC"}) is None
-    assert toolset.check("ReadMcpResource", {"server": "t"}) is not None
+    assert catalog.lookup("mcp__t__later") is None
+
+    async def call(tool: str, args: dict[str, str]) -> ToolResult:
+        request = ToolRequest(tool=tool, params=args, call_id="c", session_id="s", workspace="/")
+        return await toolset.call(request, lambda _e: None)
+
+    # the arguments are checked before anything is sent to the (never started) server
+    missing = await call("mcp__t__now", {})
+    assert not missing.ok and missing.error == "invalid arguments for mcp__t__now: missing tz"
+    unread = await call("ReadMcpResource", {"server": "t"})
+    assert not unread.ok and (unread.error or "").startswith(
+        "invalid arguments for ReadMcpResource"
+    )
     toolset.close()

@@ -11,10 +11,11 @@ from typing import Any
 import pytest
 from openmono.agent import Agent, open_agent
 from openmono.config import load_settings
-from openmono.loop import LoopEvent, ToolCatalog, ToolFinished
+from openmono.loop import LoopEvent, OfferedTool, ToolCatalog, ToolFinished, worker_tools
 from openmono.permissions import Answer, PermissionRequest
 from openmono.sessions import load_session
 from openmono.subagents import AGENT_TYPES, AgentTool, get_type
+from openmono_contracts import ToolRequest, ToolResult
 from openmono_contracts.toolfacts import ToolFacts
 
 from tests.support.scripted_model import ScriptedModel, reply
@@ -68,8 +69,8 @@ def test_allow_lists_and_wildcards() -> None:
         "ListDirectory", "TodoWrite", "AskUser", "EnterPlanMode", "ExitPlanMode", "Agent",
         "WebFetch", "mcp__time__get_current_time", "ListMcpResources", "Lsp", "CodeIntel",
     ]  # fmt: skip
-    worker = ToolCatalog.from_worker()
-    known = {**worker.facts, "Agent": AgentTool.facts()}
+    worker = {name: tool.facts for name, tool in worker_tools().items()}
+    known = {**worker, "Agent": AgentTool.facts()}
     parent = {n: known.get(n, ToolFacts(read_only=True)) for n in names}
     explore = get_type("Explore").select(parent)
     assert not WRITES & set(explore) and "Agent" not in explore
@@ -274,12 +275,21 @@ async def test_plan_mode_parent_runs_read_only_children(make_agent: MakeAgent, w
     assert "not available in ask mode" in last_tool(model, 2)
 
 
-def test_catalog_add_remove() -> None:
-    catalog = ToolCatalog([])
+def test_catalog_install_narrow_uninstall() -> None:
     from openmono.subagents import agent_spec
 
-    catalog.add(agent_spec(), AgentTool.facts())
+    class AgentOnly:
+        def tools(self) -> dict[str, OfferedTool]:
+            return {"Agent": OfferedTool(agent_spec(), AgentTool.facts())}
+
+        async def call(self, request: ToolRequest, emit: object) -> ToolResult:
+            raise AssertionError("not called")
+
+    catalog = ToolCatalog()
+    toolset = AgentOnly()
+    catalog.install(toolset)
     assert [s.name for s in catalog.for_mode("ask")] == ["Agent"]
-    catalog.remove("Agent")
-    assert catalog.specs == {}
+    assert catalog.narrowed(lambda _name, facts: facts.subagents).specs == {}
+    catalog.uninstall(toolset)
+    assert catalog.specs == {} and catalog.lookup("Agent") is None
     assert json.loads(json.dumps(agent_spec().parameters))["type"] == "object"

@@ -4,10 +4,15 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from openmono.loop import ToolCatalog
+from openmono.executor import LocalExecutor
+from openmono.loop import ToolCatalog, WorkerTools
 from openmono.permissions import PermissionEngine, mode_denial, offered_in
 from openmono.subagents import AgentTool
 from openmono_contracts.toolfacts import ToolFacts
+
+
+def _worker() -> ToolCatalog:
+    return ToolCatalog([WorkerTools(LocalExecutor())])
 
 
 def _having(catalog: ToolCatalog, **wanted: object) -> set[str]:
@@ -19,7 +24,7 @@ def _having(catalog: ToolCatalog, **wanted: object) -> set[str]:
 
 
 def test_the_worker_tools_declare_their_facts() -> None:
-    catalog = ToolCatalog.from_worker()
+    catalog = _worker()
     assert _having(catalog, writes=True) == {"FileWrite", "FileEdit", "ApplyPatch"}
     assert _having(catalog, core=True) == {
         "FileRead", "FileWrite", "FileEdit", "Bash", "Grep", "Glob", "ListDirectory"

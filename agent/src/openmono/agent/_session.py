@@ -19,7 +19,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from openmono_contracts import WebAccess, trust
-from openmono_worker import WorkerSettings
 
 from openmono.agent._prompts import prompt_override
 from openmono.config import Settings
@@ -36,6 +35,7 @@ from openmono.loop import (
     Notice,
     ToolCatalog,
     TurnDone,
+    WorkerTools,
     build_system_prompt,
     discard,
     repair,
@@ -209,8 +209,8 @@ async def _extend(agent: Agent, settings: Settings, mcp: McpManager | None) -> N
     if mcp:
         from openmono.mcp import McpToolset
 
-        agent.mcp = McpToolset(mcp, dispatcher.catalog, report=agent.pending_notices.append)
-        dispatcher.toolsets.append(agent.mcp)
+        agent.mcp = McpToolset(mcp, report=agent.pending_notices.append)
+        dispatcher.catalog.install(agent.mcp)
     system_prompt = loop._system_prompt or (lambda _m: loop.conv.system)
     AgentTool(
         dispatcher,
@@ -271,17 +271,14 @@ def _assemble(
         allow=allow,
     )
     snapshots = store.snapshots(header.session_id)
-    artifacts = WorkerSettings(data_dir=settings.data_dir).artifacts_root.expanduser()
     ctx = DispatchContext(
         workspace=workspace,
         session_id=header.session_id,
         timeout_s=settings.tool_timeout_s,
         web=web_access(settings),
-        read_roots=(Path(artifacts).resolve(),),
     )
     dispatcher = Dispatcher(
-        executor,
-        ToolCatalog.from_worker(),
+        ToolCatalog([WorkerTools(executor)]),
         permissions,
         ctx,
         approver=approver,

@@ -1,7 +1,9 @@
 """The agent loop: a short driver (`_run`) whose steps each live in their own module.
 
 `AgentLoop` runs turns and reports `LoopEvent`s to a sink (the CLI renders them, ACP forwards
-them). Wiring a loop to a model, an executor and a session file is `openmono.agent.open_agent`,
+them). Its tools come from `Toolset`s in a `ToolCatalog`: `WorkerTools` (the worker's tools, run
+by an executor) and whatever the layer above installs (MCP tools, `Agent`, `Playbook`), routed
+alike. Wiring a loop to a model, an executor and a session file is `openmono.agent.open_agent`,
 one layer up, so the loop never imports MCP, hooks or sub-agents.
 """
 
@@ -21,12 +23,14 @@ from openmono.loop._events import (
     UsageReport,
     discard,
 )
+from openmono.loop._extensions import Narrowed, OfferedTool, ToolHooks, Toolset
 from openmono.loop._guards import DoomLoopGuard, RepetitionDetector, call_signature, is_repetitive
-from openmono.loop._prepare import PREPARE_STEPS, READY, Pending, Refusal, Step
+from openmono.loop._prepare import PREPARE_STEPS, READY, Pending, Refusal, Step, StepContext
 from openmono.loop._prompt import build_system_prompt, default_base
 from openmono.loop._repair import Repairs, repair
 from openmono.loop._run import AgentLoop, LoopOptions
 from openmono.loop._state import Conversation, estimate_tokens, replay
+from openmono.loop._worker_tools import WorkerTools, worker_tools
 
 __all__ = [
     "PREPARE_STEPS",
@@ -41,7 +45,9 @@ __all__ = [
     "EventSink",
     "LoopEvent",
     "LoopOptions",
+    "Narrowed",
     "Notice",
+    "OfferedTool",
     "Pending",
     "PermissionAsked",
     "ReasoningChunk",
@@ -49,13 +55,17 @@ __all__ = [
     "Repairs",
     "RepetitionDetector",
     "Step",
+    "StepContext",
     "StopReason",
     "TextChunk",
     "ToolCatalog",
     "ToolFinished",
+    "ToolHooks",
     "ToolStarted",
+    "Toolset",
     "TurnDone",
     "UsageReport",
+    "WorkerTools",
     "build_system_prompt",
     "call_signature",
     "default_base",
@@ -64,4 +74,5 @@ __all__ = [
     "is_repetitive",
     "repair",
     "replay",
+    "worker_tools",
 ]

@@ -1,58 +1,70 @@
-"""The tools the loop offers: specs for the model plus each tool's facts.
+"""The tools a loop offers: the union of its toolsets, in the order they were installed.
 
-Specs and facts come from the worker's registry (`openmono_worker.tool_specs`), so the schema the
-model sees is the one the worker validates against, and what the loop knows about a tool is what
-the tool declares (`openmono_contracts.toolfacts`). In plan and ask modes the model is shown only
-tools that can run there; the mode guard in dispatch enforces it whatever the model calls.
+The catalog holds no tools of its own: it asks its toolsets (`_extensions.Toolset`) each time, so
+an MCP server that reconnects with other tools is seen at the next request. The first toolset
+that offers a name serves it. In plan and ask modes the model is shown only tools that can run
+there; the mode guard in dispatch enforces it whatever the model calls.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
-from typing import Any
+from collections.abc import Iterable
 
 from openmono_contracts.toolfacts import ToolFacts
-from openmono_worker import tool_specs
 
 from openmono.llm import ToolSpec
+from openmono.loop._extensions import Keep, Narrowed, OfferedTool, Toolset
 from openmono.permissions import Mode, offered_in
 
 UNKNOWN = ToolFacts()
 
 
 class ToolCatalog:
-    """Name → spec and facts; unknown names are simply absent."""
+    """Name -> the toolset serving it, its spec and facts; unknown names are simply absent."""
 
-    def __init__(self, specs: Iterable[Mapping[str, Any]]) -> None:
-        self.specs: dict[str, ToolSpec] = {}
-        self.facts: dict[str, ToolFacts] = {}
-        for raw in specs:
-            name = str(raw["name"])
-            self.specs[name] = ToolSpec(
-                name=name,
-                description=str(raw.get("description", "")),
-                parameters=dict(raw.get("parameters") or {"type": "object", "properties": {}}),
-            )
-            self.facts[name] = ToolFacts.model_validate(raw.get("facts") or {})
+    def __init__(self, toolsets: Iterable[Toolset] = ()) -> None:
+        self.toolsets: list[Toolset] = list(toolsets)
 
-    @classmethod
-    def from_worker(cls, exclude: Iterable[str] = ()) -> ToolCatalog:
-        skip = set(exclude)
-        return cls(s for s in tool_specs() if s["name"] not in skip)
+    def install(self, toolset: Toolset) -> None:
+        """Offer one more group of tools (MCP servers' tools, `Agent`, `Playbook`)."""
+        self.toolsets.append(toolset)
 
-    def add(self, spec: ToolSpec, facts: ToolFacts) -> None:
-        """Offer one more tool (an agent-side one: an MCP tool, `Agent`); replaces a same name."""
-        self.specs[spec.name] = spec
-        self.facts[spec.name] = facts
+    def uninstall(self, toolset: Toolset) -> None:
+        if toolset in self.toolsets:
+            self.toolsets.remove(toolset)
 
-    def remove(self, name: str) -> None:
-        self.specs.pop(name, None)
-        self.facts.pop(name, None)
+    def narrowed(self, keep: Keep) -> ToolCatalog:
+        """The same toolsets seen through `keep(name, facts)` (a sub-agent's, a playbook's)."""
+        return ToolCatalog(Narrowed(t, keep) for t in self.toolsets)
+
+    def entries(self) -> dict[str, tuple[OfferedTool, Toolset]]:
+        found: dict[str, tuple[OfferedTool, Toolset]] = {}
+        for toolset in self.toolsets:
+            for name, tool in toolset.tools().items():
+                found.setdefault(name, (tool, toolset))
+        return found
+
+    def lookup(self, name: str) -> tuple[OfferedTool, Toolset] | None:
+        """The tool called `name` and the toolset that runs it, or None."""
+        for toolset in self.toolsets:
+            tool = toolset.tools().get(name)
+            if tool is not None:
+                return tool, toolset
+        return None
+
+    @property
+    def specs(self) -> dict[str, ToolSpec]:
+        return {name: tool.spec for name, (tool, _) in self.entries().items()}
+
+    @property
+    def facts(self) -> dict[str, ToolFacts]:
+        return {name: tool.facts for name, (tool, _) in self.entries().items()}
 
     def facts_of(self, name: str) -> ToolFacts:
         """What `name` declares; an unknown name gets the cautious defaults."""
-        return self.facts.get(name, UNKNOWN)
+        found = self.lookup(name)
+        return found[0].facts if found is not None else UNKNOWN
 
     def for_mode(self, mode: Mode) -> list[ToolSpec]:
         """What the model sees in `mode` (read-only modes: read-only tools, shell, conversation)."""
-        return [s for n, s in self.specs.items() if offered_in(mode, self.facts[n])]
+        return [t.spec for t, _ in self.entries().values() if offered_in(mode, t.facts)]

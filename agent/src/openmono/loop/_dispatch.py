@@ -1,11 +1,12 @@
 """Step 5: run the model's tool calls through the pipeline, reads in parallel, writes in order.
 
-Pipeline per call: 1-6 the prepare steps, each one named step of `_prepare` (parse, validate,
-workspace, mode, permissions, pre_hooks; a refusal at any of them ends the call)
-7. snapshot files about to be written (for /undo)  8. execute through the Executor, or the
-agent-side `Toolset` that owns the name (MCP tools, `Agent`)  9. post-tool hooks  10. turn the
-result into a message (artifact reference, effects). A call refused at any step becomes an error
-result the model reads; it is never dropped.
+Pipeline per call: 1-5 the prepare steps, each one named step of `_prepare` (parse, lookup, mode,
+permissions, pre_hooks; a refusal at any of them ends the call)  6. snapshot the workspace files
+about to be written (for /undo; only where the workspace is on this machine)  7. the toolset that
+offers the name runs the call (`_extensions.Toolset`: the worker's tools, MCP tools, `Agent`,
+`Playbook`, all alike), validating its arguments and paths where the tool runs  8. post-tool
+hooks  9. turn the result into a message (artifact reference, effects). A call refused at any
+step, or invalid where it runs, becomes one error result the model reads; it is never dropped.
 
 Consecutive read-only, concurrency-safe calls are prepared in order, then executed together.
 """
@@ -21,12 +22,11 @@ from typing import Any
 from openmono_contracts import ToolRequest, ToolResult, WebAccess
 from openmono_contracts.effects import AskUserEffect, ToolEffect
 
-from openmono.executor import Executor
 from openmono.llm import ToolCallComplete
 from openmono.loop._catalog import ToolCatalog
-from openmono.loop._events import EventSink, PermissionAsked, ToolFinished, ToolStarted
-from openmono.loop._extensions import ToolHooks, Toolset
-from openmono.loop._prepare import PREPARE_STEPS, Pending, Step, run_steps
+from openmono.loop._events import EventSink, PermissionAsked, ToolFinished, ToolStarted, discard
+from openmono.loop._extensions import ToolHooks
+from openmono.loop._prepare import PREPARE_STEPS, Pending, Step, StepContext, run_steps
 from openmono.permissions import (
     Answer,
     Approver,
@@ -65,15 +65,30 @@ class DispatchContext:
     session_id: str
     timeout_s: float
     web: WebAccess = field(default_factory=WebAccess)
-    read_roots: Sequence[Path] = ()
+
+    def request(
+        self, call_id: str, tool: str, args: dict[str, Any], *, timeout_s: float | None = None
+    ) -> ToolRequest:
+        """A call of `tool` in this context (`timeout_s`: other than the session's)."""
+        return ToolRequest(
+            tool=tool,
+            params=args,
+            call_id=call_id,
+            session_id=self.session_id,
+            workspace=str(self.workspace),
+            timeout_s=self.timeout_s if timeout_s is None else timeout_s,
+            web=self.web,
+        )
 
 
 class Dispatcher:
-    """Runs tool calls for a loop; holds the collaborators the pipeline needs."""
+    """Runs tool calls for a loop; holds the collaborators the pipeline needs.
+
+    `snapshots` are kept only when the workspace is a folder on this machine (a worker on
+    another box writes files the agent cannot read back for /undo)."""
 
     def __init__(
         self,
-        executor: Executor,
         catalog: ToolCatalog,
         permissions: PermissionEngine,
         ctx: DispatchContext,
@@ -81,23 +96,37 @@ class Dispatcher:
         approver: Approver | None = None,
         asker: Asker | None = None,
         snapshots: Snapshots | None = None,
-        toolsets: Sequence[Toolset] = (),
         hooks: ToolHooks | None = None,
         steps: tuple[Step, ...] = PREPARE_STEPS,
     ) -> None:
-        self.executor = executor
         self.catalog = catalog
         self.permissions = permissions
         self.ctx = ctx
         self.approver = approver
         self.asker = asker
-        self.snapshots = snapshots
-        self.toolsets: list[Toolset] = list(toolsets)
+        self.snapshots = snapshots if ctx.workspace.is_dir() else None
         self.hooks = hooks
         self.steps = steps
 
-    def toolset_for(self, name: str) -> Toolset | None:
-        return next((t for t in self.toolsets if t.owns(name)), None)
+    def derive(
+        self,
+        catalog: ToolCatalog,
+        *,
+        approver: Approver | None = None,
+        steps: tuple[Step, ...] = PREPARE_STEPS,
+    ) -> Dispatcher:
+        """A dispatcher for a nested run (a sub-agent, a playbook step): this one's permissions,
+        workspace, asker, snapshots and hooks, with its own tools, approver and steps."""
+        return Dispatcher(
+            catalog,
+            self.permissions,
+            self.ctx,
+            approver=approver,
+            asker=self.asker,
+            snapshots=self.snapshots,
+            hooks=self.hooks,
+            steps=steps,
+        )
 
     async def run(
         self,
@@ -163,21 +192,25 @@ class Dispatcher:
     ) -> _Prepared | CallOutcome:
         """Steps 1-6 (`_prepare.PREPARE_STEPS`): the call is ready, or refused with a reason."""
         pending = Pending(call, mode, emit)
-        refusal = await run_steps(self, self.steps, pending)
+        context = StepContext(
+            self.catalog, self.permissions, self.approver_for(emit), self.hooks, self.request
+        )
+        refusal = await run_steps(context, self.steps, pending)
         if refusal is not None:
             return self._refuse(call, refusal.message, emit, refusal.denied)
         return _Prepared(call, pending.args)
 
     def request(self, call: ToolCallComplete, args: dict[str, Any]) -> ToolRequest:
-        return ToolRequest(
-            tool=call.name,
-            params=args,
-            call_id=call.id,
-            session_id=self.ctx.session_id,
-            workspace=str(self.ctx.workspace),
-            timeout_s=self.ctx.timeout_s,
-            web=self.ctx.web,
-        )
+        return self.ctx.request(call.id, call.name, args)
+
+    async def call(self, request: ToolRequest, emit: EventSink = discard) -> ToolResult:
+        """Run `request` on the toolset that offers its tool, with no pipeline around it (the
+        caller has decided it may run: a playbook's own scripts)."""
+        found = self.catalog.lookup(request.tool)
+        if found is None:
+            error = f"unknown tool {request.tool!r}"
+            return ToolResult(call_id=request.call_id, ok=False, error=error)
+        return await found[1].call(request, emit)
 
     def approver_for(self, emit: EventSink) -> Approver | None:
         """The approver, announcing each question on `emit` first (None: nobody to ask)."""
@@ -200,20 +233,18 @@ class Dispatcher:
 
     async def _execute(self, prepared: _Prepared, turn: str, emit: EventSink) -> CallOutcome:
         call, args = prepared.call, prepared.args
-        # 7. snapshots for /undo (only where the workspace is on this machine)
+        # 6. snapshots for /undo, of files inside the workspace (the tool refuses any other)
         facts = self.catalog.facts_of(call.name)
         if self.snapshots is not None and facts.writes:
-            for path in call_paths(facts, args, self.ctx.workspace):
-                self.snapshots.save(turn, path)
+            root = self.ctx.workspace.resolve()
+            for path in call_paths(facts, args, root):
+                if root in path.parents:
+                    self.snapshots.save(turn, path)
         emit(ToolStarted(call_id=call.id, name=call.name, arguments=args))
-        # 8. execute (an agent-side toolset, else the executor)
+        # 7. the toolset that offers the name runs it
         request = self.request(call, args)
-        toolset = self.toolset_for(call.name)
-        if toolset is not None:
-            result = await toolset.call(request, emit)
-        else:
-            result = await self.executor.run(request)
-        # 9. post-tool hooks; 10. the message for the model
+        result = await self.call(request, emit)
+        # 8. post-tool hooks; 9. the message for the model
         note = await self.hooks.post_tool_use(request, result) if self.hooks else None
         content = await self._content(result)
         if note:

@@ -3,14 +3,15 @@
 Server tools are offered as `mcp__{server}__{tool}`; `ListMcpResources` {server?} lists what the
 servers expose and `ReadMcpResource` {server, uri} reads one. All of them pass through the same
 pipeline as built-in tools (mode guard, permission engine, hooks). A tool is read-only only when
-its server marks it so (`readOnlyHint`); everything else asks before it runs.
+its server marks it so (`readOnlyHint`); everything else asks before it runs. A call missing an
+argument the tool's schema requires is answered here, without a round trip to the server.
 """
 
 from __future__ import annotations
 
 import json
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any
 
 import mcp.types as mt
@@ -19,7 +20,7 @@ from openmono_contracts.toolfacts import ToolFacts
 from pydantic import AnyUrl, BaseModel, Field, ValidationError
 
 from openmono.llm import ToolSpec
-from openmono.loop import EventSink, ToolCatalog
+from openmono.loop import EventSink, OfferedTool
 from openmono.mcp._connection import RemoteTool, ServerConnection
 from openmono.mcp._errors import McpClientError
 from openmono.mcp._manager import McpManager
@@ -48,8 +49,8 @@ def _schema(model: type[BaseModel]) -> dict[str, Any]:
     return schema
 
 
-RESOURCE_SPECS = (
-    (
+RESOURCE_TOOLS = {
+    LIST_RESOURCES: OfferedTool(
         ToolSpec(
             name=LIST_RESOURCES,
             description="List the resources (files, documents, data) the MCP servers expose.",
@@ -57,7 +58,7 @@ RESOURCE_SPECS = (
         ),
         ToolFacts(read_only=True, concurrency_safe=True, kind="search"),
     ),
-    (
+    READ_RESOURCE: OfferedTool(
         ToolSpec(
             name=READ_RESOURCE,
             description="Read one resource of an MCP server by its URI.",
@@ -65,7 +66,7 @@ RESOURCE_SPECS = (
         ),
         ToolFacts(read_only=True, concurrency_safe=True, kind="read"),
     ),
-)
+}
 
 
 def remote_facts(tool: RemoteTool) -> ToolFacts:
@@ -96,18 +97,13 @@ def render(result: mt.CallToolResult) -> str:
 
 
 class McpToolset:
-    """One session's view of the manager's tools; keeps its catalog in step with the servers."""
+    """One session's view of the manager's tools, kept in step with the servers."""
 
-    def __init__(
-        self,
-        manager: McpManager,
-        catalog: ToolCatalog,
-        report: Callable[[str], None] | None = None,
-    ) -> None:
+    def __init__(self, manager: McpManager, report: Callable[[str], None] | None = None) -> None:
         self.manager = manager
-        self.catalog = catalog
         self.report = report
         self._tools: dict[str, RemoteTool] = {}
+        self._offered: dict[str, OfferedTool] = {}
         self._down: set[str] = set()
         manager.subscribe(self._on_change)
         self.refresh()
@@ -127,37 +123,21 @@ class McpToolset:
 
     def refresh(self) -> None:
         """Offer every tool the servers listed (kept while a server reconnects)."""
-        if self.manager:
-            for spec, facts in RESOURCE_SPECS:
-                self.catalog.add(spec, facts)
+        offered = dict(RESOURCE_TOOLS) if self.manager else {}
         for tool in self.manager.tools():
             self._tools[tool.exposed] = tool
+        for name, tool in self._tools.items():
             spec = ToolSpec(
-                name=tool.exposed,
+                name=name,
                 description=f"[MCP server {tool.server}] {tool.description}",
                 parameters=tool.schema,
             )
-            self.catalog.add(spec, remote_facts(tool))
+            offered[name] = OfferedTool(spec, remote_facts(tool))
+        self._offered = offered
 
     # -- the Toolset protocol -----------------------------------------------------------------
-    def owns(self, name: str) -> bool:
-        resource_tool = name in (LIST_RESOURCES, READ_RESOURCE)
-        return name in self._tools or (bool(self.manager) and resource_tool)
-
-    def check(self, name: str, args: dict[str, Any]) -> str | None:
-        try:
-            if name == LIST_RESOURCES:
-                ListParams.model_validate(args)
-            elif name == READ_RESOURCE:
-                ReadParams.model_validate(args)
-        except ValidationError as exc:
-            return f"invalid arguments for {name}: {exc.errors()[0]['msg']}"
-        tool = self._tools.get(name)
-        if tool is not None:
-            missing = [k for k in tool.schema.get("required", []) if k not in args]
-            if missing:
-                return f"invalid arguments for {name}: missing {', '.join(missing)}"
-        return None
+    def tools(self) -> Mapping[str, OfferedTool]:
+        return self._offered
 
     async def call(self, request: ToolRequest, emit: EventSink) -> ToolResult:
         started = time.monotonic()
@@ -170,6 +150,9 @@ class McpToolset:
                 ok, error = True, None
             else:
                 output, ok, error = await self._call(request)
+        except ValidationError as exc:
+            output, ok = "", False
+            error = f"invalid arguments for {request.tool}: {exc.errors()[0]['msg']}"
         except McpClientError as exc:
             output, ok, error = "", False, str(exc)
         elapsed = (time.monotonic() - started) * 1000
@@ -186,6 +169,9 @@ class McpToolset:
 
     async def _call(self, request: ToolRequest) -> tuple[str, bool, str | None]:
         tool = self._tools[request.tool]
+        missing = [k for k in tool.schema.get("required", []) if k not in request.params]
+        if missing:
+            return "", False, f"invalid arguments for {tool.exposed}: missing {', '.join(missing)}"
         conn = self._conn(tool.server)
         result: mt.CallToolResult = await conn.request(
             f"the call to {tool.name}",

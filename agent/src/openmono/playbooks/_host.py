@@ -1,13 +1,13 @@
 """What a playbook run borrows from the session it runs in, and the gates a surface supplies.
 
-`Host`: the session's dispatcher (executor, permissions, approver, hooks, MCP tools), its model,
+`Host`: the session's dispatcher (tools, permissions, approver, hooks), its model,
 loop options and mode, where transcripts and checkpoints go. From it a run builds each step's
 `Dispatcher`: the session's tools narrowed to `allowed-tools` (the model is offered only those) and
 a first pipeline step that refuses any other name, so a call the model makes up is refused with a
 reason, whatever the catalog holds. `Agent` and `Playbook` are never offered inside a playbook: a
 sub-agent or a nested playbook would escape the allow-list.
 
-Shell: `{{shell:...}}` and a step's `script` run as `Bash` requests through the session's executor,
+Shell: `{{shell:...}}` and a step's `script` run as `Bash` requests on the session's tools,
 so they run where the workspace is (in-process or on a Celery worker), in their own process group,
 killed at their timeout. Running a playbook is the user's consent to run its own scripts; the
 `Playbook` tool the model calls asks the user first (its facts say `permission="ask"`).
@@ -27,8 +27,6 @@ from fnmatch import fnmatchcase
 from pathlib import Path
 from typing import Any, Literal
 
-from openmono_contracts import ToolRequest
-
 from openmono.llm import Model
 from openmono.loop import (
     PREPARE_STEPS,
@@ -38,7 +36,7 @@ from openmono.loop import (
     Pending,
     Refusal,
     Step,
-    ToolCatalog,
+    StepContext,
 )
 from openmono.permissions import Approver, Mode, PermissionRequest
 from openmono.playbooks._errors import GateUnavailable, TemplateError
@@ -110,7 +108,7 @@ def allowed(patterns: list[str], tool: str) -> bool:
 
 
 def _only(patterns: list[str], playbook: str) -> Step:
-    async def check(_d: Dispatcher, p: Pending) -> Refusal | None:
+    async def check(_c: StepContext, p: Pending) -> Refusal | None:
         if allowed(patterns, p.call.name):
             return None
         return Refusal(
@@ -152,20 +150,9 @@ class Host:
 
     def step_dispatcher(self, patterns: list[str], playbook: str) -> Dispatcher:
         parent = self.dispatcher
-        catalog = ToolCatalog([])
-        for name, spec in parent.catalog.specs.items():
-            if allowed(patterns, name):
-                catalog.add(spec, parent.catalog.facts_of(name))
-        return Dispatcher(
-            parent.executor,
-            catalog,
-            parent.permissions,
-            parent.ctx,
+        return parent.derive(
+            parent.catalog.narrowed(lambda name, _facts: allowed(patterns, name)),
             approver=parent.approver,
-            asker=parent.asker,
-            snapshots=parent.snapshots,
-            toolsets=[t for t in parent.toolsets if not any(t.owns(n) for n in NESTED)],
-            hooks=parent.hooks,
             steps=(_only(patterns, playbook), *PREPARE_STEPS),
         )
 
@@ -174,16 +161,13 @@ class Host:
     ) -> str:
         """stdout+stderr of `command` run in the workspace; a failure is a `TemplateError`."""
         ctx = self.dispatcher.ctx
-        request = ToolRequest(
-            tool="Bash",
-            params={"command": command, "timeout_ms": timeout_ms},
-            call_id=f"playbook-shell-{secrets.token_hex(4)}",
-            session_id=ctx.session_id,
-            workspace=str(ctx.workspace),
+        request = ctx.request(
+            f"playbook-shell-{secrets.token_hex(4)}",
+            "Bash",
+            {"command": command, "timeout_ms": timeout_ms},
             timeout_s=max(ctx.timeout_s, timeout_ms / 1000),
-            web=ctx.web,
         )
-        result = await self.dispatcher.executor.run(request)
+        result = await self.dispatcher.call(request)
         lines = result.output.rstrip("\n").splitlines()
         if lines and lines[-1].startswith("[exit code"):
             lines.pop()

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import time
+from collections.abc import Mapping
 from typing import Any
 
 from openmono_contracts import ToolRequest, ToolResult
@@ -18,7 +19,15 @@ from openmono_contracts.toolfacts import DeclaresFacts
 from pydantic import BaseModel, Field, ValidationError
 
 from openmono.llm import ToolSpec
-from openmono.loop import EventSink, LoopEvent, Notice, PermissionAsked, ToolFinished, ToolStarted
+from openmono.loop import (
+    EventSink,
+    LoopEvent,
+    Notice,
+    OfferedTool,
+    PermissionAsked,
+    ToolFinished,
+    ToolStarted,
+)
 from openmono.playbooks._discover import discover
 from openmono.playbooks._errors import PlaybookError
 from openmono.playbooks._host import Host, gate_from_approver
@@ -44,6 +53,7 @@ class PlaybookTool(DeclaresFacts):
 
     def __init__(self, host: Host) -> None:
         self.host = host
+        self._offered: dict[str, OfferedTool] = {}
 
     def spec(self) -> ToolSpec:
         catalog = discover(self.host.workspace, self.host.data_dir)
@@ -67,31 +77,29 @@ class PlaybookTool(DeclaresFacts):
         return ToolSpec(name=NAME, description=description, parameters=schema)
 
     def install(self) -> None:
-        self.host.dispatcher.catalog.add(self.spec(), self.facts())
-        self.host.dispatcher.toolsets.append(self)
+        """Offer `Playbook` (listing the playbooks found now) in the session's catalog."""
+        self._offered = {NAME: OfferedTool(self.spec(), self.facts())}
+        self.host.dispatcher.catalog.install(self)
 
     # -- the Toolset protocol -----------------------------------------------------------------
-    def owns(self, name: str) -> bool:
-        return name == NAME
-
-    def check(self, name: str, args: dict[str, Any]) -> str | None:
-        try:
-            Params.model_validate(args)
-        except ValidationError as exc:
-            first = exc.errors()[0]
-            where = ".".join(str(p) for p in first["loc"]) or "arguments"
-            return f"invalid arguments for Playbook: {where}: {first['msg']}"
-        return None
+    def tools(self) -> Mapping[str, OfferedTool]:
+        return self._offered
 
     async def call(self, request: ToolRequest, emit: EventSink) -> ToolResult:
         started = time.monotonic()
-        params = Params.model_validate(request.params)
 
         def result(ok: bool, output: str, error: str | None = None) -> ToolResult:
             elapsed = (time.monotonic() - started) * 1000
             return ToolResult(
                 call_id=request.call_id, ok=ok, output=output, error=error, elapsed_ms=elapsed
             )
+
+        try:
+            params = Params.model_validate(request.params)
+        except ValidationError as exc:
+            first = exc.errors()[0]
+            where = ".".join(str(p) for p in first["loc"]) or "arguments"
+            return result(False, "", f"invalid arguments for Playbook: {where}: {first['msg']}")
 
         try:
             playbook = discover(self.host.workspace, self.host.data_dir).get(params.name)

@@ -16,10 +16,9 @@ in ask mode, so it still cannot change anything.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import replace
 from pathlib import Path
-from typing import Any
 
 from openmono_contracts import ToolRequest, ToolResult
 from openmono_contracts.toolfacts import DeclaresFacts
@@ -33,6 +32,7 @@ from openmono.loop import (
     EventSink,
     LoopEvent,
     LoopOptions,
+    OfferedTool,
     PermissionAsked,
     ToolCatalog,
     ToolFinished,
@@ -99,31 +99,28 @@ class AgentTool(DeclaresFacts):
         self.transcripts = transcripts
         self.max_turns = max_turns
         self.children: list[Path] = []
+        self._offered = {NAME: OfferedTool(agent_spec(), self.facts())}
 
     def install(self) -> None:
-        """Offer `Agent` in the parent's catalog and serve it from the parent's dispatcher."""
-        self.parent.catalog.add(agent_spec(), self.facts())
-        self.parent.toolsets.append(self)
+        """Offer `Agent` in the parent's catalog (its dispatcher then routes the calls here)."""
+        self.parent.catalog.install(self)
 
     # -- the Toolset protocol -----------------------------------------------------------------
-    def owns(self, name: str) -> bool:
-        return name == NAME
-
-    def check(self, name: str, args: dict[str, Any]) -> str | None:
-        try:
-            get_type(Params.model_validate(args).agent_type)
-        except ValidationError as exc:
-            first = exc.errors()[0]
-            where = ".".join(str(p) for p in first["loc"]) or "arguments"
-            return f"invalid arguments for Agent: {where}: {first['msg']}"
-        except SubagentError as exc:
-            return str(exc)
-        return None
+    def tools(self) -> Mapping[str, OfferedTool]:
+        return self._offered
 
     async def call(self, request: ToolRequest, emit: EventSink) -> ToolResult:
         started = time.monotonic()
-        params = Params.model_validate(request.params)
-        kind = get_type(params.agent_type)
+        try:
+            params = Params.model_validate(request.params)
+            kind = get_type(params.agent_type)
+        except ValidationError as exc:
+            first = exc.errors()[0]
+            where = ".".join(str(p) for p in first["loc"]) or "arguments"
+            error = f"invalid arguments for Agent: {where}: {first['msg']}"
+            return ToolResult(call_id=request.call_id, ok=False, error=error)
+        except SubagentError as exc:
+            return ToolResult(call_id=request.call_id, ok=False, error=str(exc))
         loop, writer, child_id = self._child(kind, params, request.call_id)
         try:
             done = await loop.run_turn(params.prompt, self._relay(request.call_id, emit))
@@ -145,10 +142,8 @@ class AgentTool(DeclaresFacts):
         return kind.mode if self.parent_mode() == "agent" else "ask"
 
     def child_catalog(self, kind: AgentType) -> ToolCatalog:
-        catalog = ToolCatalog([])
-        for name in kind.select(self.parent.catalog.facts):
-            catalog.add(self.parent.catalog.specs[name], self.parent.catalog.facts_of(name))
-        return catalog
+        """The parent's tools that `kind` allows (never `Agent`: it is not handed down)."""
+        return self.parent.catalog.narrowed(kind.allows)
 
     def _child(
         self, kind: AgentType, params: Params, call_id: str
@@ -171,17 +166,7 @@ class AgentTool(DeclaresFacts):
             f"agent for one task: {params.description}. {kind.instructions} Your final reply is "
             "all the other agent will see."
         )
-        dispatcher = Dispatcher(
-            self.parent.executor,
-            self.child_catalog(kind),
-            self.parent.permissions,
-            self.parent.ctx,
-            approver=self._approver(call_id),
-            asker=self.parent.asker,
-            snapshots=self.parent.snapshots,
-            toolsets=[t for t in self.parent.toolsets if t is not self],
-            hooks=self.parent.hooks,
-        )
+        dispatcher = self.parent.derive(self.child_catalog(kind), approver=self._approver(call_id))
         options = LoopOptions(
             max_iterations=min(kind.max_turns, self.max_turns),
             n_ctx=self.options.n_ctx,

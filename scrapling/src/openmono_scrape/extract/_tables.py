@@ -6,10 +6,16 @@ those are rendered cell by cell as ordinary blocks so no text is lost or mangled
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
-if TYPE_CHECKING:
-    from ._markdown import Renderer
+
+class Renderer(Protocol):
+    """What a table needs of the renderer that meets it (`_markdown.Renderer`)."""
+
+    markdown: bool
+
+    def blocks(self, element: Any) -> list[str]: ...
+
 
 _LAYOUT_MARKERS = ("table", "ul", "ol", "pre", "blockquote", "h1", "h2", "h3", "h4", "h5", "h6")
 MAX_COLSPAN = 50

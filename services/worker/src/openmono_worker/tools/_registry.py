@@ -9,6 +9,7 @@ from __future__ import annotations
 import importlib
 import pkgutil
 from functools import cache
+from pathlib import Path
 from types import MappingProxyType
 from typing import Any
 
@@ -22,13 +23,13 @@ AnyTool = Tool[BaseModel]
 @cache
 def registry() -> MappingProxyType[str, AnyTool]:
     """Tool name -> tool instance, read-only."""
-    from openmono_worker import tools as package
-
+    # The modules beside this one, found on disk (importing the package here would be a circle).
+    package = __name__.rpartition(".")[0]
     found: dict[str, AnyTool] = {}
-    for info in pkgutil.iter_modules(package.__path__):
+    for info in pkgutil.iter_modules([str(Path(__file__).parent)]):
         if info.name.startswith("_"):
             continue
-        module = importlib.import_module(f"{package.__name__}.{info.name}")
+        module = importlib.import_module(f"{package}.{info.name}")
         tool = getattr(module, "TOOL", None)
         if tool is None:
             continue
