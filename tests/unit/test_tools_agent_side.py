@@ -6,7 +6,8 @@ import os
 from pathlib import Path
 
 import pytest
-from openmono_worker.memory import USER_MEMORY_DIR, forget, read_memories, read_memory_dir
+from openmono_contracts.facts import USER_MEMORY_DIR
+from openmono_worker.memory import forget, read_memories, read_memory_dir
 
 from tests.support.tool_calls import ToolBench, make_bench
 

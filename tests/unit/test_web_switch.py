@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import pytest
+from openmono_contracts.facts import parse_switch
 from openmono_worker import WorkerSettings
-from openmono_worker.web import gateway_base, parse_switch, resolve_web_access
+from openmono_worker.web import gateway_base, resolve_web_access
 
 
 @pytest.mark.parametrize("raw", ["1", "true", "TRUE", " yes ", "on", True, 1])

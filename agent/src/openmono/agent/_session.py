@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from openmono_contracts import WebAccess, trust
+from openmono_contracts.facts import PROJECT_MEMORY_DIR, USER_MEMORY_DIR
 
 from openmono.agent._prompts import prompt_override
 from openmono.config import Settings
@@ -241,7 +242,7 @@ def _assemble(
     n_ctx = info.n_ctx if info and info.n_ctx else settings.llm.context_window
     run_mode: Mode = mode or settings.permissions.mode
     store = SessionStore(settings.data_dir)
-    memory_dirs = [settings.data_dir / "memory", workspace / ".openmono" / "memory"]
+    memory_dirs = [settings.data_dir / USER_MEMORY_DIR, workspace / PROJECT_MEMORY_DIR]
 
     def system_prompt(m: Mode) -> str:
         override = prompt_override(m, settings.data_dir, workspace)

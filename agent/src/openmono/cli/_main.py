@@ -15,11 +15,9 @@ from pathlib import Path
 import click
 
 from openmono import __version__
-from openmono.config import RunOptions
+from openmono.config import MODES, RunOptions
 
 EXIT_CONFIG = 2
-# Kept here (not imported from openmono.permissions) so `--help` and the stack commands start fast.
-MODES = ("agent", "plan", "ask")
 
 
 @click.group(

@@ -19,6 +19,7 @@ from openmono.config._options import RunOptions
 from openmono.config._project_trust import ProjectTrustQuestion
 from openmono.config._project_trust import record as record_project_trust
 from openmono.config._settings import (
+    MODES,
     AcpSettings,
     HookCommand,
     HookSettings,
@@ -33,6 +34,7 @@ from openmono.config._settings import (
 )
 
 __all__ = [
+    "MODES",
     "AcpSettings",
     "ConfigError",
     "HookCommand",

@@ -27,7 +27,9 @@ from pydantic_settings import (
 
 from openmono.config import _dotnet_hooks, _layers
 
+# `agent` may change things; `plan` and `ask` are read-only (openmono.permissions guards them).
 Mode = Literal["agent", "plan", "ask"]
+MODES: tuple[Mode, ...] = ("agent", "plan", "ask")
 
 
 class LLMSettings(BaseModel):

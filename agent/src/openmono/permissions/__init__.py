@@ -5,6 +5,7 @@
 A denial becomes a `ToolResult` the model reads (see `openmono.loop`).
 """
 
+from openmono.config import MODES, Mode
 from openmono.permissions._bash import dangerous_reason, is_safe_read_only
 from openmono.permissions._builtin import builtin_denial, is_protected
 from openmono.permissions._engine import (
@@ -19,7 +20,7 @@ from openmono.permissions._engine import (
     session_pattern,
 )
 from openmono.permissions._errors import PermissionsError
-from openmono.permissions._modes import MODES, Mode, mode_denial, offered_in
+from openmono.permissions._modes import mode_denial, offered_in
 from openmono.permissions._subjects import call_paths, pattern_matches, resolve_path
 
 __all__ = [

@@ -9,14 +9,12 @@ shell tool runs its read-only commands; a plan switch is offered only where it s
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any, Literal
+from typing import Any
 
 from openmono_contracts.toolfacts import ToolFacts
 
+from openmono.config import Mode
 from openmono.permissions._bash import is_safe_read_only
-
-Mode = Literal["agent", "plan", "ask"]
-MODES: tuple[Mode, ...] = ("agent", "plan", "ask")
 
 
 def offered_in(mode: Mode, facts: ToolFacts) -> bool:

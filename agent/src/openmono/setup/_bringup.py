@@ -13,7 +13,7 @@ from typing import Literal
 
 from openmono.setup._errors import SetupError
 
-Mode = Literal["compose", "native", "none"]
+StartWith = Literal["compose", "native", "none"]
 Say = Callable[[str], None]
 
 # `setup <target>` -> the compose profile that runs it (and the gateway, and llama-server).
@@ -75,7 +75,7 @@ def compose_command(root: Path, env_file: Path, profile: str) -> list[str]:
 class BringUp:
     """How the services will be started (`mode` none: `--no-start`)."""
 
-    mode: Mode
+    mode: StartWith
     profile: str
     command: list[str]
 

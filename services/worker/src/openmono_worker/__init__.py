@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 from openmono_worker.errors import CallCancelled, PathRefused, ToolError, WorkerError
 from openmono_worker.formatting import READ_DEFAULT_LIMIT, read_page, write_summary
-from openmono_worker.memory import MEMORY_DIR, USER_MEMORY_DIR, Memory, forget, read_memory_dir
+from openmono_worker.memory import Memory, forget, read_memory_dir
 from openmono_worker.runner import format_validation_error, run_tool, tool_specs
 from openmono_worker.settings import WebToolSettings, WorkerSettings
 from openmono_worker.tools import Tool, get_tool
@@ -27,9 +27,7 @@ if TYPE_CHECKING:
     from openmono_worker.celery_app import create_app
 
 __all__ = [
-    "MEMORY_DIR",
     "READ_DEFAULT_LIMIT",
-    "USER_MEMORY_DIR",
     "CallCancelled",
     "Memory",
     "PathRefused",

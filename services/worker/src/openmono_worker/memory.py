@@ -20,9 +20,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from openmono_contracts import MemoryType
+from openmono_contracts.facts import PROJECT_MEMORY_DIR
 
-MEMORY_DIR = ".openmono/memory"
-USER_MEMORY_DIR = "memory"  # under the data dir
 INDEX = "MEMORY.md"
 _SLUG = re.compile(r"[^a-z0-9]+")
 _FRONT = re.compile(r"\A---\n(.*?)\n---\n?(.*)\Z", re.DOTALL)
@@ -89,7 +88,7 @@ def index_without(index_text: str, file_name: str) -> str:
 
 def read_memories(workspace: Path) -> list[Memory]:
     """Every memory saved in this workspace, sorted by file name."""
-    return read_memory_dir(workspace / MEMORY_DIR)
+    return read_memory_dir(workspace / PROJECT_MEMORY_DIR)
 
 
 def forget(directory: Path, name: str) -> Memory | None:

@@ -19,14 +19,13 @@ import os
 from pathlib import Path
 from typing import Any, Literal
 
+from openmono_contracts.facts import parse_switch
 from pydantic import AliasChoices, BaseModel, ConfigDict, Field, field_validator
 from pydantic_settings import (
     BaseSettings,
     PydanticBaseSettingsSource,
     SettingsConfigDict,
 )
-
-from openmono_worker.switch import parse_switch
 
 DDG_HTML_URL = "https://html.duckduckgo.com/html/"
 

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from openmono_worker import MEMORY_DIR, USER_MEMORY_DIR, Memory, forget, read_memory_dir
+from openmono_contracts.facts import PROJECT_MEMORY_DIR, USER_MEMORY_DIR
+from openmono_worker import Memory, forget, read_memory_dir
 from rich.markup import escape
 
 from openmono.cli.slash._table import Surface, register
@@ -13,7 +14,10 @@ USAGE = "usage: /memory [list] · /memory show NAME · /memory forget NAME"
 
 
 def _folders(s: Surface) -> dict[str, Path]:
-    return {"project": s.workspace / MEMORY_DIR, "user": s.settings.data_dir / USER_MEMORY_DIR}
+    return {
+        "project": s.workspace / PROJECT_MEMORY_DIR,
+        "user": s.settings.data_dir / USER_MEMORY_DIR,
+    }
 
 
 def _find(s: Surface, name: str) -> list[tuple[str, Memory]]:

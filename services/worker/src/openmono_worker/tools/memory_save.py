@@ -15,10 +15,11 @@ from typing import Literal
 
 from openmono_contracts import MemorySavedEffect, MemoryType
 from openmono_contracts.atomicfile import atomic_write
+from openmono_contracts.facts import PROJECT_MEMORY_DIR, USER_MEMORY_DIR
 from pydantic import BaseModel, ConfigDict, Field
 
 from openmono_worker.errors import ToolError
-from openmono_worker.memory import INDEX, MEMORY_DIR, USER_MEMORY_DIR, index_with, render, slug
+from openmono_worker.memory import INDEX, index_with, render, slug
 from openmono_worker.tools._base import Tool, ToolContext, ToolOutcome
 from openmono_worker.tools._text import read_text
 
@@ -60,8 +61,8 @@ class MemorySave(Tool[Params]):
                 raise ToolError(f"the user memory folder {folder} is a symlink: not written")
             path, index = folder / file_name, folder / INDEX
         else:
-            path = ctx.resolve(f"{MEMORY_DIR}/{file_name}")
-            index = ctx.resolve(f"{MEMORY_DIR}/{INDEX}")
+            path = ctx.resolve(f"{PROJECT_MEMORY_DIR}/{file_name}")
+            index = ctx.resolve(f"{PROJECT_MEMORY_DIR}/{INDEX}")
         index_text = read_text(index, ctx.show(index)) if index.is_file() else ""
         try:
             existed = atomic_write(

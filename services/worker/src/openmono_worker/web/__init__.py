@@ -10,7 +10,6 @@ Modules: `_capability` (route per call) over `_probe` (cached `/services`), `_se
 `_untrusted` (page text marked as data for the model).
 """
 
-from openmono_worker.switch import parse_switch
 from openmono_worker.web._access import gateway_base, resolve_web_access
 from openmono_worker.web._ddg import decode_link
 from openmono_worker.web._ddg import parse as parse_duckduckgo
@@ -38,7 +37,6 @@ __all__ = [
     "gateway_base",
     "normalise_searxng",
     "parse_duckduckgo",
-    "parse_switch",
     "resolve_web_access",
     "run_cancellable",
     "search_and_read",

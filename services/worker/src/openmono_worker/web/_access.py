@@ -8,8 +8,7 @@ LLM endpoint, so an agent box that knows one relay URL also finds search and scr
 from __future__ import annotations
 
 from openmono_contracts import WebAccess
-
-from openmono_worker.switch import parse_switch
+from openmono_contracts.facts import parse_switch
 
 
 def gateway_base(url: str | None) -> str | None:

@@ -1,0 +1,71 @@
+"""Facts more than one process relies on, defined once: the default ports, where state lives, the
+names of the variables the whole stack shares, which of them are secrets, and how an on/off switch
+is read.
+
+The agent (its settings and the native stack), the tool worker and the scrape service import these
+from here, so "where is the gateway port set" has one answer.
+"""
+
+from __future__ import annotations
+
+# --- default ports (127.0.0.1 for the native stack; what compose publishes on the host) ---
+GATEWAY_PORT = 47480
+GATEWAY_TLS_PORT = 47443
+LLAMA_PORT = 7474
+SCRAPE_PORT = 5000
+REDIS_PORT = 6379
+ACP_PORT = 7475
+LOOPBACK = "127.0.0.1"
+
+# --- where state lives ---
+DATA_DIR_ENV = "OPENMONO_DATA_DIR"
+DEFAULT_DATA_DIR = "~/.openmono"
+BROKER_URL_ENV = "OPENMONO_BROKER_URL"
+# a project's own OpenMono folder (settings, memory, playbooks), inside the workspace
+PROJECT_DIR = ".openmono"
+# memory: the project's inside the workspace, the user's under the data dir
+PROJECT_MEMORY_DIR = f"{PROJECT_DIR}/memory"
+USER_MEMORY_DIR = "memory"
+
+# --- secrets ---
+# Generated into the env file by `make up` / `openmono setup` when empty or a placeholder.
+# LLAMA_UPSTREAM_KEY is not among them: the native runner generates it only when it starts
+# llama-server itself (an external LLAMA_UPSTREAM checks its own key); compose falls back to
+# LLAMA_API_KEY.
+GENERATED_SECRETS = ("LLAMA_API_KEY", "SEARXNG_SECRET", "OPENMONO_ACP_TOKEN")
+# Every variable that holds a secret: masked when shown, never handed to a tool's command.
+SECRET_NAMES = frozenset(
+    {
+        *GENERATED_SECRETS,
+        "LLAMA_UPSTREAM_KEY",
+        "LLAMA_UPSTREAM_KEYS",
+        "FRP_AUTH_TOKEN",
+        "OPENMONO_LLM_API_KEY",
+        "OPENMONO_GATEWAY_CA",
+    }
+)
+
+# --- on/off switches as people write them ---
+TRUTHY = frozenset({"1", "true", "yes", "on"})
+FALSY = frozenset({"0", "false", "no", "off"})
+
+
+def parse_switch(value: object) -> bool | None:
+    """True / False for a recognised switch, None for "not set" (None or an empty string).
+
+    Anything else is an error rather than a silent guess: a typo in `OPENMONO_WEB_SEARCH` should
+    not quietly decide where queries go.
+    """
+    if value is None or isinstance(value, bool):
+        return value
+    if isinstance(value, int) and value in (0, 1):
+        return bool(value)
+    if isinstance(value, str):
+        text = value.strip().lower()
+        if not text:
+            return None
+        if text in TRUTHY:
+            return True
+        if text in FALSY:
+            return False
+    raise ValueError(f"not an on/off switch: {value!r} (use true/false, 1/0, yes/no, on/off)")
