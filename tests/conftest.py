@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+import os
+import shutil
+import tempfile
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 
@@ -10,6 +14,17 @@ from tests.support.llama import LlamaServer, llama_server
 
 # The `scripted_llm` factory fixture (a scripted OpenAI-compatible server) lives with the server;
 # `clean_env` (no OPENMONO_* from the shell) and `open_with` (agents on a test's `ws`) likewise.
+# Every command reads the checkout's compose/.env (openmono.config): a developer's own must never
+# reach a test. The session's env file is a path that does not exist; tests that want one name
+# their own (OPENMONO_ENV_FILE), child processes inherit this one.
+_NO_ENV_DIR = Path(tempfile.mkdtemp(prefix="openmono-tests-"))
+os.environ["OPENMONO_ENV_FILE"] = str(_NO_ENV_DIR / "absent.env")
+
+
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    shutil.rmtree(_NO_ENV_DIR, ignore_errors=True)
+
+
 pytest_plugins = [
     "tests.support.scripted_llm",
     "tests.support.scrape_fixtures",

@@ -72,7 +72,7 @@ def test_tunnel_alone_and_with_server(env: Path, profiles: tuple[str, ...]) -> N
 
 
 def test_frpc_tunnels_the_gateways_tls_port() -> None:
-    text = (ROOT / "frpc" / "frpc.toml").read_text()
+    text = (ROOT / "frpc" / "frpc.example.toml").read_text()
     assert 'localIP = "caddy"' in text and "localPort = 8443" in text
 
 

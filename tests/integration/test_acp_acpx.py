@@ -17,6 +17,7 @@ from typing import Any
 
 import pytest
 
+from tests.support.clean_env import clean_environ
 from tests.support.procs import ROOT
 from tests.support.scripted_llm import Call, ScriptedLLM, Turn
 
@@ -38,7 +39,7 @@ def run_acpx(
     tmp_path: Path, llm: ScriptedLLM, ws: Path, *args: str, timeout_s: float = 120
 ) -> subprocess.CompletedProcess[str]:
     acpx = _acpx()
-    env = {k: v for k, v in os.environ.items() if not k.startswith("OPENMONO_")}
+    env = clean_environ()
     env.pop("LLAMA_API_KEY", None)
     env.update(
         {

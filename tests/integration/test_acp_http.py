@@ -14,6 +14,7 @@ from typing import Any
 import httpx
 import pytest
 
+from tests.support.clean_env import is_ours
 from tests.support.procs import free_port, running
 from tests.support.scripted_llm import Call, ScriptedLLM, Turn
 
@@ -69,7 +70,7 @@ def server(
         ws = tmp_path / "ws"
         ws.mkdir(exist_ok=True)
         port = free_port()
-        env = {k: "" for k in os.environ if k.startswith("OPENMONO_")}
+        env = {k: "" for k in os.environ if is_ours(k)}
         env.update(
             {
                 "OPENMONO_DATA_DIR": str(tmp_path / "data"),
@@ -251,7 +252,7 @@ def test_serve_with_tls_pins_one_persisted_certificate(
 
     llm = scripted_llm([], api_key=KEY)
     (tmp_path / "ws").mkdir()
-    env = {k: "" for k in os.environ if k.startswith("OPENMONO_")}
+    env = {k: "" for k in os.environ if is_ours(k)}
     env.update(
         OPENMONO_DATA_DIR=str(tmp_path / "data"),
         OPENMONO_LLM_ENDPOINT=llm.url,

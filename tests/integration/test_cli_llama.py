@@ -12,6 +12,7 @@ from pathlib import Path
 import httpx
 import pytest
 
+from tests.support.clean_env import clean_environ
 from tests.support.gateway import gateway
 from tests.support.llama import LlamaServer
 
@@ -28,7 +29,7 @@ def real_n_ctx(llama: LlamaServer) -> int:
 
 
 def say_hi(endpoint: str, key: str, tmp: Path) -> tuple[int, list[dict[str, object]], str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("OPENMONO_")}
+    env = clean_environ()
     env.update(
         OPENMONO_DATA_DIR=str(tmp / "data"),
         LLAMA_API_KEY=key,

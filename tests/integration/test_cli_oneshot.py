@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 from openmono.sessions import SessionStore
 
+from tests.support.clean_env import clean_environ
 from tests.support.procs import free_port
 from tests.support.scripted_llm import Call, ScriptedLLM, Turn
 
@@ -33,7 +34,7 @@ class Result:
 
 @pytest.fixture
 def env(tmp_path: Path) -> dict[str, str]:
-    base = {k: v for k, v in os.environ.items() if not k.startswith("OPENMONO_")}
+    base = clean_environ()
     base.pop("LLAMA_API_KEY", None)
     ws = tmp_path / "ws"
     ws.mkdir()

@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.support.clean_env import clean_environ
 from tests.support.scripted_llm import Call, ScriptedLLM, Turn
 
 pytestmark = pytest.mark.integration
@@ -89,7 +90,7 @@ def test_interactive_session_in_a_terminal(
         api_key="k",
         n_ctx=32768,
     )
-    env = {k: v for k, v in os.environ.items() if not k.startswith("OPENMONO_")}
+    env = clean_environ()
     env.update(
         OPENMONO_DATA_DIR=str(tmp_path / "data"), LLAMA_API_KEY="k", OPENMONO_LLM_ENDPOINT=llm.url,
         TERM="xterm", COLUMNS="100", LINES="40", HOME=str(tmp_path),
@@ -124,7 +125,7 @@ def test_without_a_terminal_on_stdout_the_line_repl_runs(
     ws = tmp_path / "ws"
     ws.mkdir()
     llm = scripted_llm([], api_key="k", n_ctx=32768)
-    env = {k: v for k, v in os.environ.items() if not k.startswith("OPENMONO_")}
+    env = clean_environ()
     env.update(
         OPENMONO_DATA_DIR=str(tmp_path / "data"), LLAMA_API_KEY="k", OPENMONO_LLM_ENDPOINT=llm.url,
         TERM="xterm", HOME=str(tmp_path),
@@ -157,7 +158,7 @@ def test_the_full_screen_ui_in_a_terminal(
     ws = tmp_path / "ws"
     ws.mkdir()
     llm = scripted_llm([Turn(text="Hello from the full screen.")], api_key="k", n_ctx=32768)
-    env = {k: v for k, v in os.environ.items() if not k.startswith("OPENMONO_")}
+    env = clean_environ()
     env.update(
         OPENMONO_DATA_DIR=str(tmp_path / "data"), LLAMA_API_KEY="k", OPENMONO_LLM_ENDPOINT=llm.url,
         TERM="xterm-256color", COLUMNS="100", LINES="30", HOME=str(tmp_path),

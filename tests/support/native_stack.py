@@ -12,6 +12,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
+from tests.support.clean_env import clean_environ
 from tests.support.procs import ROOT, free_port
 
 OPENMONO = [sys.executable, "-m", "openmono.cli"]
@@ -46,7 +47,7 @@ def our_processes(data_dir: Path) -> list[int]:
 def native_stack_env(tmp_path: Path) -> Iterator[dict[str, str]]:
     """The environment of one test-owned native stack; on exit `openmono down`, then SIGKILL for
     anything of ours still alive. The developer's LLAMA_*/OPENMONO_* settings never leak in."""
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("LLAMA_", "OPENMONO_"))}
+    env = {k: v for k, v in clean_environ().items() if not k.startswith("LLAMA_")}
     env.update(
         OPENMONO_ROOT=str(ROOT),
         OPENMONO_ENV_FILE=str(tmp_path / "stack.env"),

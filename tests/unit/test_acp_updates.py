@@ -5,10 +5,11 @@ from __future__ import annotations
 import stat
 from pathlib import Path
 
+import pytest
 from acp import text_block
 from acp.schema import EmbeddedResourceContentBlock, ResourceContentBlock, TextResourceContents
 from openmono.acp import Translator, prompt_text, replay, resolve_token, sse_frame
-from openmono.config import Settings
+from openmono.config import ConfigError, Settings, read_env_file
 from openmono.loop import (
     Notice,
     PermissionAsked,
@@ -115,16 +116,29 @@ def test_sse_frame() -> None:
     assert sse_frame("text", {"t": "é\n"}) == 'event: text\ndata: {"t": "é\\n"}\n\n'.encode()
 
 
-def test_token_flag_settings_or_generated(tmp_path: Path) -> None:
+def test_one_token_flag_settings_or_generated_into_the_env_file(tmp_path: Path) -> None:
+    env_file = tmp_path / "compose.env"
     settings = Settings(data_dir=tmp_path)
-    token, saved = resolve_token(settings, None)
-    assert saved == tmp_path / "acp-token" and len(token) >= 40
-    assert stat.S_IMODE(saved.stat().st_mode) == 0o600
-    assert resolve_token(settings, None) == (token, saved)  # reused
-    assert resolve_token(settings, "given") == ("given", None)
+    token, where = resolve_token(settings, None, env_file)
+    assert len(token) >= 40 and where == f"OPENMONO_ACP_TOKEN generated into {env_file}"
+    assert read_env_file(env_file) == {"OPENMONO_ACP_TOKEN": token}
+    assert stat.S_IMODE(env_file.stat().st_mode) == 0o600
+    assert resolve_token(settings, None, env_file) == (token, f"OPENMONO_ACP_TOKEN in {env_file}")
+    assert resolve_token(settings, "given", env_file) == ("given", "from --token")
     configured = Settings(data_dir=tmp_path, acp={"token": "from-settings"})
-    assert resolve_token(configured, None) == ("from-settings", None)
+    assert resolve_token(configured, None, env_file)[0] == "from-settings"
     assert Settings().acp.host == "127.0.0.1" and Settings().acp.port == 7475
+    with pytest.raises(ConfigError, match="no ACP token: set OPENMONO_ACP_TOKEN"):
+        resolve_token(settings, None, None)
+
+
+def test_an_old_token_file_moves_into_the_env_file(tmp_path: Path) -> None:
+    (tmp_path / "acp-token").write_text("old-token\n")
+    env_file = tmp_path / "compose.env"
+    token, where = resolve_token(Settings(data_dir=tmp_path), None, env_file)
+    assert token == "old-token" and "moved there from" in where
+    assert read_env_file(env_file)["OPENMONO_ACP_TOKEN"] == "old-token"
+    assert not (tmp_path / "acp-token").exists()  # one token, not two
 
 
 def test_read_page_is_the_one_file_read_format() -> None:

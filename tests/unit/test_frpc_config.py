@@ -111,7 +111,7 @@ def test_bad_ports_are_refused(box: Path, bad: list[str]) -> None:
 
 
 def test_the_shipped_template_is_valid() -> None:
-    doc = load(ROOT / "frpc" / "frpc.toml")
+    doc = load(ROOT / "frpc" / "frpc.example.toml")
     assert frpc.check(doc) == []
     proxy = frpc.gateway_proxy(doc)
     assert (proxy["localIP"], proxy["localPort"]) == frpc.COMPOSE_TARGET

@@ -59,10 +59,15 @@ def test_dry_run_on_a_missing_env_changes_nothing(box: Path) -> None:
     assert "would set WEB_SEARCH_ENABLED=true (was unset)" in res.output
     assert "would set web.gateway = 'http://127.0.0.1:47480'" in res.output
     assert "would set llm.api_key = ********" in res.output
+    # no gateway of this box runs: compose where an engine answers, else native, and it says so
     if docker_answers():
-        assert "would start with compose:" in res.output
+        assert "would start with compose (no gateway runs and a Docker engine answers):" in (
+            res.output
+        )
     else:
-        assert "would start the native stack" in res.output
+        assert "would start the native stack (no gateway runs and no Docker engine answers)" in (
+            res.output
+        )
         assert "SEARXNG_UPSTREAM" in res.output  # the native stack cannot run SearXNG itself
     assert sorted(p.name for p in box.iterdir()) == []
 
@@ -167,12 +172,15 @@ def test_a_stale_explicit_off_is_handed_back_to_services(box: Path) -> None:
     assert loaded.web.gateway == "http://127.0.0.1:47480"
 
 
-def test_an_existing_frpc_config_is_pointed_at_the_gateway(box: Path) -> None:
-    shutil.copy(ROOT / "frpc" / "frpc.toml", box / "frpc.toml")
+def test_a_host_frpc_config_follows_the_gateway_tls_port(box: Path) -> None:
+    doc = frpc.load(ROOT / "frpc" / "frpc.example.toml")
+    frpc.write(box / "frpc.toml", frpc.retarget(doc, "127.0.0.1", 47443)[0])  # frpc on the host
     (box / "compose.env").write_text("GATEWAY_PORT=51999\nGATEWAY_TLS_PORT=51443\n")
     res = run("gateway", "--no-start")
     assert res.exit_code == 0, res.output
-    assert "point proxy 'openmono-gateway' at the gateway, 127.0.0.1:51443" in res.output
+    assert "point proxy 'openmono-gateway' at the gateway's HTTPS port, 127.0.0.1:51443" in (
+        res.output
+    )
     doc = tomllib.loads((box / "frpc.toml").read_text())
     proxy = frpc.gateway_proxy(doc)
     assert (proxy["localIP"], proxy["localPort"]) == ("127.0.0.1", 51443)
@@ -181,10 +189,22 @@ def test_an_existing_frpc_config_is_pointed_at_the_gateway(box: Path) -> None:
     again = run("gateway", "--no-start")
     assert "already points at the gateway, 127.0.0.1:51443" in again.output
 
+    # which side frpc runs on is `tunnel config`'s choice: compose is named, nothing rewritten
+    before = (box / "frpc.toml").read_bytes()
     back = run("gateway", "--no-start", "--via", "compose")
     assert back.exit_code == 0
-    proxy = frpc.gateway_proxy(tomllib.loads((box / "frpc.toml").read_text()))
-    assert (proxy["localIP"], proxy["localPort"]) == ("caddy", 8443)
+    assert "compose's frpc needs `openmono tunnel config --compose" in back.output
+    assert (box / "frpc.toml").read_bytes() == before
+
+
+def test_a_compose_frpc_config_is_never_pointed_at_the_host(box: Path) -> None:
+    shutil.copy(ROOT / "frpc" / "frpc.example.toml", box / "frpc.toml")
+    before = (box / "frpc.toml").read_bytes()
+    res = run("scraper", "--no-start", "--via", "native")
+    assert res.exit_code == 0, res.output
+    assert "frpc in compose, at the gateway caddy:8443: unchanged" in res.output
+    assert "run frpc on the host with `openmono tunnel config --host" in res.output
+    assert (box / "frpc.toml").read_bytes() == before
 
 
 def test_compose_plan_names_the_profile(box: Path) -> None:
@@ -200,7 +220,7 @@ def test_bad_gateway_port_is_an_error(box: Path) -> None:
     (box / "compose.env").write_text("GATEWAY_PORT=http\n")
     res = run("gateway", "--no-start")
     assert res.exit_code == 1
-    assert "GATEWAY_PORT='http' is not a port number" in res.output
+    assert "GATEWAY_PORT='http' (env file): not a valid integer" in res.output
 
 
 def test_broken_frpc_config_is_an_error_not_overwritten(box: Path) -> None:

@@ -7,9 +7,10 @@ editors drive the very loop the CLI runs; `Translator` maps its events to ACP up
 
 from openmono.acp._clientfs import ClientFsExecutor
 from openmono.acp._errors import AcpError
-from openmono.acp._http import create_app, resolve_token, run_server, sse_frame
+from openmono.acp._http import create_app, run_server, sse_frame
 from openmono.acp._live import LiveSession
 from openmono.acp._stdio import OpenMonoAcpAgent, prompt_text, serve_stdio
+from openmono.acp._token import resolve_token
 from openmono.acp._updates import Translator, replay
 
 __all__ = [

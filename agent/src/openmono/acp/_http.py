@@ -22,7 +22,6 @@ import asyncio
 import contextlib
 import json
 import logging
-import os
 import secrets
 import shutil
 from collections.abc import AsyncIterator
@@ -40,8 +39,9 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 from openmono import __version__
 from openmono.acp._errors import AcpError
 from openmono.acp._tls import ServerCert, beyond_loopback, ensure_cert
+from openmono.acp._token import resolve_token
 from openmono.agent import Agent, open_agent
-from openmono.config import ConfigError, RunOptions, Settings, load_settings
+from openmono.config import ConfigError, RunOptions, Settings, current_environ, load_settings
 from openmono.executor import ExecutorError
 from openmono.llm import LLMError
 from openmono.loop import LoopEvent, TurnDone
@@ -353,25 +353,6 @@ def create_app(
     return app
 
 
-def resolve_token(settings: Settings, given: str | None) -> tuple[str, Path | None]:
-    """The bearer to require: flag, then settings/env, else a generated one saved 0600."""
-    if given:
-        return given, None
-    if settings.acp.token is not None and settings.acp.token.get_secret_value():
-        return settings.acp.token.get_secret_value(), None
-    path = settings.data_dir / "acp-token"
-    if path.is_file():
-        saved = path.read_text(encoding="utf-8").strip()
-        if saved:
-            return saved, path
-    path.parent.mkdir(parents=True, exist_ok=True)
-    token = secrets.token_urlsafe(32)
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-    with os.fdopen(fd, "w", encoding="utf-8") as fh:
-        fh.write(token + "\n")
-    return token, path
-
-
 def run_server(
     opts: RunOptions,
     settings: Settings,
@@ -383,7 +364,7 @@ def run_server(
     """Serve until interrupted (uvicorn handles SIGINT/SIGTERM and runs the lifespan's close)."""
     import uvicorn
 
-    bearer, saved = resolve_token(settings, token)
+    bearer, where = resolve_token(settings, token, current_environ().file_path)
     bind = host or settings.acp.host
     mcp = None
     if any(s.enabled for s in settings.mcp_servers.values()):
@@ -391,7 +372,6 @@ def run_server(
 
         mcp = McpManager(settings.mcp_servers, log_dir=settings.data_dir / "logs" / "mcp")
     app = create_app(opts, settings, bearer, mcp)
-    where = f"in {saved}" if saved else "as configured"
     port = settings.acp.port if port is None else port
     cert: ServerCert | None = None
     if settings.acp.tls == "on":
@@ -412,7 +392,7 @@ def run_server(
             cert.sha256,
         )
     scheme = "https" if cert else "http"
-    log.info("ACP over HTTP on %s://%s:%s%s (bearer token %s)", scheme, bind, port, API, where)
+    log.info("ACP over HTTP on %s://%s:%s%s (bearer: %s)", scheme, bind, port, API, where)
     config = uvicorn.Config(
         app,
         host=bind,

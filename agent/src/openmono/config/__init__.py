@@ -1,13 +1,28 @@
-"""Settings of the agent core, layered from files, the environment and flags.
+"""Settings: where every value of every command comes from, and the agent core's settings model.
 
-Precedence, lowest first: `~/.openmono/settings.json` (the user file, under `OPENMONO_DATA_DIR`
-when set) → the project's `.openmono/settings.json` → `--config FILE` → env `OPENMONO_*` (and
-`LLAMA_API_KEY`) → command-line flags. `openmono config get|set` reads and edits the files through
-`get_value` / `set_value`.
+Precedence, highest first, for every command (agent, doctor, status, setup, serve, the stack):
+command-line flags → the environment (`OPENMONO_*`, `LLAMA_API_KEY`, the stack's names) → the env
+file (`compose/.env` of the checkout, or `OPENMONO_ENV_FILE`) → `--config FILE` → the project's
+`.openmono/settings.json` → the user file (`<data dir>/settings.json`) → defaults (the endpoint's
+follows `GATEWAY_PORT`). `_environ` reads the process environment and the env file (the only
+module that does); `_layers` turns each layer into a settings source; `explain` says which layer
+gave each value (`openmono config show`). `openmono config get|set` reads and edits the files
+through `get_value` / `set_value`.
 """
 
 from openmono.config._edit import get_value, set_value, settings_file
+from openmono.config._envfile import (
+    ENV_LINE,
+    ensure_secret,
+    read_env_file,
+    set_env,
+    unquote,
+    write_private,
+)
+from openmono.config._environ import ENV_FILE_ENV, ROOT_ENV, Environ, env_file_of, find_checkout
 from openmono.config._errors import ConfigError
+from openmono.config._layers import environ as current_environ
+from openmono.config._layers import plain_sources as settings_sources
 from openmono.config._load import (
     find_project_file,
     load_settings,
@@ -34,9 +49,13 @@ from openmono.config._settings import (
 )
 
 __all__ = [
+    "ENV_FILE_ENV",
+    "ENV_LINE",
     "MODES",
+    "ROOT_ENV",
     "AcpSettings",
     "ConfigError",
+    "Environ",
     "HookCommand",
     "HookSettings",
     "LLMSettings",
@@ -49,13 +68,22 @@ __all__ = [
     "SubagentSettings",
     "ToolRules",
     "WebSettings",
+    "current_environ",
+    "ensure_secret",
+    "env_file_of",
+    "find_checkout",
     "find_project_file",
     "get_value",
     "load_settings",
     "project_trust_question",
+    "read_env_file",
     "read_settings_file",
     "record_project_trust",
+    "set_env",
     "set_value",
     "settings_file",
+    "settings_sources",
+    "unquote",
     "user_settings_file",
+    "write_private",
 ]

@@ -7,14 +7,14 @@ from pathlib import Path
 from typing import Any, Literal
 
 from openmono_contracts.atomicfile import atomic_write
+from openmono_contracts.facts import PROJECT_DIR
 from pydantic import BaseModel, SecretStr
 
 from openmono.config._errors import ConfigError
+from openmono.config._layers import FileLayer, deep_merge
 from openmono.config._load import (
     FILE_NAME,
-    PROJECT_DIR,
     build_settings,
-    deep_merge,
     expand_dotted,
     read_settings_file,
     user_settings_file,
@@ -75,7 +75,7 @@ def set_value(path: Path, key: str, raw: str) -> Any:
     for candidate in candidates:
         updated = deep_merge(current, expand_dotted({key: candidate}))
         try:
-            settings = build_settings(updated, {})
+            settings = build_settings([FileLayer(str(path), updated)], {})
             get_value(settings, key)
         except ConfigError as exc:
             last = exc

@@ -3,31 +3,31 @@
 from __future__ import annotations
 
 import json
-import os
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from openmono_contracts.facts import PROJECT_DIR
 from pydantic import ValidationError
 
 from openmono.config import _project_trust
+from openmono.config._environ import Environ
 from openmono.config._errors import ConfigError
-from openmono.config._layers import FILE_LAYERS
+from openmono.config._layers import ENVIRON, FILE_LAYERS, FileLayer, deep_merge, environ
 from openmono.config._settings import Settings
 
-PROJECT_DIR = ".openmono"
 FILE_NAME = "settings.json"
 
 
-def user_settings_file() -> Path:
-    """`$OPENMONO_DATA_DIR/settings.json`, else `~/.openmono/settings.json`."""
-    base = os.environ.get("OPENMONO_DATA_DIR") or "~/.openmono"
-    return Path(base).expanduser() / FILE_NAME
+def user_settings_file(env: Environ | None = None) -> Path:
+    """`<data dir>/settings.json`: `OPENMONO_DATA_DIR` from the environment or the env file, else
+    `~/.openmono`."""
+    return (env or environ()).data_dir() / FILE_NAME
 
 
-def find_project_file(cwd: Path | None = None) -> Path | None:
+def find_project_file(cwd: Path | None = None, env: Environ | None = None) -> Path | None:
     """The nearest `.openmono/settings.json` in `cwd` or a parent (never the user file)."""
-    user = user_settings_file().resolve()
+    user = user_settings_file(env).resolve()
     here = (cwd or Path.cwd()).resolve()
     for folder in (here, *here.parents):
         candidate = folder / PROJECT_DIR / FILE_NAME
@@ -61,49 +61,45 @@ def expand_dotted(data: Mapping[str, Any]) -> dict[str, Any]:
     return out
 
 
-def deep_merge(base: Mapping[str, Any], top: Mapping[str, Any]) -> dict[str, Any]:
-    """`top` over `base`; nested mappings merge, everything else is replaced."""
-    out = dict(base)
-    for key, value in top.items():
-        if isinstance(value, Mapping) and isinstance(out.get(key), Mapping):
-            out[key] = deep_merge(out[key], value)
-        else:
-            out[key] = value
-    return out
-
-
 def load_settings(
     cwd: Path | None = None,
     config_file: Path | None = None,
     overrides: Mapping[str, Any] | None = None,
+    env: Environ | None = None,
 ) -> Settings:
-    """Settings for a run in `cwd`: files, env, then `overrides` (the flags; dotted keys ok)."""
-    layers: dict[str, Any] = read_settings_file(user_settings_file())
-    project = find_project_file(cwd)
+    """Settings for a run in `cwd`: files, env file, env, then `overrides` (the flags; dotted keys
+    ok). `env` is the environment to resolve from (default: this process's, read now)."""
+    env = env or environ()
+    layers = [FileLayer("user file", read_settings_file(user_settings_file(env)))]
+    project = find_project_file(cwd, env)
     notes: list[str] = []
     if project is not None:
         data = read_settings_file(project)
-        question = _untrusted(project, data)
+        question = _untrusted(project, data, env)
         if question is not None:
             data = _project_trust.without_risky(data)
             notes.append(question.left_out())
-        layers = deep_merge(layers, data)
+        layers.append(FileLayer(f"project file {project}", data))
     if config_file is not None:
         if not config_file.is_file():
             raise ConfigError(f"--config {config_file}: no such file")
-        layers = deep_merge(layers, read_settings_file(config_file))
-    flags = expand_dotted({k: v for k, v in (overrides or {}).items() if v is not None})
-    settings = build_settings(layers, flags)
+        layers.append(FileLayer(f"--config {config_file}", read_settings_file(config_file)))
+    settings = build_settings(layers, flag_values(overrides), env)
     settings.notes.extend(notes)
     return settings
 
 
+def flag_values(overrides: Mapping[str, Any] | None) -> dict[str, Any]:
+    """The flags that were given (None = not given), as nested values."""
+    return expand_dotted({k: v for k, v in (overrides or {}).items() if v is not None})
+
+
 def _untrusted(
-    settings_file: Path, data: dict[str, Any]
+    settings_file: Path, data: dict[str, Any], env: Environ
 ) -> _project_trust.ProjectTrustQuestion | None:
     parts = _project_trust.risky_parts(data)
     project = settings_file.parent.parent
-    if not parts or _project_trust.answer_for(project) is True:
+    if not parts or _project_trust.answer_for(project, env.data_dir()) is True:
         return None
     return _project_trust.ProjectTrustQuestion(project, settings_file, parts)
 
@@ -112,21 +108,27 @@ def project_trust_question(cwd: Path | None = None) -> _project_trust.ProjectTru
     """The project file's risky parts when they wait for an answer (None: nothing to ask).
 
     A project the user declined is not asked again (its parts stay left out)."""
-    project = find_project_file(cwd)
+    env = environ()
+    project = find_project_file(cwd, env)
     if project is None:
         return None
-    question = _untrusted(project, read_settings_file(project))
-    if question is None or _project_trust.answer_for(question.project) is False:
+    question = _untrusted(project, read_settings_file(project), env)
+    if question is None or _project_trust.answer_for(question.project, env.data_dir()) is False:
         return None
     return question
 
 
-def build_settings(files: Mapping[str, Any], flags: Mapping[str, Any]) -> Settings:
-    """`Settings` from merged file layers below the environment and `flags` above it."""
-    token = FILE_LAYERS.set(dict(files))
+def build_settings(
+    files: list[FileLayer], flags: Mapping[str, Any], env: Environ | None = None
+) -> Settings:
+    """`Settings` from the file layers (lowest first) below the env file and the environment,
+    and `flags` above them."""
+    layers_token = FILE_LAYERS.set(tuple(files))
+    env_token = ENVIRON.set(env or environ())
     try:
         return Settings(**flags)
     except ValidationError as exc:
         raise ConfigError(f"invalid settings: {exc}") from exc
     finally:
-        FILE_LAYERS.reset(token)
+        ENVIRON.reset(env_token)
+        FILE_LAYERS.reset(layers_token)

@@ -14,7 +14,6 @@ project file (endpoint, model, permission rules that only narrow) applies as bef
 from __future__ import annotations
 
 import json
-import os
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -47,35 +46,38 @@ def without_risky(data: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
-def store_path() -> Path:
-    base = os.environ.get("OPENMONO_DATA_DIR") or "~/.openmono"
-    return Path(base).expanduser() / STORE_NAME
+def store_path(data_dir: Path | None = None) -> Path:
+    """`<data dir>/trusted-projects.json` (the data dir as every setting resolves it)."""
+    from openmono.config._layers import environ
+
+    return (data_dir or environ().data_dir()) / STORE_NAME
 
 
-def _read() -> dict[str, Any]:
+def _read(data_dir: Path | None) -> dict[str, Any]:
     try:
-        data = json.loads(store_path().read_text(encoding="utf-8"))
+        data = json.loads(store_path(data_dir).read_text(encoding="utf-8"))
     except (OSError, ValueError):
         return {}
     return data if isinstance(data, dict) else {}
 
 
-def answer_for(project: Path) -> bool | None:
+def answer_for(project: Path, data_dir: Path | None = None) -> bool | None:
     """The recorded answer for `project` (its folder), or None when never asked."""
-    entry = _read().get(str(project.resolve()))
+    entry = _read(data_dir).get(str(project.resolve()))
     value = entry.get("trusted") if isinstance(entry, dict) else None
     return value if isinstance(value, bool) else None
 
 
-def record(project: Path, trusted: bool, parts: list[str]) -> None:
+def record(project: Path, trusted: bool, parts: list[str], data_dir: Path | None = None) -> None:
     """Remember the user's answer for `project` (mode 0600: it lists folders the user opened)."""
-    data = _read()
+    data = _read(data_dir)
     data[str(project.resolve())] = {
         "trusted": trusted,
         "at": datetime.now(UTC).isoformat(timespec="seconds"),
         "parts": parts,
     }
-    atomic_write(store_path(), json.dumps(data, indent=2, sort_keys=True) + "\n", mode=0o600)
+    text = json.dumps(data, indent=2, sort_keys=True) + "\n"
+    atomic_write(store_path(data_dir), text, mode=0o600)
 
 
 @dataclass(frozen=True)

@@ -1,8 +1,10 @@
 """The settings model: one pydantic-settings class (env prefix `OPENMONO_`) with nested sections.
 
-Nested keys come from the environment with a single `_` split after the prefix, so
-`OPENMONO_LLM_API_KEY` sets `llm.api_key` and `OPENMONO_MAX_ITERATIONS` sets `max_iterations`.
-Booleans accept JSON booleans and the strings 1/true/yes/on and 0/false/no/off (pydantic lax).
+Nested keys come from the environment (and the env file, read the same way) with a single `_`
+split after the prefix, so `OPENMONO_LLM_API_KEY` sets `llm.api_key` and
+`OPENMONO_MAX_ITERATIONS` sets `max_iterations`. Booleans accept JSON booleans and the strings
+1/true/yes/on and 0/false/no/off (pydantic lax). Where each value comes from, in which order:
+`openmono.config._environ`.
 """
 
 from __future__ import annotations
@@ -10,6 +12,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Literal
 
+from openmono_contracts.facts import ACP_PORT, DEFAULT_DATA_DIR, GATEWAY_PORT, LOOPBACK
 from pydantic import (
     BaseModel,
     ConfigDict,
@@ -42,7 +45,8 @@ class LLMSettings(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    endpoint: str = "http://127.0.0.1:47480"
+    # follows GATEWAY_PORT when that is set (environment or env file): `_layers` says how
+    endpoint: str = f"http://{LOOPBACK}:{GATEWAY_PORT}"
     api_key: SecretStr | None = None
     model: str | None = None
     connect_timeout_s: float = Field(default=10.0, gt=0)
@@ -156,7 +160,7 @@ class AcpSettings(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     host: str = "127.0.0.1"
-    port: int = Field(default=7475, ge=0, le=65535)
+    port: int = Field(default=ACP_PORT, ge=0, le=65535)
     token: SecretStr | None = None
     # auto: HTTPS (a self-signed certificate, acp/_tls.py) whenever `host` is beyond loopback;
     # on: HTTPS on loopback too (e.g. when a local tunnel carries the port elsewhere)
@@ -187,7 +191,7 @@ class Settings(BaseSettings):
     permissions: PermissionSettings = Field(default_factory=PermissionSettings)
     max_iterations: int = Field(default=50, ge=1)
     tool_timeout_s: float = Field(default=120.0, gt=0, le=3600)
-    data_dir: Path = Path("~/.openmono")
+    data_dir: Path = Path(DEFAULT_DATA_DIR)
     broker_url: str | None = None
     # the gateway's CA, as `openmono setup join` prints it (OPENMONO_GATEWAY_CA): inline PEM or a
     # file path; every gateway connection (LLM, /services, web tools) is verified against it alone
@@ -220,10 +224,6 @@ class Settings(BaseSettings):
         dotenv_settings: PydanticBaseSettingsSource,
         file_secret_settings: PydanticBaseSettingsSource,
     ) -> tuple[PydanticBaseSettingsSource, ...]:
-        # Highest first: flags (init kwargs) > OPENMONO_* env > LLAMA_API_KEY > the merged files.
-        return (
-            init_settings,
-            env_settings,
-            _layers.LlamaKeySource(settings_cls),
-            _layers.FileLayersSource(settings_cls),
-        )
+        # Highest first: flags (init kwargs) > the environment > the env file > the settings
+        # files > the defaults (the endpoint's follows GATEWAY_PORT).
+        return (init_settings, *(source for _, source in _layers.agent_sources(settings_cls)))

@@ -9,7 +9,6 @@ executor is an error, never a silent fallback to running tools locally.
 from __future__ import annotations
 
 import importlib
-import os
 from pathlib import Path
 from typing import Protocol
 
@@ -32,7 +31,7 @@ class ExecutorSettings(Protocol):
 
 def select_executor(settings: ExecutorSettings) -> Executor:
     """The executor the agent should use for these settings."""
-    broker = settings.broker_url or os.environ.get("OPENMONO_BROKER_URL") or None
+    broker = settings.broker_url or None  # OPENMONO_BROKER_URL, resolved with every setting
     if not broker:
         return LocalExecutor(WorkerSettings(data_dir=settings.data_dir))
     try:

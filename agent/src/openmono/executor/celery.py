@@ -25,7 +25,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import os
 import time
 import uuid
 from dataclasses import dataclass, field
@@ -182,7 +181,7 @@ class CeleryExecutor:
 
     @classmethod
     def from_settings(cls, settings: ExecutorSettings) -> CeleryExecutor:
-        broker = settings.broker_url or os.environ.get("OPENMONO_BROKER_URL")
+        broker = settings.broker_url
         if not broker:
             raise ValueError("CeleryExecutor needs a broker URL (OPENMONO_BROKER_URL)")
         return cls(broker)

@@ -1,5 +1,10 @@
-"""Bring the services up after `openmono setup`: compose where a Docker engine answers, else the
-native stack (DESIGN.md §9). Either way the gateway is (re)started so it reads the new `.env`.
+"""Bring the services up after `openmono setup`: the stack that runs already, else compose where
+a Docker engine answers, else the native stack (DESIGN.md §9). Either way the gateway is
+(re)started so it reads the new `.env`.
+
+`pick()` decides for `--via auto` and says what it found (a running native gateway and its pid, a
+running compose gateway, a Docker engine that answers or none), so every message names the fact
+the choice rests on.
 """
 
 from __future__ import annotations
@@ -72,20 +77,76 @@ def compose_command(root: Path, env_file: Path, profile: str) -> list[str]:
 
 
 @dataclass(frozen=True)
+class Choice:
+    """Which stack `--via` means here, and the fact that decided it."""
+
+    mode: Literal["compose", "native"]
+    why: str
+
+
+def compose_base(root: Path, env_file: Path) -> list[str]:
+    """`docker compose --env-file ... -f ...` with no subcommand."""
+    return compose_command(root, env_file, "server")[:-4]
+
+
+def compose_gateway_runs(root: Path, env_file: Path) -> bool:
+    """True when this checkout's compose project has a running gateway (its caddy)."""
+    command = [*compose_base(root, env_file), "ps", "--status", "running", "-q", "caddy"]
+    try:
+        done = subprocess.run(
+            command,
+            capture_output=True,
+            text=True,
+            timeout=_DOCKER_INFO_TIMEOUT_S,
+            start_new_session=True,
+            check=False,
+        )
+    except (OSError, subprocess.TimeoutExpired):
+        return False
+    return done.returncode == 0 and bool(done.stdout.strip())
+
+
+def native_gateway_pid(root: Path) -> int | None:
+    """The pid of this checkout's native gateway when it runs (started by `openmono up`)."""
+    from openmono.stack import runner
+    from openmono.stack.services import GATEWAY, Context
+    from openmono.stack.settings import load_settings
+
+    return runner.running_pid(Context(root, load_settings(root)), GATEWAY)
+
+
+def pick(root: Path, env_file: Path, via: str) -> Choice:
+    """compose or native for `via`: as named, else the stack whose gateway runs, else compose when
+    a Docker engine answers, else native."""
+    if via in ("compose", "native"):
+        return Choice(via, f"--via {via}")  # type: ignore[arg-type]
+    pid = native_gateway_pid(root)
+    if pid is not None:
+        return Choice("native", f"the native gateway runs (pid {pid})")
+    if not docker_answers():
+        return Choice("native", "no gateway runs and no Docker engine answers")
+    if compose_gateway_runs(root, env_file):
+        return Choice("compose", "the compose gateway runs")
+    return Choice("compose", "no gateway runs and a Docker engine answers")
+
+
+@dataclass(frozen=True)
 class BringUp:
     """How the services will be started (`mode` none: `--no-start`)."""
 
     mode: StartWith
     profile: str
     command: list[str]
+    why: str = ""
 
     def describe(self) -> str:
         """What is started, after the verb "start"."""
         if self.mode == "none":
             return "nothing (--no-start)"
+        because = f" ({self.why})" if self.why else ""
         if self.mode == "compose":
-            return "with compose: " + " ".join(self.command)
-        return "the native stack (no Docker engine answers): gateway restarted, `openmono up`"
+            return f"with compose{because}: " + " ".join(self.command)
+        return f"the native stack{because}: gateway restarted, `openmono up`"
 
 
 def run_compose(bring: BringUp, say: Say) -> None:

@@ -1,39 +1,42 @@
 """`openmono setup gateway|search|scraper`: what to change, then change it.
 
-Steps: 1. `.env`: generate `LLAMA_API_KEY` and `SEARXNG_SECRET` when missing, switch
-`WEB_SEARCH_ENABLED` / `WEB_SCRAPE_ENABLED` on  2. frpc: point an existing config's gateway proxy
-at the gateway  3. agent settings: `web.gateway`, the key, and no stale explicit "off" switch
-4. start: compose or the native stack. `plan()` computes all of it without touching anything
-(that is `--dry-run`); `apply()` performs it. Running it twice changes nothing the second time.
-Secrets are never printed.
+Steps: 1. `.env`: generate the secrets when missing, switch `WEB_SEARCH_ENABLED` /
+`WEB_SCRAPE_ENABLED` on (in the file, so every later start keeps it)  2. frpc: keep a generated
+config's gateway proxy on the gateway's HTTPS port  3. agent settings: `web.gateway`, the key, and
+no stale explicit "off" switch  4. start: the stack that runs, else compose or native (`pick`).
+`plan()` computes all of it without touching anything (that is `--dry-run`); `apply()` performs
+it. Running it twice changes nothing the second time. Secrets are never printed; tracked files
+of the checkout are never written (the frpc config `openmono tunnel config` generates is ignored
+by git).
 """
 
 from __future__ import annotations
 
-import os
 import secrets
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
+from openmono_contracts.facts import GENERATED_SECRETS, LOOPBACK, parse_switch
+
 from openmono.config import ConfigError, read_settings_file, set_value, user_settings_file
 from openmono.setup import frpc
-from openmono.setup._bringup import PROFILES, BringUp, Say, docker_answers
+from openmono.setup._bringup import PROFILES, BringUp, Say, pick
 from openmono.setup._bringup import compose_command as _compose_command
 from openmono.setup._errors import SetupError
 from openmono.stack.envfile import (
-    GENERATED_SECRETS,
     ensure_compose_env,
     is_placeholder,
     read_env,
     set_env,
     write_private,
 )
+from openmono.stack.errors import StackError
+from openmono.stack.settings import StackSettings, load_settings
 
 Target = Literal["gateway", "search", "scraper"]
 Via = Literal["auto", "compose", "native"]
-SECRET_KEYS = frozenset({"LLAMA_API_KEY", "SEARXNG_SECRET"})
-DEFAULT_GATEWAY_PORT = 47480
+SWITCHES = {"search": "WEB_SEARCH_ENABLED", "scraper": "WEB_SCRAPE_ENABLED"}
 _MASK = "********"
 
 
@@ -91,31 +94,60 @@ def _env_plan(target: Target, current: dict[str, str], plan: Plan) -> None:
             wanted[key] = secrets.token_urlsafe(32)
             why = "placeholder" if current.get(key, "").strip() else "missing"
             plan.env_notes.append(f"generate {key} ({why})")
-    switch = {"search": "WEB_SEARCH_ENABLED", "scraper": "WEB_SCRAPE_ENABLED"}.get(target)
-    if switch and current.get(switch, "").strip().lower() != "true":
+    switch = SWITCHES.get(target)
+    if switch and _switched_on(current.get(switch, "")) is not True:
         wanted[switch] = "true"
         plan.env_notes.append(f"set {switch}=true (was {current.get(switch) or 'unset'})")
     plan.env_set = wanted
 
 
-def _gateway_port(current: dict[str, str]) -> int:
-    raw = os.environ.get("GATEWAY_PORT") or current.get("GATEWAY_PORT") or ""
+def _switched_on(raw: str) -> bool | None:
     try:
-        return int(raw) if raw.strip() else DEFAULT_GATEWAY_PORT
-    except ValueError as exc:
-        raise SetupError(f"GATEWAY_PORT={raw!r} is not a port number") from exc
+        return parse_switch(raw)
+    except ValueError:
+        return None  # not a switch at all: setting it to true repairs it
 
 
-def _frpc_plan(path: Path, target: tuple[str, int], plan: Plan) -> None:
+def _stack_settings() -> StackSettings:
+    try:
+        return load_settings()
+    except StackError as exc:
+        raise SetupError(str(exc)) from exc
+
+
+def _frpc_plan(path: Path, stack: StackSettings, mode: str, plan: Plan) -> None:
+    """A generated frpc config stays on the gateway's HTTPS port. frpc on the host (127.0.0.1)
+    follows GATEWAY_TLS_PORT; frpc in compose (caddy:8443) has nothing to follow. Which side frpc
+    runs on is `openmono tunnel config`'s choice (--compose/--host), never setup's: a stack started
+    on the other side is named in a note instead."""
     plan.frpc_file = path
     doc = frpc.load(path)
+    proxy = frpc.gateway_proxy(doc)
+    ip, port = proxy.get("localIP"), proxy.get("localPort")
+    if ip == frpc.COMPOSE_TARGET[0]:
+        plan.frpc_note = f"frpc in compose, at the gateway {ip}:{port}: unchanged"
+        if mode == "native":
+            plan.warnings.append(
+                f"{path} tunnels to the compose gateway ({ip}:{port}), but the native stack is "
+                "started: run frpc on the host with `openmono tunnel config --host ...`"
+            )
+        return
+    target = (LOOPBACK, stack.gateway_tls_port)
+    if ip != LOOPBACK:
+        plan.frpc_note = f"tunnels to {ip}:{port} (another host): unchanged"
+        return
     updated, changed = frpc.retarget(doc, *target)
     where = f"{target[0]}:{target[1]}"
     if changed:
         plan.frpc_doc = updated
-        plan.frpc_note = f"point proxy {frpc.PROXY_NAME!r} at the gateway, {where}"
+        plan.frpc_note = f"point proxy {frpc.PROXY_NAME!r} at the gateway's HTTPS port, {where}"
     else:
         plan.frpc_note = f"already points at the gateway, {where}"
+    if mode == "compose":
+        plan.warnings.append(
+            f"{path} tunnels from the host ({where}); compose's frpc needs "
+            "`openmono tunnel config --compose ...`"
+        )
 
 
 def _lookup(data: dict[str, Any], dotted: str) -> Any:
@@ -132,7 +164,7 @@ def _settings_plan(target: Target, port: int, key: str | None, plan: Plan) -> No
         current = read_settings_file(plan.settings_file)
     except ConfigError as exc:
         raise SetupError(str(exc)) from exc
-    wanted: dict[str, Any] = {"web.gateway": f"http://127.0.0.1:{port}"}
+    wanted: dict[str, Any] = {"web.gateway": f"http://{LOOPBACK}:{port}"}
     if key:
         wanted["llm.api_key"] = key
     # A stale explicit "off" would keep the agent off the service this command just enabled;
@@ -158,26 +190,25 @@ def plan(
     result = Plan(target=target, root=root, env_file=env_file)
     current = read_env(env_file)
     _env_plan(target, current, result)
-    port = _gateway_port(current)
+    stack = _stack_settings()
     mode = "none"
     if start:
         if root is None:
             raise SetupError("starting services needs an OpenMono checkout (or use --no-start)")
-        mode = via if via != "auto" else ("compose" if docker_answers() else "native")
-    if mode == "compose" and root is not None:
-        command = _compose_command(root, env_file, PROFILES[target])
-        result.bring_up = BringUp("compose", PROFILES[target], command)
-    elif mode == "native":
-        result.bring_up = BringUp("native", PROFILES[target], [])
-    # frpc's view of the gateway's HTTPS port: compose's service name, or the native stack's.
-    compose_side = mode == "compose" or (not start and via == "compose")
+        choice = pick(root, env_file, via)
+        mode = choice.mode
+        if mode == "compose":
+            command = _compose_command(root, env_file, PROFILES[target])
+            result.bring_up = BringUp("compose", PROFILES[target], command, choice.why)
+        else:
+            result.bring_up = BringUp("native", PROFILES[target], [], choice.why)
+    elif via != "auto":
+        mode = via
     if frpc_file is not None and frpc_file.is_file():
-        native = ("127.0.0.1", frpc.native_tls_port(current, dict(os.environ)))
-        _frpc_plan(frpc_file, frpc.COMPOSE_TARGET if compose_side else native, result)
+        _frpc_plan(frpc_file, stack, mode, result)
     key = current.get("LLAMA_API_KEY") or result.env_set.get("LLAMA_API_KEY")
-    _settings_plan(target, port, key, result)
-    searxng = os.environ.get("SEARXNG_UPSTREAM") or current.get("SEARXNG_UPSTREAM")
-    if target == "search" and mode == "native" and not searxng:
+    _settings_plan(target, stack.gateway_port, key, result)
+    if target == "search" and mode == "native" and not stack.searxng_upstream.strip():
         result.warnings.append(
             "the native stack runs no SearXNG itself: set SEARXNG_UPSTREAM (host:port of a "
             "running SearXNG) in the .env; until then /services says search=false and the "

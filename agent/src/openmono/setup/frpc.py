@@ -5,7 +5,8 @@ listener (inside compose: `caddy:8443`; the native stack: `127.0.0.1:GATEWAY_TLS
 relay only ever carries the gateway's own TLS, end to end with the agent. TLS to frps is on too.
 The token is not written into the file by default: the file says `{{ .Envs.FRP_AUTH_TOKEN }}`
 (frp renders templates from the environment) and the token itself goes into `compose/.env`, mode
-0600, so the TOML can live in the checkout without a secret in it.
+0600. The generated file is `frpc/frpc.toml` of the checkout (ignored by git, like
+`compose/.env`; `frpc/frpc.example.toml` is the tracked example), or `OPENMONO_FRPC_CONFIG`.
 
 No frp binary can be had on the build machine: the output is validated by parsing (`check`).
 """
@@ -17,6 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from openmono.config import current_environ
 from openmono.setup._errors import SetupError
 from openmono.setup._toml import dumps
 from openmono.stack.envfile import write_private
@@ -26,7 +28,7 @@ TOKEN_ENV = "FRP_AUTH_TOKEN"  # noqa: S105 -- the variable's name, not a token
 TOKEN_TEMPLATE = "{{ .Envs." + TOKEN_ENV + " }}"
 # Inside the compose project frpc reaches the gateway by service name on its HTTPS container port.
 COMPOSE_TARGET = ("caddy", 8443)
-DEFAULT_NATIVE_TLS_PORT = 47443
+CONFIG_ENV = "OPENMONO_FRPC_CONFIG"
 HEADER = (
     "# frpc configuration written by `openmono tunnel config` (see frpc/README.md).\n"
     "# One tcp proxy: the relay's remotePort -> the OpenMono gateway's HTTPS port. Nothing else\n"
@@ -47,13 +49,12 @@ class TunnelSpec:
     token: str | None = None  # None: the file reads the token from the environment
 
 
-def native_tls_port(env: dict[str, str], environ: dict[str, str]) -> int:
-    """The native gateway's HTTPS port: GATEWAY_TLS_PORT from the environment, else `.env`."""
-    raw = environ.get("GATEWAY_TLS_PORT") or env.get("GATEWAY_TLS_PORT") or ""
-    try:
-        return int(raw) if raw.strip() else DEFAULT_NATIVE_TLS_PORT
-    except ValueError as exc:
-        raise SetupError(f"GATEWAY_TLS_PORT={raw!r} is not a port number") from exc
+def config_path(root: Path | None) -> Path | None:
+    """The generated frpc config: `OPENMONO_FRPC_CONFIG`, else `<root>/frpc/frpc.toml`."""
+    named = current_environ().get(CONFIG_ENV)
+    if named:
+        return Path(named).expanduser()
+    return root / "frpc" / "frpc.toml" if root is not None else None
 
 
 def _port(value: int, what: str) -> int:

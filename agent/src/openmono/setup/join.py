@@ -68,11 +68,9 @@ def _compose_ca(root: Path, env_file: Path) -> str | None:
 
 
 def _native_running(root: Path) -> bool:
-    from openmono.stack import runner
-    from openmono.stack.services import GATEWAY, Context
-    from openmono.stack.settings import load_settings
+    from openmono.setup._bringup import native_gateway_pid
 
-    return runner.is_running(Context(root, load_settings(root)), GATEWAY)
+    return native_gateway_pid(root) is not None
 
 
 def _stack_ca(root: Path, env_file: Path, via: str) -> str:
@@ -146,16 +144,49 @@ def join(
     return join_lines(url, key, ca)
 
 
-def reload_mode(root: Path, via: str) -> str:
+def reload_mode(root: Path, env_file: Path, via: str) -> tuple[str, str]:
     """compose or native: what `--via auto` means here (a running native gateway wins, then a
-    Docker engine that answers)."""
-    if via != "auto":
-        return via
-    from openmono.setup._bringup import docker_answers
+    running compose one, then a Docker engine that answers), and the fact that decided it."""
+    from openmono.setup._bringup import pick
 
-    if _native_running(root):
-        return "native"
-    return "compose" if docker_answers() else "native"
+    choice = pick(root, env_file, via)
+    return choice.mode, choice.why
+
+
+def rotation_lines(root: Path | None, env_file: Path, via: str, why: str) -> list[str]:
+    """What `rotate_key` would do, for `--dry-run` (reads, never writes or restarts)."""
+    from openmono.config import ConfigError, read_settings_file, user_settings_file
+
+    out = [
+        "openmono setup gateway --rotate-key (dry run: nothing changes)",
+        f"  would write a new LLAMA_API_KEY into {env_file} (mode 0600)",
+    ]
+    path = user_settings_file()
+    try:
+        llm = read_settings_file(path).get("llm")
+    except ConfigError:
+        llm = None
+    if isinstance(llm, dict) and llm.get("api_key"):
+        out.append(f"  would update llm.api_key in {path}")
+    if root is None:
+        out.append("  no OpenMono checkout here: the gateway would have to be restarted by hand")
+        return out
+    if via == "compose":
+        env = read_env(env_file)
+        if not (env.get("LLAMA_UPSTREAM") or env.get("LLAMA_UPSTREAM_KEY")):
+            out.append(
+                "  would generate LLAMA_UPSTREAM_KEY (llama-server's own key): llama-server "
+                "would restart once"
+            )
+        out.append(f"  would recreate the compose gateway ({why})")
+    elif _native_running(root):
+        out.append(f"  would restart the native gateway ({why}): the old key stops working")
+    else:
+        out.append(
+            f"  the native gateway does not run ({why}): the new key would apply at the "
+            "next `openmono up`"
+        )
+    return out
 
 
 def rotate_key(root: Path | None, env_file: Path, via: str, say: Say) -> str:

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import argparse
 import importlib.util
-import os
 import signal
 import sys
 import threading
@@ -54,19 +53,29 @@ def resolve_model(model: str | None) -> Path:
 
 
 def _parse(argv: list[str] | None) -> argparse.Namespace:
+    # defaults: the stack's settings (LLAMA_MODEL, LLAMA_API_KEY, ... as every command reads them)
+    from openmono.stack.settings import load_settings
+
+    s = load_settings()
     ap = argparse.ArgumentParser(prog="openmono-llama-server", description=__doc__)
     ap.add_argument("--host", default="127.0.0.1")
     ap.add_argument("--port", type=int, required=True)
-    ap.add_argument("--model", default=os.environ.get("LLAMA_MODEL") or None)
-    ap.add_argument("--api-key", default=os.environ.get("LLAMA_API_KEY", ""))
-    ap.add_argument("--ctx-size", type=int, default=int(os.environ.get("LLAMA_CTX_SIZE", "8192")))
-    ap.add_argument("--parallel", type=int, default=int(os.environ.get("LLAMA_PARALLEL", "1")))
-    ap.add_argument("--threads", type=int, default=int(os.environ.get("LLAMA_THREADS", "0")))
+    ap.add_argument("--model", default=s.llama_model or None)
+    ap.add_argument("--api-key", default=s.llama_api_key.get_secret_value())
+    ap.add_argument("--ctx-size", type=int, default=s.llama_ctx_size)
+    ap.add_argument("--parallel", type=int, default=s.llama_parallel)
+    ap.add_argument("--threads", type=int, default=s.llama_threads)
     return ap.parse_args(argv)
 
 
 def main(argv: list[str] | None = None) -> int:
-    args = _parse(argv)
+    from openmono.stack.errors import StackError
+
+    try:
+        args = _parse(argv)
+    except StackError as exc:
+        print(f"llama-server: {exc}", file=sys.stderr)
+        return 2
     try:
         model = resolve_model(args.model)
     except ModelNotFoundError as exc:

@@ -40,14 +40,16 @@ class Row:
     detail: str
 
 
-def _running_pid(ctx: Context, spec: ServiceSpec) -> int | None:
+def running_pid(ctx: Context, spec: ServiceSpec) -> int | None:
+    """The pid of this stack's `spec` process while it runs (its pid file names a live process of
+    ours), else None."""
     record = read_pidfile(ctx.pidfile(spec.name))
     return record.pid if record and is_ours_and_alive(record) else None
 
 
 def is_running(ctx: Context, spec: ServiceSpec) -> bool:
     """Whether this stack's `spec` process is alive (its pid file names a live process of ours)."""
-    return _running_pid(ctx, spec) is not None
+    return running_pid(ctx, spec) is not None
 
 
 def enabled_services(ctx: Context) -> list[ServiceSpec]:
@@ -84,7 +86,7 @@ def up(ctx: Context, say: Say) -> None:
     started: list[ServiceSpec] = []
     for i, spec in enumerate(specs, 1):
         label = f"[{i}/{len(specs)}] {spec.name:<13}"
-        pid = _running_pid(ctx, spec)
+        pid = running_pid(ctx, spec)
         if pid is not None:
             say(f"{label} already running (pid {pid}) on {spec.address(ctx.settings)}")
             continue
@@ -198,7 +200,7 @@ def status(ctx: Context) -> list[Row]:
     """One row per service that is enabled or still running."""
     rows: list[Row] = []
     for spec in SERVICES:
-        pid = _running_pid(ctx, spec)
+        pid = running_pid(ctx, spec)
         if not spec.enabled(ctx.settings) and pid is None:
             continue
         health = spec.probe(ctx).check() if pid is not None else Health(False, "not running")

@@ -1,40 +1,38 @@
-"""Settings of the native stack: the same names as `compose/.env`, overridable from the environment.
+"""Settings of the native stack: the same names as `compose/.env`, resolved as every command
+resolves them (`openmono.config`): environment > the env file > defaults.
 
-Precedence: process environment > `compose/.env` of the project > defaults. Two stacks can run side
-by
-side by giving them other ports and another `OPENMONO_DATA_DIR`.
+In the env file an empty value is "not set"; a switch (`WEB_SEARCH_ENABLED`,
+`WEB_SCRAPE_ENABLED`) that is not set means "on where the service is deployed": search when
+`SEARXNG_UPSTREAM` names a SearXNG (the native stack runs none itself), scrape when
+`SCRAPE_UPSTREAM` names a scrape service. `WEB_SCRAPE_ENABLED=true` makes the stack start its
+own. Two stacks can run side by side by giving them other ports and another `OPENMONO_DATA_DIR`.
 """
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
+from typing import Any
 from urllib.parse import urlsplit
 
-from pydantic import Field, SecretStr
-from pydantic_settings import BaseSettings, SettingsConfigDict
+from openmono_contracts import facts
+from pydantic import Field, SecretStr, ValidationError, field_validator
+from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict
 
+from openmono.config import ConfigError, current_environ, env_file_of, settings_sources
 from openmono.stack.errors import StackError
 
-TRUTHY = frozenset({"1", "true", "yes", "on"})
+
+def find_project_root() -> Path:
+    """The checkout holding `caddy/Caddyfile` (`OPENMONO_ROOT`, the installed one, or the cwd's)."""
+    try:
+        return current_environ().require_checkout()
+    except ConfigError as exc:
+        raise StackError(str(exc)) from exc
 
 
-def find_project_root(start: Path | None = None) -> Path:
-    """The checkout holding `caddy/Caddyfile`: `OPENMONO_ROOT`, else the cwd or a parent of it."""
-    env = os.environ.get("OPENMONO_ROOT")
-    if env:
-        root = Path(env).expanduser().resolve()
-        if (root / "caddy" / "Caddyfile").is_file():
-            return root
-        raise StackError(f"OPENMONO_ROOT={env} holds no caddy/Caddyfile")
-    here = (start or Path.cwd()).resolve()
-    for folder in (here, *here.parents):
-        if (folder / "caddy" / "Caddyfile").is_file():
-            return folder
-    raise StackError(
-        "the native stack runs from an OpenMono checkout: cd into it or set OPENMONO_ROOT "
-        "(no caddy/Caddyfile found here or above)"
-    )
+def env_file_path(root: Path) -> Path:
+    """The stack's `.env`: `OPENMONO_ENV_FILE` if set, else `<root>/compose/.env`."""
+    return env_file_of(current_environ().process, root) or root / "compose" / ".env"
 
 
 class StackSettings(BaseSettings):
@@ -42,16 +40,16 @@ class StackSettings(BaseSettings):
 
     model_config = SettingsConfigDict(extra="ignore", case_sensitive=False)
 
-    gateway_port: int = Field(default=47480, ge=1, le=65535)
+    gateway_port: int = Field(default=facts.GATEWAY_PORT, ge=1, le=65535)
     # HTTPS listener (Caddy's internal CA unless GATEWAY_TLS_MODE says otherwise): what frpc tunnels
-    gateway_tls_port: int = Field(default=47443, ge=1, le=65535)
+    gateway_tls_port: int = Field(default=facts.GATEWAY_TLS_PORT, ge=1, le=65535)
     gateway_tls_mode: str = "internal"
     gateway_tls_domain: str = ""
     gateway_tls_cert: str = ""
     gateway_tls_key: str = ""
-    llama_port: int = Field(default=7474, ge=1, le=65535)
-    scrape_port: int = Field(default=5000, ge=1, le=65535)
-    redis_port: int = Field(default=6379, ge=1, le=65535)
+    llama_port: int = Field(default=facts.LLAMA_PORT, ge=1, le=65535)
+    scrape_port: int = Field(default=facts.SCRAPE_PORT, ge=1, le=65535)
+    redis_port: int = Field(default=facts.REDIS_PORT, ge=1, le=65535)
     llama_api_key: SecretStr = SecretStr("")
     # the key llama-server itself checks; the gateway swaps it in (stack/tls.py says why)
     llama_upstream_key: SecretStr = SecretStr("")
@@ -63,14 +61,32 @@ class StackSettings(BaseSettings):
     # 8192: SmolLM2 is trained for it, and the full tool catalogue needs ~2,900 tokens of it
     llama_ctx_size: int = Field(default=8192, ge=256)
     llama_parallel: int = Field(default=1, ge=1)
+    # 0: llama.cpp's own choice
+    llama_threads: int = Field(default=0, ge=0)
     searxng_upstream: str = ""
     scrape_upstream: str = ""
-    # on by default: /services still says false for a service that does not answer
-    web_search_enabled: str = "true"
-    web_scrape_enabled: str = "true"
+    # None: on where the service is deployed (the module docstring says what that means here)
+    web_search_enabled: bool | None = None
+    web_scrape_enabled: bool | None = None
     scrape_allow_cidrs: str = ""
     openmono_broker_url: str = ""
-    openmono_data_dir: Path = Path("~/.openmono")
+    openmono_data_dir: Path = Path(facts.DEFAULT_DATA_DIR)
+
+    @field_validator("web_search_enabled", "web_scrape_enabled", mode="before")
+    @classmethod
+    def _switch(cls, value: Any) -> bool | None:
+        return facts.parse_switch(value)
+
+    @classmethod
+    def settings_customise_sources(
+        cls,
+        settings_cls: type[BaseSettings],
+        init_settings: PydanticBaseSettingsSource,
+        env_settings: PydanticBaseSettingsSource,
+        dotenv_settings: PydanticBaseSettingsSource,
+        file_secret_settings: PydanticBaseSettingsSource,
+    ) -> tuple[PydanticBaseSettingsSource, ...]:
+        return (init_settings, *(source for _, source in settings_sources(settings_cls)))
 
     @property
     def data_dir(self) -> Path:
@@ -95,25 +111,44 @@ class StackSettings(BaseSettings):
                 value = value.get_secret_value()
             elif isinstance(value, Path):
                 value = value.expanduser()  # children may not expand `~` themselves
-            out[name.upper()] = str(value)
+            elif isinstance(value, bool):
+                value = "true" if value else "false"
+            out[name.upper()] = "" if value is None else str(value)
         return out
 
     @property
     def search_enabled(self) -> bool:
-        return self.web_search_enabled.strip().lower() in TRUTHY
+        """Search is offered: switched on, or not switched and a SearXNG is named."""
+        if self.web_search_enabled is not None:
+            return self.web_search_enabled
+        return bool(self.searxng_upstream.strip())
 
     @property
     def scrape_enabled(self) -> bool:
-        return self.web_scrape_enabled.strip().lower() in TRUTHY
+        """Scrape is offered: switched on, or not switched and a scrape service is named."""
+        if self.web_scrape_enabled is not None:
+            return self.web_scrape_enabled
+        return bool(self.scrape_upstream.strip())
 
 
-def env_file_path(root: Path) -> Path:
-    """The stack's `.env`: `OPENMONO_ENV_FILE` if set, else `<root>/compose/.env`."""
-    override = os.environ.get("OPENMONO_ENV_FILE")
-    return Path(override).expanduser() if override else root / "compose" / ".env"
+def load_settings(root: Path | None = None) -> StackSettings:
+    """The stack's settings, from the environment, then its `.env` (`root` is kept for callers
+    that name the checkout; the env file is the one every command reads)."""
+    del root
+    try:
+        return StackSettings()
+    except ValidationError as exc:
+        raise StackError(_invalid(exc)) from exc
 
 
-def load_settings(root: Path) -> StackSettings:
-    """Settings from the environment, then the stack's `.env` (if present)."""
-    env_file = env_file_path(root)
-    return StackSettings(_env_file=env_file if env_file.is_file() else None)
+def _invalid(exc: ValidationError) -> str:
+    """One line per bad value: its name, the value (unless secret), where it came from, why."""
+    environ = current_environ()
+    lines = []
+    for error in exc.errors():
+        name = str(error["loc"][0]).upper() if error["loc"] else "?"
+        shown = "********" if name in facts.SECRET_NAMES else repr(error.get("input"))
+        why = str(error["msg"]).replace("Input should be", "not").replace("Value error, ", "")
+        lines.append(f"{name}={shown} ({environ.origin(name) or 'default'}): {why}")
+    where = f" (env file: {environ.file_path})" if environ.file_path else ""
+    return "invalid stack settings" + where + ":\n  " + "\n  ".join(lines)

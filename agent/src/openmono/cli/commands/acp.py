@@ -2,8 +2,9 @@
 
 Both take the root options (`--allow`, `--yolo`, `--mode`, `--config`, `--endpoint`, ...). `serve`
 binds 127.0.0.1 unless `--host` / `acp.host` says otherwise, and always wants a bearer token:
-`--token`, `acp.token` / `OPENMONO_ACP_TOKEN`, or else one is generated and written (mode 0600) to
-`<data dir>/acp-token`. Bound beyond loopback it serves HTTPS with a self-signed certificate made
+`--token`, else `OPENMONO_ACP_TOKEN` (`acp.token`) from the environment, the env file or the
+settings, else one is generated into the env file (`compose/.env`, mode 0600): the one token compose
+gives its agent too. Bound beyond loopback it serves HTTPS with a self-signed certificate made
 once under `<data dir>/acp-tls/` (its path and SHA-256 pin are logged for the client); `acp.tls=on`
 does the same on loopback, `--insecure-http` keeps plain HTTP.
 """
@@ -49,4 +50,8 @@ def serve(opts: RunOptions, acp_port: int | None, host: str | None, token: str |
         click.echo(f"openmono: {exc}", err=True)
         raise SystemExit(EXIT_CONFIG) from exc
     logging.basicConfig(level=logging.INFO, format="openmono serve: %(message)s")
-    run_server(opts, settings, host=host, port=acp_port, token=token)
+    try:
+        run_server(opts, settings, host=host, port=acp_port, token=token)
+    except ConfigError as exc:
+        click.echo(f"openmono: {exc}", err=True)
+        raise SystemExit(EXIT_CONFIG) from exc

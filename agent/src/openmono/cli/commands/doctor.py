@@ -106,7 +106,7 @@ async def _endpoint_checks(settings: Settings) -> list[Check]:
 
 
 def _broker_check(settings: Settings) -> Check:
-    url = settings.broker_url or os.environ.get("OPENMONO_BROKER_URL")
+    url = settings.broker_url
     if not url:
         return Check("broker", "info", "none configured: tools run in-process")
     parts = urlsplit(url)
@@ -177,7 +177,7 @@ async def _workers_check(settings: Settings, workspace: Path) -> Check:
     # Which workers consume this workspace's queue (docs/worker.md "Several workers").
     from openmono.executor.celery import route_report
 
-    url = settings.broker_url or os.environ.get("OPENMONO_BROKER_URL") or ""
+    url = settings.broker_url or ""
     ok, detail = await route_report(url, workspace)
     return Check("workers", "pass" if ok else "fail", detail)
 

@@ -2,39 +2,26 @@
 
 from __future__ import annotations
 
-import os
 import sys
 from pathlib import Path
 
 import click
 
+from openmono.config import current_environ
 from openmono.setup import SetupError, Target, Via, apply, plan
-from openmono.stack.errors import StackError
-from openmono.stack.settings import env_file_path, find_project_root
+from openmono.setup.frpc import config_path as frpc_file
 
 
 def _root() -> Path | None:
-    try:
-        return find_project_root()
-    except StackError:
-        return None
+    return current_environ().checkout
 
 
 def _env_file(root: Path | None) -> Path:
-    if root is not None:
-        return env_file_path(root)
-    override = os.environ.get("OPENMONO_ENV_FILE")
-    if override:
-        return Path(override).expanduser()
-    raise SetupError("no OpenMono checkout here: cd into one, or set OPENMONO_ROOT")
-
-
-def frpc_file(root: Path | None) -> Path | None:
-    """`OPENMONO_FRPC_CONFIG`, else `<root>/frpc/frpc.toml`."""
-    override = os.environ.get("OPENMONO_FRPC_CONFIG")
-    if override:
-        return Path(override).expanduser()
-    return root / "frpc" / "frpc.toml" if root is not None else None
+    del root  # the env file every command reads (OPENMONO_ENV_FILE, else the checkout's)
+    env = current_environ()
+    if env.file_path is None:
+        raise SetupError(env.checkout_problem)
+    return env.file_path
 
 
 def _run(target: Target, dry_run: bool, no_start: bool, via: Via) -> None:
@@ -90,19 +77,23 @@ def gateway(
 ) -> None:
     """The gateway and the LLM behind it (generates LLAMA_API_KEY when missing)."""
     if rotate_key:
-        _rotate(via, relay_url)
+        _rotate(via, relay_url, dry_run)
         return
     _run("gateway", dry_run, no_start, via)
 
 
-def _rotate(via: Via, relay_url: str | None) -> None:
+def _rotate(via: Via, relay_url: str | None, dry_run: bool) -> None:
     from openmono.setup import join as joining
     from openmono.stack.envfile import read_env
 
     try:
         root = _root()
         env_file = _env_file(root)
-        mode = joining.reload_mode(root, via) if root is not None else via
+        mode, why = joining.reload_mode(root, env_file, via) if root is not None else (via, via)
+        if dry_run:
+            for line in joining.rotation_lines(root, env_file, mode, why):
+                click.echo(line)
+            return
         joining.rotate_key(root, env_file, mode, click.echo)
         url = relay_url or read_env(env_file).get(joining.RELAY_URL_ENV)
         if not url:
@@ -172,21 +163,20 @@ def model(force: bool) -> None:
     MODELS_DIR/LLAMA_MODEL_FILE of the .env (a relative MODELS_DIR is relative to compose/)."""
     import shutil
 
-    from openmono.stack.envfile import read_env
     from openmono.stack.llama_server import ModelNotFoundError, default_model_path
 
     try:
         root = _root()
-        env = read_env(_env_file(root))
+        environ = current_environ()
         source = default_model_path()
     except (SetupError, ModelNotFoundError) as exc:
         click.echo(f"error: {exc}", err=True)
         sys.exit(1)
-    folder = Path(os.environ.get("MODELS_DIR") or env.get("MODELS_DIR") or "../models").expanduser()
+    folder = Path(environ.get("MODELS_DIR") or "../models").expanduser()
     if not folder.is_absolute():
         base = root / "compose" if root is not None else Path.cwd()
         folder = (base / folder).resolve()
-    name = os.environ.get("LLAMA_MODEL_FILE") or env.get("LLAMA_MODEL_FILE") or "model.gguf"
+    name = environ.get("LLAMA_MODEL_FILE") or "model.gguf"
     target = folder / name
     if target.is_file() and not force:
         click.echo(f"{target} is already there (--force replaces it)")

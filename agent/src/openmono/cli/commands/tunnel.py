@@ -2,17 +2,17 @@
 
 from __future__ import annotations
 
-import os
 import sys
 from pathlib import Path
 
 import click
+from openmono_contracts.facts import LOOPBACK
 
-from openmono.cli.commands.setup import frpc_file
+from openmono.config import current_environ
 from openmono.setup import SetupError, frpc
-from openmono.stack.envfile import read_env, set_env
+from openmono.stack.envfile import set_env
 from openmono.stack.errors import StackError
-from openmono.stack.settings import env_file_path, find_project_root
+from openmono.stack.settings import load_settings
 
 
 @click.group()
@@ -39,7 +39,7 @@ def tunnel() -> None:
     "compose",
     default=True,
     show_default=True,
-    help="frpc runs in compose (reaches caddy:8080) or on the host (127.0.0.1:GATEWAY_PORT).",
+    help="frpc runs in compose (reaches caddy:8443) or on the host (127.0.0.1:GATEWAY_TLS_PORT).",
 )
 @click.option(
     "--inline-token",
@@ -62,19 +62,18 @@ def config(
 ) -> None:
     """Write frpc.toml: one tcp proxy, relay:REMOTE_PORT -> the gateway, TLS to frps on."""
     try:
-        try:
-            root: Path | None = find_project_root()
-        except StackError:
-            root = None
-        env_file = env_file_path(root) if root is not None else None
-        target = output or frpc_file(root)
+        environ = current_environ()
+        env_file = environ.file_path
+        target = output or frpc.config_path(environ.checkout)
         if target is None:
-            raise SetupError("no OpenMono checkout here: pass --output or set OPENMONO_ROOT")
-        env = read_env(env_file) if env_file is not None else {}
+            raise SetupError(f"{environ.checkout_problem}; or pass --output")
         if compose:
             ip, port = frpc.COMPOSE_TARGET
         else:
-            ip, port = "127.0.0.1", frpc.native_tls_port(env, dict(os.environ))
+            try:
+                ip, port = LOOPBACK, load_settings().gateway_tls_port
+            except StackError as exc:
+                raise SetupError(str(exc)) from exc
         spec = frpc.TunnelSpec(
             server_addr=server_addr,
             server_port=server_port,
