@@ -29,8 +29,8 @@ from openmono_contracts.facts import DATA_DIR_ENV, DEFAULT_DATA_DIR
 from openmono.config._envfile import read_env_file
 from openmono.config._errors import ConfigError
 
-# Values earlier examples of compose/.env shipped that only mean something inside the compose
-# network: outside it they are "not set" (compose now supplies them as its own defaults).
+# Values of compose/.env that only mean something inside the compose network: outside it (the
+# native agent) they are "not set", so the agent talks to this box's own gateway.
 COMPOSE_ONLY = {"OPENMONO_LLM_ENDPOINT": "http://caddy:8080"}
 ROOT_ENV = "OPENMONO_ROOT"
 ENV_FILE_ENV = "OPENMONO_ENV_FILE"
