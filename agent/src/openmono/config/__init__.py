@@ -21,6 +21,7 @@ from openmono.config._envfile import (
 )
 from openmono.config._environ import ENV_FILE_ENV, ROOT_ENV, Environ, env_file_of, find_checkout
 from openmono.config._errors import ConfigError
+from openmono.config._explain import Resolved, explain_agent, explain_plain
 from openmono.config._layers import environ as current_environ
 from openmono.config._layers import plain_sources as settings_sources
 from openmono.config._load import (
@@ -63,6 +64,7 @@ __all__ = [
     "Mode",
     "PermissionSettings",
     "ProjectTrustQuestion",
+    "Resolved",
     "RunOptions",
     "Settings",
     "SubagentSettings",
@@ -71,6 +73,8 @@ __all__ = [
     "current_environ",
     "ensure_secret",
     "env_file_of",
+    "explain_agent",
+    "explain_plain",
     "find_checkout",
     "find_project_file",
     "get_value",

@@ -70,23 +70,33 @@ def load_settings(
     """Settings for a run in `cwd`: files, env file, env, then `overrides` (the flags; dotted keys
     ok). `env` is the environment to resolve from (default: this process's, read now)."""
     env = env or environ()
+    notes: list[str] = []
+    layers = file_layers(cwd, config_file, env, notes)
+    settings = build_settings(layers, flag_values(overrides), env)
+    settings.notes.extend(notes)
+    return settings
+
+
+def file_layers(
+    cwd: Path | None, config_file: Path | None, env: Environ, notes: list[str] | None = None
+) -> list[FileLayer]:
+    """The settings files of a run in `cwd`, lowest first: user, project, `--config`. What an
+    untrusted project file had left out is added to `notes`."""
     layers = [FileLayer("user file", read_settings_file(user_settings_file(env)))]
     project = find_project_file(cwd, env)
-    notes: list[str] = []
     if project is not None:
         data = read_settings_file(project)
         question = _untrusted(project, data, env)
         if question is not None:
             data = _project_trust.without_risky(data)
-            notes.append(question.left_out())
+            if notes is not None:
+                notes.append(question.left_out())
         layers.append(FileLayer(f"project file {project}", data))
     if config_file is not None:
         if not config_file.is_file():
             raise ConfigError(f"--config {config_file}: no such file")
         layers.append(FileLayer(f"--config {config_file}", read_settings_file(config_file)))
-    settings = build_settings(layers, flag_values(overrides), env)
-    settings.notes.extend(notes)
-    return settings
+    return layers
 
 
 def flag_values(overrides: Mapping[str, Any] | None) -> dict[str, Any]:

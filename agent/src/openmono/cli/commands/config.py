@@ -1,4 +1,5 @@
-"""`openmono config get|set|path`: the effective settings, and edits to one settings file."""
+"""`openmono config show|get|set|path|trust`: the effective settings and where each came from,
+and edits to one settings file."""
 
 from __future__ import annotations
 
@@ -10,6 +11,9 @@ import click
 from openmono.config import (
     ConfigError,
     RunOptions,
+    current_environ,
+    explain_agent,
+    explain_plain,
     find_project_file,
     get_value,
     project_trust_question,
@@ -22,7 +26,55 @@ from openmono.config import (
 
 @click.group()
 def config() -> None:
-    """Read and change settings (user file, project file, env OPENMONO_*, flags)."""
+    """Read and change settings (flags > environment > env file > settings files > defaults)."""
+
+
+_SHOW_WIDTH = 64
+
+
+@config.command()
+@click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
+@click.pass_context
+def show(ctx: click.Context, as_json: bool) -> None:
+    """Every resolved value (the agent's and the stack's), where it came from, secrets masked."""
+    from openmono.stack.settings import StackSettings
+
+    opts: RunOptions = ctx.obj
+    env = current_environ()
+    try:
+        _settings, agent = explain_agent(env, opts.workspace, opts.config, opts.overrides())
+        stack = explain_plain(StackSettings(), env)
+    except (ConfigError, ValueError) as exc:
+        raise click.ClickException(str(exc)) from exc
+    files = {
+        "checkout": str(env.checkout) if env.checkout else f"- ({env.checkout_problem})",
+        "env file": _state(env.file_path),
+        "user file": _state(user_settings_file(env)),
+        "project file": _state(find_project_file(opts.workspace, env)),
+    }
+    if as_json:
+        out = {"agent": [r.__dict__ for r in agent], "stack": [r.__dict__ for r in stack]}
+        click.echo(json.dumps({"files": files, **out}, indent=2))
+        return
+    for label, where in files.items():
+        click.echo(f"{label:<13} {where}")
+    for title, rows in (
+        ("agent (openmono, doctor, serve)", agent),
+        ("stack (up, status, setup)", stack),
+    ):
+        click.echo(f"\n{title}")
+        width = max(len(r.key) for r in rows)
+        for row in rows:
+            value = (
+                row.value if len(row.value) <= _SHOW_WIDTH else row.value[: _SHOW_WIDTH - 1] + "…"
+            )
+            click.echo(f"  {row.key:<{width}}  {value:<{min(_SHOW_WIDTH, 30)}}  {row.origin}")
+
+
+def _state(path: Path | None) -> str:
+    if path is None:
+        return "-"
+    return f"{path} ({'present' if path.is_file() else 'absent'})"
 
 
 @config.command()

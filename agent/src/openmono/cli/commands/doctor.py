@@ -19,7 +19,7 @@ from urllib.parse import urlsplit
 
 import click
 
-from openmono.config import ConfigError, RunOptions, Settings
+from openmono.config import ConfigError, RunOptions, Settings, current_environ, explain_agent
 
 TIMEOUT_S = 5.0
 
@@ -183,11 +183,15 @@ async def _workers_check(settings: Settings, workspace: Path) -> Check:
 
 
 def run_checks(opts: RunOptions) -> list[Check]:
+    env = current_environ()
     try:
-        settings = opts.settings()
+        settings, rows = explain_agent(env, opts.workspace, opts.config, opts.overrides())
     except ConfigError as exc:
         return [Check("settings", "fail", str(exc))]
-    checks = [Check("settings", "pass", f"endpoint {settings.llm.endpoint}")]
+    origin = next((r.origin for r in rows if r.key == "llm.endpoint"), "default")
+    where = f"env file {env.file_path}" if env.file_path else "no env file"
+    detail = f"endpoint {settings.llm.endpoint} ({origin}); {where} (`openmono config show`)"
+    checks = [Check("settings", "pass", detail)]
     checks += asyncio.run(_endpoint_checks(settings))
     broker = _broker_check(settings)
     checks.append(broker)
