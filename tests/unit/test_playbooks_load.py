@@ -542,3 +542,30 @@ def test_auto_trigger_strong_runs_weak_suggests(tmp_path: Path) -> None:
     weak = match_trigger("could you deploy it now", [auto])
     assert weak is not None and weak.strength == "weak"
     assert match_trigger("hello there", [auto, manual]) is None
+
+
+def test_check_takes_names_as_run_does_and_paths(tmp_path: Path, clean_env: Path) -> None:
+    """`playbook check commit` checks the shipped playbook (it answered "Path 'commit' does not
+    exist"); folders and PLAYBOOK.md files still work, and a broken one is exit code 2."""
+    from click.testing import CliRunner
+    from openmono.cli import main
+
+    ws = tmp_path / "ws"
+    own = write(ws / ".openmono" / "playbooks" / "mine", "name: mine\nsteps: [{id: a, inline-prompt: x}]")
+    broken = write(tmp_path / "broken", "name: broken\nsteps: []")
+
+    def check(*targets: str) -> Any:
+        return CliRunner().invoke(main, ["-C", str(ws), "playbook", "check", *targets])
+
+    by_name = check("commit", "mine")
+    assert by_name.exit_code == 0, by_name.output
+    assert "ok: commit 1.0.0" in by_name.output and str(BUILTIN_DIR) in by_name.output
+    assert "ok: mine" in by_name.output
+    by_path = check(str(own), str(own / "PLAYBOOK.md"))
+    assert by_path.exit_code == 0 and by_path.output.count("ok: mine") == 2, by_path.output
+    bad = check("no-such-playbook", str(broken), "./missing/dir")
+    assert bad.exit_code == 2
+    assert "no playbook named 'no-such-playbook' (known:" in bad.output
+    assert "a playbook needs at least one step" in bad.output
+    assert "./missing/dir: no such file or directory" in bad.output
+    assert "Traceback" not in bad.output

@@ -64,17 +64,18 @@ def list_(ctx: click.Context) -> None:
 
 
 @playbook.command("check")
-@click.argument("paths", nargs=-1, required=True, type=click.Path(path_type=Path, exists=True))
-def check(paths: tuple[Path, ...]) -> None:
-    """Validate playbook folders (or their PLAYBOOK.md) without running anything."""
-    from openmono.playbooks import PlaybookInvalid, load_playbook
+@click.argument("targets", nargs=-1, required=True, metavar="NAME_OR_PATH...")
+@click.pass_context
+def check(ctx: click.Context, targets: tuple[str, ...]) -> None:
+    """Validate playbooks (names, folders or PLAYBOOK.md files) without running anything."""
+    from openmono.playbooks import PlaybookError
 
+    _opts, workspace, data_dir = _where(ctx)
     bad = 0
-    for path in paths:
-        folder = path.parent if path.is_file() else path
+    for target in targets:
         try:
-            pb = load_playbook(folder)
-        except PlaybookInvalid as exc:
+            pb = _checked(workspace, data_dir, target)
+        except PlaybookError as exc:
             click.echo(f"invalid: {exc}", err=True)
             bad += 1
             continue
@@ -82,6 +83,18 @@ def check(paths: tuple[Path, ...]) -> None:
         for warning in pb.warnings:
             click.echo(f"  warning: {warning}")
     sys.exit(EXIT_INVALID if bad else EXIT_OK)
+
+
+def _checked(workspace: Path, data_dir: Path, target: str) -> Playbook:
+    """`target` as a path when one exists there (or it looks like one), else as a name."""
+    from openmono.playbooks import FILE_NAME, PlaybookNotFound, find_playbook, load_playbook
+
+    path = Path(target).expanduser()
+    if path.is_file() or (path / FILE_NAME).is_file():
+        return load_playbook(path.parent if path.is_file() else path)
+    if ("/" in target or target.startswith(".")) and not path.exists():
+        raise PlaybookNotFound(f"{target}: no such file or directory")
+    return find_playbook(workspace, data_dir, target)
 
 
 @playbook.command("run")
