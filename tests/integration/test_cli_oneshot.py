@@ -139,6 +139,8 @@ def test_stream_json_lines(scripted_llm: ScriptedFactory, env: dict[str, str]) -
     events = [json.loads(line) for line in r.out.splitlines()]
     kinds = [e["kind"] for e in events]
     assert kinds[0] == "session" and events[0]["n_ctx"] == 32768
+    assert events[0]["model"] == "scripted-model"
+    assert events[0]["model_id"] == "/models/scripted-model.gguf"
     assert kinds[-1] == "done" and events[-1]["reason"] == "stop"
     assert "reasoning" in kinds and "usage" in kinds
     assert kinds.index("tool_started") < kinds.index("tool_finished") < kinds.index("text")
@@ -258,7 +260,7 @@ def test_doctor_passes_against_a_live_server(
     llm = scripted_llm([], api_key=KEY, n_ctx=4096)
     r = run(["doctor"], llm_env(env, llm))
     assert r.code == 0, r.out
-    assert "✓ endpoint" in r.out and "✓ model: /models/scripted-model.gguf · n_ctx 4096" in r.out
+    assert "✓ endpoint" in r.out and "✓ model: scripted-model · n_ctx 4096" in r.out
     assert "✓ workspace" in r.out and "all checks passed" in r.out
 
 

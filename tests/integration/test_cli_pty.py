@@ -172,4 +172,5 @@ def test_the_full_screen_ui_in_a_terminal(
         assert term.wait() == 0
     finally:
         term.kill()
-    assert "scripted-model.gguf" in term.plain()
+    shown = term.plain()
+    assert "scripted-model" in shown and "/models/scripted-model" not in shown

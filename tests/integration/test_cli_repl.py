@@ -117,7 +117,9 @@ async def test_model_compact_resume_list_and_clear(
             "/exit",
         ],
     )
-    assert "model /models/scripted-model.gguf · n_ctx 32768 (from /props)" in shown
+    # the model by its file stem, not the path llama.cpp names it by
+    assert "model scripted-model · n_ctx 32768 (from /props)" in shown
+    assert "OpenMono · scripted-model · n_ctx" in shown
     assert llm.chat_requests[1].json["model"] == "other-model"
     assert "context ~" in shown  # /compact reports before → after
     assert "new session" in shown

@@ -2,14 +2,18 @@
 
 from __future__ import annotations
 
+import json
+import sys
 from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 from openmono.cli.slash._table import COMMANDS
-from openmono.cli.tui import PermissionPrompt, ToolPanel
+from openmono.cli.tui import OpenMonoApp, PermissionPrompt, ToolPanel
+from openmono.config import RunOptions
 from textual import events
 
+from tests.support.procs import ROOT
 from tests.support.scripted_llm import Call, ScriptedLLM, Turn, user_texts
 from tests.support.tui_driver import make_app, screen_text, send, wait_for
 
@@ -67,8 +71,9 @@ async def test_a_task_with_a_permission_prompt_answered(
     assert "\n-v1\n+v2" in diff and "--- a/app.py" in diff
     assert str(bash_panel.title).startswith("✓ Bash(python app.py)") and bash_panel.collapsed
     assert "v2" in bash_tail  # the output's tail
-    for part in ("scripted-model.gguf", "ctx ", "agent", "tok/s", "ready"):
+    for part in ("scripted-model", "ctx ", "agent", "tok/s", "ready"):
         assert part in status
+    assert "/models/" not in status and ".gguf" not in status  # the stem, not the path
     assert session_id in status
 
 
@@ -205,3 +210,129 @@ async def test_questions_are_answered_in_the_prompt(
     assert marker.exists()  # trusted: the project's hook ran
     results = [m for m in llm.chat_requests[1].json["messages"] if m["role"] == "tool"]
     assert "spaces" in results[0]["content"]
+
+
+async def burst(app: OpenMonoApp, keys: str) -> None:
+    """Keys as a fast typist sends them: all queued before the app has handled the first (Pilot's
+    `press` waits for each; here the completion list lags behind, as under a streaming reply)."""
+    driver = app._driver
+    assert driver is not None
+    for key in keys.split():
+        event = events.Key(key, key if len(key) == 1 else None)
+        event.set_sender(app)
+        driver.send_message(event)
+
+
+async def test_enter_sends_exactly_what_was_typed_while_a_reply_streams(
+    scripted_llm: Callable[..., ScriptedLLM], ws: Path
+) -> None:
+    """`/stats` + Enter typed during a reply became `/status` (the completion highlighted after
+    `/st`) and sent nothing."""
+    slow = " ".join(f"word{i}" for i in range(300))
+    llm = scripted_llm(
+        [Turn(text=slow, chunk_chars=6, chunk_delay_s=0.02)], api_key=KEY, n_ctx=32768
+    )
+    app = make_app(llm.url, ws, KEY)
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_for(pilot, app.ready.is_set, what="the session")
+        await send(pilot, "write a lot")
+        await wait_for(pilot, lambda: "word3 " in screen_text(app), what="streaming")
+        await pilot.press("/", "s", "t")
+        await wait_for(pilot, lambda: app.completions.display, what="the completions")
+        first = app.completions.get_option_at_index(app.completions.highlighted or 0).id
+        assert first == "status"  # what Enter used to take
+        await burst(app, "a t s enter")
+        await wait_for(pilot, lambda: "queued: /stats" in screen_text(app), what="queued")
+        assert app.prompt.text == ""
+        await wait_for(pilot, lambda: "completion tokens" in screen_text(app), what="/stats")
+        shown = screen_text(app)
+    assert "/status" not in shown and "session file" not in shown  # /status never ran
+
+
+async def test_tab_never_moves_the_focus_and_stray_keys_reach_the_prompt(
+    scripted_llm: Callable[..., ScriptedLLM], ws: Path
+) -> None:
+    """Tab on an empty prompt moved the focus to the transcript, unseen, and the next keys were
+    lost."""
+    llm = scripted_llm(
+        [Turn(tool_calls=[Call("Bash", {"command": "echo hi"})]), Turn(text="said hi"),
+         Turn(text="got it")],
+        api_key=KEY, n_ctx=32768,
+    )  # fmt: skip
+    app = make_app(llm.url, ws, KEY)
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_for(pilot, app.ready.is_set, what="the session")
+        await pilot.press("tab", "shift+tab", "tab")
+        assert app.focused is app.prompt
+        await pilot.press("h", "i", "enter")
+        await wait_for(pilot, lambda: "said hi" in screen_text(app), what="the answer")
+        # a click on a panel's title focuses it; what is typed next still reaches the prompt
+        title = app.query_one(ToolPanel).query_one("CollapsibleTitle")
+        title.focus()
+        await pilot.pause()
+        assert app.focused is title
+        await pilot.press("o", "k", "enter")
+        await wait_for(pilot, lambda: "got it" in screen_text(app), what="the second answer")
+        assert app.focused is app.prompt
+    assert user_texts(llm.chat_requests[0].json) == ["hi"]
+    assert user_texts(llm.chat_requests[2].json)[-1] == "ok"
+
+
+async def test_tool_panels_open_with_a_key_and_a_failed_bash_shows_its_tail(
+    scripted_llm: Callable[..., ScriptedLLM], ws: Path
+) -> None:
+    """Bash and MCP panels started closed and no key opened them: a failing `pytest` could not be
+    read."""
+    failing = (
+        "python -c \"print('collected 3 items'); print('FAILED test_app.py::test_v2'); exit(1)\""
+    )
+    llm = scripted_llm(
+        [Turn(tool_calls=[Call("Bash", {"command": "echo fine"})]),
+         Turn(tool_calls=[Call("Bash", {"command": failing})]), Turn(text="One test fails.")],
+        api_key=KEY, n_ctx=32768,
+    )  # fmt: skip
+    app = make_app(llm.url, ws, KEY)
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_for(pilot, app.ready.is_set, what="the session")
+        await send(pilot, "/help")
+        await wait_for(pilot, lambda: "Ctrl+O" in screen_text(app), what="/help")
+        assert "open or close the tool panels" in screen_text(app)
+        await send(pilot, "run the tests")
+        await wait_for(pilot, lambda: bool(app.query(PermissionPrompt)), what="the ask")
+        await pilot.press("y")  # `echo` ran without one; the python command needs it
+        await wait_for(pilot, lambda: "One test fails." in screen_text(app), what="the answer")
+        ok_panel, failed_panel = app.query(ToolPanel)
+        tail = str(failed_panel.result.render())
+        assert ok_panel.collapsed and not failed_panel.collapsed  # open without a key press
+        assert failed_panel.result.region.height > 0  # on screen, not only in the widget
+        await pilot.press("ctrl+o")
+        assert not ok_panel.collapsed and not failed_panel.collapsed
+        await pilot.press("ctrl+o")
+        assert ok_panel.collapsed and failed_panel.collapsed
+        await pilot.press("ctrl+o")
+        assert not ok_panel.collapsed
+        assert app.focused is app.prompt
+    assert "FAILED test_app.py::test_v2" in tail and "collected 3 items" in tail
+    assert "command failed (exit code 1)" in tail
+
+
+async def test_an_mcp_call_is_asked_with_its_arguments_and_an_honest_reason(
+    scripted_llm: Callable[..., ScriptedLLM], ws: Path, tmp_path: Path
+) -> None:
+    """The prompt for an MCP tool showed no arguments and said the call "changes files"."""
+    config = tmp_path / "mcp.json"
+    server = {"command": sys.executable, "args": ["-m", "tests.support.mcp_fixture_server"],
+              "cwd": str(ROOT)}  # fmt: skip
+    config.write_text(json.dumps({"mcp_servers": {"fx": server}}))
+    echo = Call("mcp__fx__echo", {"text": "hello there", "lines": 2})
+    llm = scripted_llm([Turn(tool_calls=[echo]), Turn(text="Echoed.")], api_key=KEY, n_ctx=32768)
+    app = OpenMonoApp(RunOptions(endpoint=llm.url, api_key=KEY, workspace=ws, config=config))
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_for(pilot, app.ready.is_set, what="the session")
+        await send(pilot, "echo it")
+        await wait_for(pilot, lambda: bool(app.query(PermissionPrompt)), what="the MCP ask")
+        asked = screen_text(app)
+        await pilot.press("y")
+        await wait_for(pilot, lambda: "Echoed." in screen_text(app), what="the answer")
+    assert 'Allow mcp__fx__echo(text="hello there", lines=2)?' in asked
+    assert "does not declare what it changes" in asked and "changes files" not in asked

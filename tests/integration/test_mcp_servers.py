@@ -4,8 +4,10 @@ and streamable HTTP) — listed, called, denied, resources read, a server killed
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import signal
+import subprocess
 import sys
 import time
 from collections.abc import Callable
@@ -18,10 +20,12 @@ from openmono.loop import LoopEvent, Notice, ToolFinished, ToolStarted
 from openmono.mcp import McpManager
 
 from tests.support.agents import OpenAgent
+from tests.support.clean_env import clean_environ
 from tests.support.procs import ROOT, free_port, running
 from tests.support.scripted_llm import Call, ScriptedLLM, Turn
 
 pytestmark = pytest.mark.integration
+OPENMONO = str(Path(sys.executable).parent / "openmono")
 
 KEY = "mcp-key"
 TIME_SERVER = {
@@ -237,3 +241,73 @@ async def test_manager_closes_its_servers(tmp_path: Path) -> None:
         for _ in range(100):
             os.kill(pid, 0)
             await asyncio.sleep(0.05)
+
+
+def run_print(
+    llm: ScriptedLLM, tmp_path: Path, servers: dict[str, Any], *args: str
+) -> tuple[subprocess.CompletedProcess[str], float]:
+    """`openmono -p` as a user runs it, with `servers` in a settings file; (result, seconds)."""
+    config = tmp_path / "settings.json"
+    config.write_text(json.dumps({"mcp_servers": servers}))
+    ws = tmp_path / "print-ws"
+    ws.mkdir(exist_ok=True)
+    env = {
+        **clean_environ(),
+        "OPENMONO_DATA_DIR": str(tmp_path / "data"),
+        "OPENMONO_LLM_ENDPOINT": llm.url,
+        "LLAMA_API_KEY": KEY,
+        "HOME": str(tmp_path),
+    }
+    started = time.monotonic()
+    done = subprocess.run(
+        [OPENMONO, "--config", str(config), "-p", "what time is it?", *args],
+        env=env, cwd=ws, capture_output=True, text=True, timeout=120, stdin=subprocess.DEVNULL,
+    )  # fmt: skip
+    return done, time.monotonic() - started
+
+
+def test_print_mode_offers_the_mcp_tools_in_its_first_request(
+    scripted_llm: Callable[..., ScriptedLLM], tmp_path: Path
+) -> None:
+    """`-p` used to send its first request before the servers connected ("unknown tool")."""
+    call = Call("mcp__time__get_current_time", {"timezone": "UTC"}, id="t1")
+    llm = scripted_llm([Turn(tool_calls=[call]), Turn(text="It is now.")], api_key=KEY, n_ctx=32768)
+    done, _ = run_print(llm, tmp_path, {"time": TIME_SERVER})
+    assert done.returncode == 0, done.stderr
+    offered = {t["function"]["name"] for t in llm.chat_requests[0].json["tools"]}
+    assert {"mcp__time__get_current_time", "mcp__time__convert_time"} <= offered
+    answer = tool_message(llm)
+    assert answer["tool_call_id"] == "t1" and '"datetime"' in answer["content"], answer
+    assert done.stdout.strip() == "It is now."
+    assert "MCP server" not in done.stderr
+
+
+@pytest.mark.parametrize("fmt", ["text", "json", "stream-json"])
+def test_print_mode_says_in_one_line_which_server_failed(
+    scripted_llm: Callable[..., ScriptedLLM], tmp_path: Path, fmt: str
+) -> None:
+    llm = scripted_llm([Turn(text="No clock.")], api_key=KEY, n_ctx=32768)
+    servers = {"time": TIME_SERVER, "gone": {"command": "/nonexistent/mcp-server"}}
+    done, _ = run_print(llm, tmp_path, servers, "--output-format", fmt)
+    assert done.returncode == 0, done.stderr
+    lines = [line for line in done.stderr.splitlines() if "MCP server" in line]
+    assert len(lines) == 1, done.stderr
+    assert lines[0].startswith("[warning] MCP server 'gone' could not connect (")
+    assert lines[0].endswith("; going on without its tools until it connects")
+    assert "/nonexistent/mcp-server" in lines[0] and "Traceback" not in done.stderr
+    offered = {t["function"]["name"] for t in llm.chat_requests[0].json["tools"]}
+    assert "mcp__time__get_current_time" in offered
+
+
+def test_print_mode_waits_at_most_15_s_for_a_server_that_never_answers(
+    scripted_llm: Callable[..., ScriptedLLM], tmp_path: Path
+) -> None:
+    llm = scripted_llm([Turn(text="Went on.")], api_key=KEY, n_ctx=32768)
+    mute = {"command": sys.executable, "args": ["-c", "import time; time.sleep(600)"]}
+    done, took = run_print(llm, tmp_path, {"mute": mute})
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "Went on."
+    assert "[warning] MCP server 'mute' did not connect within 15 s; going on without" in (
+        done.stderr
+    )
+    assert 15 <= took < 45, took

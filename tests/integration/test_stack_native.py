@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import json
+import os
 import stat
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -132,7 +134,7 @@ def test_a_service_that_fails_rolls_back_with_its_log(
     stack_env["LLAMA_MODEL"] = str(tmp_path / "no-such-model.gguf")
     up = run_openmono(["up"], stack_env)
     assert up.returncode == 1
-    assert "llama-server did not become healthy" in up.stderr
+    assert "llama-server exited after" in up.stderr and "with exit code 2" in up.stderr
     assert "no-such-model.gguf" in up.stderr  # the log tail says why
     assert "Traceback" not in up.stderr
     assert our_processes(tmp_path / "data") == []
@@ -174,4 +176,26 @@ def test_full_native_stack_with_worker_and_scrape(
     down = run_openmono(["down"], stack_env, timeout=60)
     assert down.returncode == 0
     assert down.stdout.count("stopped ") == 4
+    assert our_processes(tmp_path / "data") == []
+
+
+def test_a_broken_gguf_is_reported_at_once_with_the_log_tail(
+    stack_env: dict[str, str], tmp_path: Path
+) -> None:
+    """The real xllamacpp server on a few random bytes named x.gguf: llama.cpp refuses the file
+    and the process dies within a second; `up` said "did not become healthy within 180 s" over a
+    Python traceback."""
+    broken = tmp_path / "x.gguf"
+    broken.write_bytes(os.urandom(64))
+    stack_env["LLAMA_MODEL"] = str(broken)
+    started = time.monotonic()
+    up = run_openmono(["up"], stack_env)
+    took = time.monotonic() - started
+    assert up.returncode == 1, up.stdout + up.stderr
+    first = up.stderr.splitlines()[0]
+    assert first.startswith("error: llama-server exited after ") and "with exit code 1" in first
+    assert "180 s" not in up.stderr and "Traceback" not in up.stderr
+    assert "failed to load model" in up.stderr  # llama.cpp's own reason, from the log's tail
+    assert f"llama-server: could not start with {broken}" in up.stderr
+    assert took < 60, took
     assert our_processes(tmp_path / "data") == []

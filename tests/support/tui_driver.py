@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import io
 from collections.abc import Callable
 from pathlib import Path
 
@@ -17,7 +18,9 @@ def make_app(url: str, ws: Path, key: str) -> OpenMonoApp:
 
 
 def screen_text(app: OpenMonoApp) -> str:
-    """What the transcript shows, as text (markdown sources, statics, panel titles)."""
+    """What the transcript shows, as text (markdown sources, statics, tables, panel titles)."""
+    from rich.console import Console
+    from rich.table import Table
     from textual.widgets import Collapsible, Markdown
 
     parts: list[str] = []
@@ -27,7 +30,12 @@ def screen_text(app: OpenMonoApp) -> str:
         elif isinstance(widget, Collapsible):
             parts.append(str(widget.title))
         elif isinstance(widget, Static) and not isinstance(widget.parent, Collapsible):
-            parts.append(str(widget.render()))
+            if isinstance(widget.content, Table):
+                console = Console(width=200, record=True, file=io.StringIO())
+                console.print(widget.content)
+                parts.append(console.export_text())
+            else:
+                parts.append(str(widget.render()))
     return "\n".join(parts)
 
 

@@ -250,3 +250,15 @@ def test_read_only_modes(mode: str) -> None:
     assert mode_denial(mode, "Bash", {"command": "git diff"}, facts("Bash")) is None  # type: ignore[arg-type]
     assert mode_denial(mode, "FileRead", {"file_path": "a"}, facts("FileRead")) is None  # type: ignore[arg-type]
     assert mode_denial("agent", "FileWrite", {"file_path": "a"}, facts("FileWrite")) is None
+
+
+def test_the_reason_to_ask_says_what_is_known(ws: Path) -> None:
+    """An MCP tool without `readOnlyHint` was asked about as if it "changes files"; nothing says
+    what it does, and the reason says that instead."""
+    e = engine(ws)
+    write = e.decide("FileWrite", {"file_path": "a.txt", "content": "x"}, facts("FileWrite"))
+    assert write.action == "ask" and write.reason == "FileWrite changes files and needs approval"
+    unknown = e.decide("mcp__fx__echo", {"text": "hi"}, ToolFacts())
+    assert unknown.action == "ask"
+    assert unknown.reason == "mcp__fx__echo does not declare what it changes, so it needs approval"
+    assert "files" not in unknown.reason

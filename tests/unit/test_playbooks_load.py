@@ -551,7 +551,9 @@ def test_check_takes_names_as_run_does_and_paths(tmp_path: Path, clean_env: Path
     from openmono.cli import main
 
     ws = tmp_path / "ws"
-    own = write(ws / ".openmono" / "playbooks" / "mine", "name: mine\nsteps: [{id: a, inline-prompt: x}]")
+    own = write(
+        ws / ".openmono" / "playbooks" / "mine", "name: mine\nsteps: [{id: a, inline-prompt: x}]"
+    )
     broken = write(tmp_path / "broken", "name: broken\nsteps: []")
 
     def check(*targets: str) -> Any:

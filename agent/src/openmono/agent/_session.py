@@ -56,6 +56,10 @@ if TYPE_CHECKING:
     from openmono.mcp import McpManager, McpToolset
 
 
+# How long opening a session waits, in all, for its MCP servers to connect.
+MCP_WAIT_S = 15.0
+
+
 def open_model(settings: Settings) -> OpenAICompatModel:
     """The OpenAI-compatible client for `settings.llm`, verifying the gateway against the trust
     anchor (`gateway_ca`) and refusing plain http:// beyond loopback unless `insecure_http`."""
@@ -205,11 +209,12 @@ async def _extend(agent: Agent, settings: Settings, mcp: McpManager | None) -> N
         from openmono.mcp import McpManager
 
         mcp = McpManager(settings.mcp_servers, log_dir=settings.data_dir / "logs" / "mcp")
-        mcp.start()
         agent._owned.append(mcp)
     if mcp:
         from openmono.mcp import McpToolset
 
+        # The first request must already offer the servers' tools (or say why it cannot).
+        agent.pending_notices += await mcp.connect(MCP_WAIT_S)
         agent.mcp = McpToolset(mcp, report=agent.pending_notices.append)
         dispatcher.catalog.install(agent.mcp)
     system_prompt = loop._system_prompt or (lambda _m: loop.conv.system)

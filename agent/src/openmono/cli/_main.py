@@ -33,7 +33,11 @@ EXIT_CONFIG = 2
     type=click.Choice(["text", "json", "stream-json"]),
     default="text",
     show_default=True,
-    help="With -p: the answer as text, one JSON object at the end, or JSON lines as it happens.",
+    help=(
+        "With -p: the answer as text, one JSON object at the end, or JSON lines as it happens "
+        "(stream-json: each line has a kind: session, text, reasoning, tool_started, "
+        "permission_asked, tool_finished, usage, notice, done; fields in docs/one-shot.md)."
+    ),
 )
 @click.option(
     "--allow", multiple=True, metavar="TOOL[:PATTERN]",
@@ -167,5 +171,16 @@ def _register_agent() -> None:
     main.add_command(playbook)
 
 
+def summarize(group: click.Group) -> None:
+    """Give every command of `group`'s tree its whole first help paragraph as the summary the
+    `--help` listings show: click cuts its own at about 45 columns with "..." (or at an "e.g.")."""
+    for command in group.commands.values():
+        if command.short_help is None and command.help:
+            command.short_help = " ".join(command.help.split("\n\n")[0].split())
+        if isinstance(command, click.Group):
+            summarize(command)
+
+
 _register()
 _register_agent()
+summarize(main)

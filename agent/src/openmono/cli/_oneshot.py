@@ -16,23 +16,28 @@ from typing import Any
 from openmono.agent import open_agent
 from openmono.cli.render import Collector, JsonLinesRenderer, PlainRenderer
 from openmono.config import RunOptions
-from openmono.loop import EventSink, LoopEvent, TurnDone
+from openmono.llm import model_label
+from openmono.loop import EventSink, LoopEvent, Notice, TurnDone
 
 EXIT_OK, EXIT_FAILED, EXIT_CONFIG, EXIT_INTERRUPTED = 0, 1, 2, 130
 
 
-def _sink(fmt: str, collector: Collector) -> EventSink:
-    if fmt == "stream-json":
-        return JsonLinesRenderer()
-    if fmt == "json":
-        return collector
+def _sink(fmt: str, collector: Collector, lines: JsonLinesRenderer | None) -> EventSink:
+    """Where a run's events go; notices reach stderr whatever the format (with `json` they would
+    otherwise be lost, and a script reading `stream-json` may not show them)."""
     plain = PlainRenderer()
 
-    def both(event: LoopEvent) -> None:
+    def sink(event: LoopEvent) -> None:
         collector(event)
-        plain(event)
+        if fmt == "text":
+            plain(event)
+            return
+        if lines is not None:
+            lines(event)
+        if isinstance(event, Notice):
+            plain(event)
 
-    return both
+    return sink
 
 
 async def run_oneshot(opts: RunOptions, prompt: str) -> int:
@@ -43,13 +48,16 @@ async def run_oneshot(opts: RunOptions, prompt: str) -> int:
         settings, workspace, resume=opts.resume, mode=opts.mode, allow=opts.allow, yolo=opts.yolo
     )
     collector = Collector()
-    sink = _sink(opts.output_format, collector)
-    if isinstance(sink, JsonLinesRenderer):
-        sink.emit_raw(
+    lines = JsonLinesRenderer() if opts.output_format == "stream-json" else None
+    sink = _sink(opts.output_format, collector, lines)
+    if lines is not None:
+        model_id = agent.info.model if agent.info else settings.llm.model
+        lines.emit_raw(
             {
                 "kind": "session",
                 "session_id": agent.session_id,
-                "model": agent.info.model if agent.info else settings.llm.model,
+                "model": model_label(model_id) if model_id else None,
+                "model_id": model_id,
                 "n_ctx": agent.loop.options.n_ctx,
                 "workspace": str(workspace),
             }

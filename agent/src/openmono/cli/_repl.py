@@ -10,7 +10,6 @@ from __future__ import annotations
 import asyncio
 import signal
 from collections.abc import Awaitable, Sequence
-from pathlib import Path
 from typing import TypeVar
 
 from openmono_contracts.effects import AskUserEffect
@@ -25,13 +24,20 @@ from rich.markdown import Markdown
 from rich.markup import escape
 
 from openmono.cli.host import SessionHost
-from openmono.cli.render import RichRenderer, call_label, rows_table
+from openmono.cli.render import RichRenderer, argument_lines, call_label, rows_table
 from openmono.cli.slash import COMMANDS, run_command
 from openmono.config import RunOptions, project_trust_question, record_project_trust
 from openmono.loop import EventSink, LoopEvent
 from openmono.permissions import Answer, PermissionRequest
 
 T = TypeVar("T")
+KEYS = (
+    ("Enter", "send the line; a line starting with / is a command"),
+    ("Tab", "complete a /command"),
+    ("Up, Down", "the history"),
+    ("Ctrl-C", "interrupt the turn (at the prompt: clear the line)"),
+    ("Ctrl-D", "leave"),
+)
 ANSWERS: dict[str, Answer] = {
     "y": "once",
     "yes": "once",
@@ -58,6 +64,8 @@ class SlashCompleter(Completer):
 
 class Repl(SessionHost):
     """One interactive run in the terminal's scrollback; commands come from `_commands`."""
+
+    keys: Sequence[tuple[str, str]] = KEYS
 
     def __init__(
         self,
@@ -115,7 +123,7 @@ class Repl(SessionHost):
     def banner(self) -> None:
         agent = self.current
         self.console.print(
-            f"[bold]OpenMono[/bold] · {escape(Path(self.model_name()).name)} · "
+            f"[bold]OpenMono[/bold] · {escape(self.model_name())} · "
             f"n_ctx {agent.loop.options.n_ctx} · mode {agent.loop.mode} · "
             f"session {agent.session_id}"
             f"\n[dim]{escape(str(self.workspace))} · /help for commands · Ctrl-D to leave[/dim]"
@@ -127,10 +135,11 @@ class Repl(SessionHost):
             )
 
     async def approve(self, request: PermissionRequest) -> Answer:
-        label = call_label(request.tool, dict(request.arguments))
+        args = dict(request.arguments)
+        details = "".join(f"\n    {escape(line)}" for line in argument_lines(request.tool, args))
         self.console.print(
-            f"[bold yellow]?[/bold yellow] Allow [bold]{escape(label)}[/bold]? "
-            f"[dim]({escape(request.reason)})[/dim]"
+            f"[bold yellow]?[/bold yellow] Allow [bold]{escape(call_label(request.tool, args))}"
+            f"[/bold]? [dim]({escape(request.reason)})[/dim]{details}"
         )
         scope = request.session_pattern
         hint = f"{request.tool}" + (f" `{scope}`" if scope not in ("*", "") else "")

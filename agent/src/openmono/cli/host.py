@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 from openmono.agent import Agent, open_agent
 from openmono.cli._debug import DebugModel
 from openmono.config import RunOptions, Settings
-from openmono.llm import Model, OpenAICompatModel, RequestOptions
+from openmono.llm import Model, OpenAICompatModel, RequestOptions, model_label
 from openmono.loop import LoopEvent, ToolFinished, TurnDone, UsageReport
 
 if TYPE_CHECKING:
@@ -131,5 +131,6 @@ class SessionHost:
             self.agent = None
 
     def model_name(self) -> str:
+        """The model as people read it (a GGUF path shows as its file stem)."""
         agent = self.current
-        return agent.info.model if agent.info else (self.settings.llm.model or "?")
+        return model_label(agent.info.model if agent.info else (self.settings.llm.model or "?"))

@@ -27,18 +27,46 @@ from openmono.loop import (
 )
 
 MAX_ARG_CHARS = 80
+MAX_DETAIL_CHARS, MAX_DETAIL_LINES = 200, 12
+LABEL_KEYS = ("command", "file_path", "path", "pattern", "url", "query", "description")
+
+
+def _short(value: object, limit: int) -> str:
+    text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def _label_key(arguments: dict[str, Any]) -> str | None:
+    return next((k for k in LABEL_KEYS if isinstance(arguments.get(k), str) and arguments[k]), None)
 
 
 def call_label(name: str, arguments: dict[str, Any]) -> str:
-    """`Bash(pytest -q)`, `FileRead(src/a.py)`: the argument that says most, shortened."""
-    for key in ("command", "file_path", "path", "pattern", "url", "query", "description"):
-        value = arguments.get(key)
-        if isinstance(value, str) and value:
-            short = " ".join(value.split())
-            if len(short) > MAX_ARG_CHARS:
-                short = short[: MAX_ARG_CHARS - 1] + "…"
-            return f"{name}({short})"
-    return f"{name}()"
+    """`Bash(pytest -q)`, `FileRead(src/a.py)`: the argument that says most, shortened; a tool
+    with none of those (an MCP server's) shows them all: `mcp__fx__echo(text="hi", n=2)`."""
+    key = _label_key(arguments)
+    if key is not None:
+        return f"{name}({_short(arguments[key], MAX_ARG_CHARS)})"
+    pairs = ", ".join(f"{k}={json.dumps(v, ensure_ascii=False)}" for k, v in arguments.items())
+    return f"{name}({_short(pairs, MAX_ARG_CHARS)})"
+
+
+def argument_lines(name: str, arguments: dict[str, Any]) -> list[str]:
+    """`key: value` for each argument `call_label` leaves out or cuts, for a permission prompt
+    (whoever approves a call sees what it will be given); empty when the label shows it all."""
+    key = _label_key(arguments)
+    label = call_label(name, arguments)
+    if key is None and not label.endswith("…)"):
+        return []
+    lines = [
+        f"{k}: {_short(v, MAX_DETAIL_CHARS)}"
+        for k, v in arguments.items()
+        if k != key or len(_short(v, MAX_DETAIL_CHARS + 1)) > MAX_ARG_CHARS
+    ]
+    if len(lines) > MAX_DETAIL_LINES:
+        more = len(lines) - MAX_DETAIL_LINES + 1
+        lines = [*lines[: MAX_DETAIL_LINES - 1], f"… {more} more arguments"]
+    return lines
 
 
 def result_summary(event: ToolFinished) -> str:

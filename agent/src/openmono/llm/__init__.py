@@ -36,7 +36,7 @@ from openmono.llm._events import (
     ToolCallDelta,
     Usage,
 )
-from openmono.llm._messages import ChatMessage, ModelInfo, ToolCall, ToolSpec
+from openmono.llm._messages import ChatMessage, ModelInfo, ToolCall, ToolSpec, model_label
 from openmono.llm._model import Model
 from openmono.llm._wire import EndpointError, normalize_endpoint
 from openmono.llm.textcalls import CallProblem, Recovery, TextCall, recover_tool_calls
@@ -72,6 +72,7 @@ __all__ = [
     "TransportError",
     "TrustError",
     "Usage",
+    "model_label",
     "normalize_endpoint",
     "recover_tool_calls",
 ]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from pathlib import PurePath
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
@@ -76,9 +77,26 @@ class ToolSpec(BaseModel):
         }
 
 
+def model_label(model: str) -> str:
+    """The model as people read it: llama.cpp names a model by the path it loaded, so a GGUF
+    path (`/…/.venv/…/SmolLM2-135M-Instruct.Q4_1.gguf`) shows as its file stem; a repository id
+    (`Qwen/Qwen3-8B`) or a plain name stays as it is."""
+    name = model.strip()
+    if name.lower().endswith(".gguf"):
+        return PurePath(name).name[: -len(".gguf")]
+    if name.startswith(("/", "~", "./")):
+        return PurePath(name).name
+    return name
+
+
 class ModelInfo(BaseModel):
     """What the startup probe learnt: the served model's name and its context size per slot."""
 
     model: str
     n_ctx: int | None = None
     source: Literal["props", "models"] = "props"
+
+    @property
+    def label(self) -> str:
+        """`model` as people read it (see `model_label`)."""
+        return model_label(self.model)

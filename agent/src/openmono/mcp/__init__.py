@@ -1,9 +1,10 @@
 """MCP client: servers from the settings' `mcp_servers`, their tools offered to the loop.
 
-`McpManager` connects every server in the background (stdio commands and streamable-HTTP URLs,
-official `mcp` SDK 1.x) and reconnects the ones that die; `McpToolset` is one session's view of
-their tools (`mcp__{server}__{tool}`, plus `ListMcpResources` / `ReadMcpResource`), plugged into
-the loop's `Toolset` extension point so every call goes through the usual permission pipeline.
+`McpManager` connects every server (stdio commands and streamable-HTTP URLs, official `mcp` SDK
+1.x; a new session waits, 15 s at most, for them) and reconnects the ones that die; `McpToolset`
+is one session's view of their tools (`mcp__{server}__{tool}`, plus `ListMcpResources` /
+`ReadMcpResource`), plugged into the loop's `Toolset` extension point so every call goes through
+the usual permission pipeline.
 """
 
 from openmono.mcp._connection import RemoteTool, ServerConnection

@@ -131,7 +131,10 @@ class ServerConnection:
             self.session = None
             self.state = "down"
             self.ready.set()
-            log.warning(
+            # Info, not warning: the sessions tell their user (`McpToolset`, `McpManager.connect`),
+            # and an unconfigured logger would print every retry over `-p` output or the full
+            # screen UI.
+            log.info(
                 "MCP server %r is down (%s); reconnecting in %.1f s", self.name, self.error, delay
             )
             self._changed()

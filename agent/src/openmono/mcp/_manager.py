@@ -35,18 +35,35 @@ class McpManager:
         return bool(self.connections)
 
     def start(self) -> None:
-        """Connect every server in the background; a turn never waits for it."""
+        """Connect every server in the background (`connect` also waits for them)."""
         if not self._started:
             self._started = True
             for conn in self.connections.values():
                 conn.start()
 
     async def wait_ready(self, timeout_s: float) -> None:
-        """Wait until every server connected or failed once (for tests and `--wait-mcp`)."""
+        """Wait until every server connected or failed once, `timeout_s` at most in all."""
         waits = [c.ready.wait() for c in self.connections.values()]
         if waits:
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(asyncio.gather(*waits), timeout_s)
+
+    async def connect(self, timeout_s: float) -> list[str]:
+        """Start the servers and wait (`timeout_s` at most in all) until each connected or failed
+        once, so a session's first request already offers their tools; one line for each server
+        that is not connected (it keeps trying in the background)."""
+        self.start()
+        await self.wait_ready(timeout_s)
+        lines: list[str] = []
+        for name, conn in self.connections.items():
+            if conn.state == "connected":
+                continue
+            if conn.ready.is_set():
+                why = f"could not connect ({conn.error})"
+            else:
+                why = f"did not connect within {timeout_s:g} s"
+            lines.append(f"MCP server {name!r} {why}; going on without its tools until it connects")
+        return lines
 
     def tools(self) -> list[RemoteTool]:
         return [t for c in self.connections.values() for t in c.tools]

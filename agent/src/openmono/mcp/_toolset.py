@@ -104,7 +104,12 @@ class McpToolset:
         self.report = report
         self._tools: dict[str, RemoteTool] = {}
         self._offered: dict[str, OfferedTool] = {}
-        self._down: set[str] = set()
+        # Outages already told (`McpManager.connect` reports the ones found at the start).
+        self._down = {
+            name
+            for name, conn in manager.connections.items()
+            if conn.ready.is_set() and conn.state != "connected"
+        }
         manager.subscribe(self._on_change)
         self.refresh()
 

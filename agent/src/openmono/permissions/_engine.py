@@ -142,7 +142,12 @@ class PermissionEngine:
             if inside:
                 return Decision("allow", "a read inside the workspace", "default")
             return Decision("ask", "reading outside the workspace needs approval", "default")
-        return Decision("ask", f"{tool} changes files and needs approval", "default")
+        if facts.writes:
+            return Decision("ask", f"{tool} changes files and needs approval", "default")
+        # Nothing declares what it does (an MCP server's tool without `readOnlyHint`): say so.
+        return Decision(
+            "ask", f"{tool} does not declare what it changes, so it needs approval", "default"
+        )
 
     def remember(
         self, tool: str, args: Mapping[str, Any], facts: ToolFacts, answer: Answer

@@ -109,7 +109,11 @@ def main(argv: list[str] | None = None) -> int:
     signal.signal(signal.SIGTERM, _on_signal)
     signal.signal(signal.SIGINT, _on_signal)
 
-    server = xllamacpp.Server(params)
+    try:
+        server = xllamacpp.Server(params)
+    except RuntimeError as exc:  # a broken GGUF: llama.cpp's own lines above say what is wrong
+        print(f"llama-server: could not start with {model} ({exc})", file=sys.stderr, flush=True)
+        return 1
     print(
         f"llama-server: serving {model.name} on {server.listening_address} "
         f"(ctx {args.ctx_size}, {args.parallel} slot(s))",

@@ -96,6 +96,12 @@ def is_ours_and_alive(record: PidRecord) -> bool:
     return ticks is not None and ticks == record.start_ticks and not _is_zombie(record.pid)
 
 
+def exit_code(record: PidRecord) -> int | None:
+    """How a process this command started ended; None while it runs (or when not our child)."""
+    popen = _CHILDREN.get(record.pid)
+    return popen.poll() if popen is not None else None
+
+
 def stop_group(record: PidRecord, grace_s: float = 10.0) -> bool:
     """SIGTERM the process group, SIGKILL it after `grace_s`; True if it was running."""
     if not is_ours_and_alive(record):

@@ -20,7 +20,7 @@ from pathlib import Path
 from openmono.stack.envfile import is_placeholder
 from openmono.stack.errors import StackError
 from openmono.stack.health import Health, HttpProbe, port_in_use
-from openmono.stack.process import is_ours_and_alive, read_pidfile, spawn, stop_group
+from openmono.stack.process import exit_code, is_ours_and_alive, read_pidfile, spawn, stop_group
 from openmono.stack.services import HOST, SERVICES, Context, ServiceSpec
 from openmono.stack.settings import env_file_path
 from openmono.stack.tls import ensure_upstream_key
@@ -110,12 +110,17 @@ def up(ctx: Context, say: Say) -> None:
         say(f"{label} starting (pid {record.pid}) …")
         health = _wait_healthy(ctx, spec, functools.partial(_prefixed, say, label))
         if not health.ok:
+            code = exit_code(record)
             _rollback(ctx, started, say)
             log = ctx.log(spec.name)
-            raise StackError(
-                f"{spec.name} did not become healthy within {spec.start_timeout_s:.0f} s "
-                f"({health.detail}). Last lines of {log}:\n{_tail(log)}"
-            )
+            if code is not None:  # it died (a broken model): say so, not "within 180 s"
+                took = time.time() - record.started_at
+                why = f"exited after {took:.1f} s with exit code {code}, before it became healthy"
+            else:
+                why = (
+                    f"did not become healthy within {spec.start_timeout_s:.0f} s ({health.detail})"
+                )
+            raise StackError(f"{spec.name} {why}. Last lines of {log}:\n{_tail(log)}")
         elapsed = time.time() - record.started_at
         say(f"{label} healthy in {elapsed:.1f} s on {spec.address(ctx.settings)}")
 

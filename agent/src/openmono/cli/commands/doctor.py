@@ -81,7 +81,7 @@ async def _endpoint_checks(settings: Settings) -> list[Check]:
         try:
             info = await model.probe()
             checks.append(
-                Check("model", "pass", f"{info.model} · n_ctx {info.n_ctx} (from /{info.source})")
+                Check("model", "pass", f"{info.label} · n_ctx {info.n_ctx} (from /{info.source})")
             )
         except AuthError as exc:
             checks.append(Check("model", "fail", f"the key was refused ({exc.status}): {exc}"))

@@ -192,7 +192,12 @@ async def _terminal_gate(request: GateRequest) -> bool:
 
 
 async def _terminal_approver(request: PermissionRequest) -> Answer:
-    click.echo(f"? allow {request.tool} {dict(request.arguments)} ({request.reason})", err=True)
+    from openmono.cli.render import argument_lines, call_label
+
+    args = dict(request.arguments)
+    click.echo(f"? allow {call_label(request.tool, args)} ({request.reason})", err=True)
+    for line in argument_lines(request.tool, args):
+        click.echo(f"    {line}", err=True)
     answer: str = await asyncio.to_thread(
         click.prompt, "  [y] once  [a] this session  [n] no", default="n", err=True
     )

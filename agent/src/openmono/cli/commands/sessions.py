@@ -10,6 +10,7 @@ from rich.markup import escape
 from rich.table import Column, Table
 
 from openmono.config import RunOptions
+from openmono.llm import model_label
 from openmono.sessions import SessionError, SessionStore
 
 
@@ -40,7 +41,7 @@ def list_(ctx: click.Context, limit: int, as_json: bool) -> None:
         return
     table = Table(Column("id", no_wrap=True), "updated", "model", "title", "directory", box=None)
     for row in rows:
-        model = (row.model or "").rsplit("/", 1)[-1]
+        model = model_label(row.model or "")
         table.add_row(
             row.session_id, row.updated_at, escape(model), escape(row.title or ""),
             escape(row.working_directory),

@@ -34,7 +34,7 @@ async def model(s: Surface, arg: str) -> None:
     if info.n_ctx:
         agent.loop.options.n_ctx = info.n_ctx
     requested = s.settings.llm.model
-    shown = f"model {escape(info.model)} · n_ctx {info.n_ctx} (from /{info.source})"
+    shown = f"model {escape(info.label)} · n_ctx {info.n_ctx} (from /{info.source})"
     if requested and requested != info.model:
         shown += f" · requesting {escape(requested)}"
     s.print(shown)

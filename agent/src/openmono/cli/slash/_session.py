@@ -14,6 +14,9 @@ from openmono.sessions import SessionError, SessionStore
 
 async def help_(s: Surface, _arg: str) -> None:
     s.table([(c.usage, c.description) for c in COMMANDS])
+    if s.keys:
+        s.print("[bold]keys[/bold]")
+        s.table(s.keys)
 
 
 async def status(s: Surface, _arg: str) -> None:
@@ -22,7 +25,7 @@ async def status(s: Surface, _arg: str) -> None:
     used, n_ctx = loop.context_tokens(), loop.options.n_ctx
     rows = [
         ("session", agent.session_id),
-        ("model", agent.info.model if agent.info else "(no probe)"),
+        ("model", agent.info.label if agent.info else "(no probe)"),
         ("endpoint", s.settings.llm.endpoint),
         ("context", f"~{used} of {n_ctx} tokens ({100 * used // max(n_ctx, 1)} %)"),
         ("messages", str(len(loop.conv.messages))),

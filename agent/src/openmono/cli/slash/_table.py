@@ -41,6 +41,8 @@ class Surface(Protocol):
     stats: SessionStats
     last_reasoning: str
     thinking: RequestOptions
+    # The surface's own keys, (keys, what they do), listed by /help after the commands.
+    keys: Sequence[tuple[str, str]]
 
     @property
     def current(self) -> Agent: ...

@@ -1,8 +1,9 @@
 """`openmono` interactive: the full-screen terminal UI (Textual). `--classic` is the line REPL.
 
-Layout: the transcript (scrolls), slash completions, the prompt, a status bar. Enter sends, and
-a message sent while a turn runs is queued and sent when it ends; Esc interrupts the turn (what
-was said is kept); Ctrl-D (or /exit) leaves. Permission asks appear inline in the transcript and
+Layout: the transcript (scrolls), slash completions, the prompt, a status bar. Enter sends what
+was typed, and a message sent while a turn runs is queued and sent when it ends; Esc interrupts
+the turn (what was said is kept); Ctrl+O opens and closes the tool panels; Ctrl-D (or /exit)
+leaves (`KEYS`, which /help lists). Permission asks appear inline in the transcript and
 take one key: y once, a always this session, n no, d deny the tool for the session. Commands come
 from the shared table (`_commands`) and run on `TuiSurface`, the same `Surface` the REPL is.
 """
@@ -13,28 +14,39 @@ import asyncio
 import contextlib
 from collections import deque
 from collections.abc import Awaitable, Sequence
-from pathlib import Path
 from typing import Any, ClassVar, TypeVar
 
 from openmono_contracts.effects import AskUserEffect
 from prompt_toolkit.history import FileHistory
 from rich.markdown import Markdown as RichMarkdown
 from rich.markup import escape
+from textual import events
 from textual.app import App, ComposeResult
 from textual.binding import Binding, BindingType
 from textual.widgets import OptionList, Static
 
 from openmono.cli.host import SessionHost
-from openmono.cli.render import call_label, rows_table
+from openmono.cli.render import rows_table
 from openmono.cli.slash import COMMANDS, run_command
 from openmono.cli.tui._transcript import Transcript
-from openmono.cli.tui._widgets import PermissionPrompt, PromptArea, StatusBar
+from openmono.cli.tui._widgets import PermissionPrompt, PromptArea, StatusBar, ToolPanel
 from openmono.config import RunOptions, project_trust_question, record_project_trust
 from openmono.llm import Model
 from openmono.loop import EventSink, LoopEvent, UsageReport
 from openmono.permissions import Answer, PermissionRequest
 
 T = TypeVar("T")
+# What /help lists after the commands (the bindings themselves: PromptArea, OpenMonoApp below).
+KEYS = (
+    ("Enter", "send exactly what was typed (queued while a turn runs)"),
+    ("Shift+Enter, Ctrl+J", "a new line"),
+    ("Tab", "complete a /command (the highlighted one)"),
+    ("Up, Down", "the history (on the first / last line)"),
+    ("Ctrl+O", "open or close the tool panels (a failed call's opens by itself)"),
+    ("y a n d", "a permission: once, always this session, no, deny the tool"),
+    ("Esc, Ctrl+C", "interrupt the turn"),
+    ("Ctrl+D", "leave"),
+)
 CSS = """
 Screen { layout: vertical; }
 Transcript { height: 1fr; padding: 0 1; }
@@ -53,6 +65,8 @@ Collapsible.failed CollapsibleTitle { color: $error; }
 
 class TuiSurface(SessionHost):
     """The `Surface` of the full-screen UI: output goes to the transcript, questions inline."""
+
+    keys: Sequence[tuple[str, str]] = KEYS
 
     def __init__(self, app: OpenMonoApp, opts: RunOptions, model: Model | None = None) -> None:
         self.init_host(opts, model)
@@ -100,9 +114,7 @@ class TuiSurface(SessionHost):
     async def approve(self, request: PermissionRequest) -> Answer:
         scope = request.session_pattern
         hint = f"{request.tool}" + (f" `{scope}`" if scope not in ("*", "") else "")
-        prompt = PermissionPrompt(
-            call_label(request.tool, dict(request.arguments)), request.reason, hint, request.tool
-        )
+        prompt = PermissionPrompt(request, hint)
         self.app.transcript.add(prompt)
         prompt.focus()
         self.app.refresh_status("waiting for your answer")
@@ -133,6 +145,7 @@ class OpenMonoApp(App[int]):
         Binding("escape", "interrupt", "interrupt the turn", priority=True),
         Binding("ctrl+d", "leave", "leave", priority=True),
         Binding("ctrl+c", "interrupt", "interrupt", show=False, priority=True),
+        Binding("ctrl+o", "toggle_panels", "open or close the tool panels", priority=True),
     ]
 
     def __init__(self, opts: RunOptions, model: Model | None = None) -> None:
@@ -176,7 +189,7 @@ class OpenMonoApp(App[int]):
             self.transcript.note(f"[red]openmono: {escape(str(exc))}[/red]")
             self.exit(2)
             return
-        model = Path(s.model_name()).name
+        model = s.model_name()
         self.transcript.note(
             f"[bold]OpenMono[/bold] · {escape(model)} · n_ctx {agent.loop.options.n_ctx} · "
             f"session {agent.session_id}\n[dim]{escape(str(s.workspace))} · /help for commands · "
@@ -220,7 +233,7 @@ class OpenMonoApp(App[int]):
         queued = f"{len(self.queue)} queued" if self.queue else ""
         self.status.show(
             [
-                Path(s.model_name()).name,
+                s.model_name(),
                 f"ctx {100 * used // max(n_ctx, 1)}%",
                 loop.mode,
                 f"{speed:.1f} tok/s" if speed else "",
@@ -304,7 +317,25 @@ class OpenMonoApp(App[int]):
         except Exception as exc:
             self.transcript.note(f"[red]{escape(type(exc).__name__)}: {escape(str(exc))}[/red]")
 
+    def on_key(self, event: events.Key) -> None:
+        """A key that reached no input (the focus was on a panel title or the transcript, after
+        a click) goes to the prompt, which takes the focus back: no keystroke is lost."""
+        focused = self.focused
+        if focused is self.prompt or isinstance(focused, PermissionPrompt):
+            return
+        if event.is_printable and event.character is not None:
+            event.stop()
+            self.prompt.focus()
+            self.prompt.insert(event.character)
+
     # -- actions --------------------------------------------------------------------------------
+    def action_toggle_panels(self) -> None:
+        """Ctrl+O: open every tool panel, or close them all when all are open."""
+        panels = list(self.transcript.query(ToolPanel))
+        opening = any(p.collapsed for p in panels)
+        for panel in panels:
+            panel.collapsed = not opening
+
     def action_interrupt(self) -> None:
         if self.turn_task is not None and not self.turn_task.done():
             self.turn_task.cancel()

@@ -18,18 +18,19 @@ from textual.widget import Widget
 from textual.widgets import Collapsible, OptionList, Static, TextArea
 from textual.widgets.option_list import Option
 
-from openmono.cli.render import call_label, result_summary
-from openmono.cli.slash import CommandTable
+from openmono.cli.render import argument_lines, call_label, result_summary
+from openmono.cli.slash import Command, CommandTable
 from openmono.loop import ToolFinished, ToolStarted
-from openmono.permissions import Answer
+from openmono.permissions import Answer, PermissionRequest
 
 OUTPUT_TAIL_LINES = 15
 EDIT_TOOLS = ("FileEdit", "FileWrite", "ApplyPatch", "MultiEdit")
 
 
 class PromptArea(TextArea):
-    """Enter sends; Shift+Enter or Ctrl+J adds a line (pasted newlines are kept); Up on the first
-    line and Down on the last walk the history; Tab takes the highlighted slash completion."""
+    """Enter sends exactly what was typed; Shift+Enter or Ctrl+J adds a line (pasted newlines are
+    kept); Up on the first line and Down on the last walk the history; Tab takes the highlighted
+    slash completion and otherwise does nothing (it never moves the focus away)."""
 
     class Submitted(Message):
         def __init__(self, text: str) -> None:
@@ -46,10 +47,10 @@ class PromptArea(TextArea):
     async def _on_key(self, event: events.Key) -> None:
         key = event.key
         if key == "enter":
+            # Never the completion: the list may lag behind fast typing (a streaming reply keeps
+            # the loop busy), and `/stats` must not become the `/status` highlighted a key ago.
             event.stop()
             event.prevent_default()
-            if self._complete_shown() and self._accept_completion(submit=True):
-                return
             text = self.text
             if text.strip():
                 self.prompt_history.append(text)
@@ -62,10 +63,11 @@ class PromptArea(TextArea):
             event.prevent_default()
             self.insert("\n")
             return
-        if key == "tab" and self._complete_shown():
+        if key in ("tab", "shift+tab"):
             event.stop()
             event.prevent_default()
-            self._accept_completion(submit=False)
+            if key == "tab":
+                self._accept_completion()
             return
         if key in ("up", "down") and self._complete_shown() and self.completions is not None:
             event.stop()
@@ -99,30 +101,33 @@ class PromptArea(TextArea):
     def _complete_shown(self) -> bool:
         return self.completions is not None and self.completions.display
 
-    def _accept_completion(self, submit: bool) -> bool:
-        """Put the highlighted command in the prompt; True when that changed the text."""
-        assert self.completions is not None
-        index = self.completions.highlighted
-        if index is None:
-            return False
-        name = self.completions.get_option_at_index(index).id or ""
-        wanted = f"/{name}"
-        if submit and self.text.strip() == wanted:
-            return False  # already complete: Enter sends it
-        self.load_text(wanted + " ")
+    def _matches(self) -> list[Command]:
+        """The commands the text as it is now (a lone `/prefix`) could be completed to."""
+        text = self.text
+        if not text.startswith("/") or " " in text.rstrip() or "\n" in text:
+            return []
+        return self.commands.complete(text[1:].rstrip())
+
+    def _accept_completion(self) -> None:
+        """Put the highlighted command in the prompt: the one highlighted if it still fits what
+        is typed now (the list may not have caught up yet), else the first that does."""
+        matches = [c.name for c in self._matches()]
+        if not matches:
+            return
+        name = matches[0]
+        if self._complete_shown() and self.completions is not None:
+            index = self.completions.highlighted
+            shown = self.completions.get_option_at_index(index).id if index is not None else None
+            if shown in matches:
+                name = shown
+        self.load_text(f"/{name} ")
         self.move_cursor(self.document.end)
-        return True
 
     def update_completions(self) -> None:
         """Show the commands matching a `/prefix` with their descriptions (hidden otherwise)."""
         if self.completions is None:
             return
-        text = self.text
-        matches = (
-            self.commands.complete(text[1:].rstrip())
-            if text.startswith("/") and " " not in text.rstrip() and "\n" not in text
-            else []
-        )
+        matches = self._matches()
         self.completions.clear_options()
         if not matches:
             self.completions.display = False
@@ -158,10 +163,14 @@ class PermissionPrompt(Static, can_focus=True):
         "deny_session": "denied for the session",
     }
 
-    def __init__(self, label: str, reason: str, hint: str, tool: str) -> None:
+    def __init__(self, request: PermissionRequest, hint: str) -> None:
+        tool, args = request.tool, dict(request.arguments)
+        # An edit's arguments are on screen already, as the diff in its panel.
+        lines = [] if _diff(tool, args) is not None else argument_lines(tool, args)
+        details = "".join(f"\n    [dim]{escape(line)}[/dim]" for line in lines)
         question = (
-            f"[bold yellow]?[/bold yellow] Allow [bold]{escape(label)}[/bold]? "
-            f"[dim]({escape(reason)})[/dim]\n"
+            f"[bold yellow]?[/bold yellow] Allow [bold]{escape(call_label(tool, args))}[/bold]? "
+            f"[dim]({escape(request.reason)})[/dim]{details}\n"
             f"  [b]y[/b] once  [b]a[/b] always this session ({escape(hint)})  [b]n[/b] no  "
             f"[b]d[/b] deny {escape(tool)} for the session"
         )
@@ -203,7 +212,8 @@ def _diff_text(diff: str) -> Text:
 
 class ToolPanel(Collapsible):
     """One tool call: its arguments (a diff for edits) and, when done, how it went (Bash: the
-    tail of its output)."""
+    tail of its output). Edits start open, the rest closed (Ctrl+O opens them); a call that
+    failed opens by itself, so a failing `pytest` shows its output's tail at once."""
 
     def __init__(self, event: ToolStarted) -> None:
         self.call = event
@@ -223,7 +233,11 @@ class ToolPanel(Collapsible):
         mark = "✓" if event.ok else ("⊘" if event.denied else "✗")
         self.title = f"{mark} {self.label} · {result_summary(event)}"
         self.add_class("ok" if event.ok else "failed")
-        shown = (event.output if event.ok else (event.error or event.output)).rstrip()
+        if not event.ok and not event.denied:
+            self.collapsed = False
+        # A failed command's output matters most (pytest's failures): its tail, then the error.
+        parts = [event.output.rstrip()] if event.ok else [event.output.rstrip(), event.error or ""]
+        shown = "\n".join(p for p in parts if p)
         if event.name == "Bash" or not event.ok:
             tail = shown.splitlines()[-OUTPUT_TAIL_LINES:]
             self.result.update(Text("\n".join(tail), style="dim" if event.ok else "red"))
