@@ -323,12 +323,15 @@ async def test_an_mcp_call_is_asked_with_its_arguments_and_an_honest_reason(
     config = tmp_path / "mcp.json"
     server = {"command": sys.executable, "args": ["-m", "tests.support.mcp_fixture_server"],
               "cwd": str(ROOT)}  # fmt: skip
-    config.write_text(json.dumps({"mcp_servers": {"fx": server}}))
+    gone = {"command": "/nonexistent/mcp-server"}
+    config.write_text(json.dumps({"mcp_servers": {"fx": server, "gone": gone}}))
     echo = Call("mcp__fx__echo", {"text": "hello there", "lines": 2})
     llm = scripted_llm([Turn(tool_calls=[echo]), Turn(text="Echoed.")], api_key=KEY, n_ctx=32768)
     app = OpenMonoApp(RunOptions(endpoint=llm.url, api_key=KEY, workspace=ws, config=config))
     async with app.run_test(size=SIZE) as pilot:
         await wait_for(pilot, app.ready.is_set, what="the session")
+        # told at once, not with the first reply
+        assert "MCP server 'gone' could not connect (" in screen_text(app)
         await send(pilot, "echo it")
         await wait_for(pilot, lambda: bool(app.query(PermissionPrompt)), what="the MCP ask")
         asked = screen_text(app)

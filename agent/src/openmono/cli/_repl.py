@@ -133,6 +133,7 @@ class Repl(SessionHost):
                 f"[yellow]The model at {escape(self.settings.llm.endpoint)} did not answer the "
                 "probe; run `openmono doctor`.[/yellow]"
             )
+        self.show_notices()
 
     async def approve(self, request: PermissionRequest) -> Answer:
         args = dict(request.arguments)

@@ -13,7 +13,7 @@ from openmono.agent import Agent, open_agent
 from openmono.cli._debug import DebugModel
 from openmono.config import RunOptions, Settings
 from openmono.llm import Model, OpenAICompatModel, RequestOptions, model_label
-from openmono.loop import LoopEvent, ToolFinished, TurnDone, UsageReport
+from openmono.loop import EventSink, LoopEvent, Notice, ToolFinished, TurnDone, UsageReport
 
 if TYPE_CHECKING:
     from openmono_contracts.effects import AskUserEffect
@@ -93,6 +93,17 @@ class SessionHost:
 
     def print(self, markup: str = "") -> None:
         raise NotImplementedError
+
+    @property
+    def sink(self) -> EventSink:
+        raise NotImplementedError
+
+    def show_notices(self) -> None:
+        """What opening the session had to say (an MCP server that did not connect, settings
+        left out), shown at once instead of with the first turn."""
+        pending = self.current.pending_notices
+        while pending:
+            self.sink(Notice(level="warning", message=pending.pop(0)))
 
     async def open(self, resume: str | None = None) -> Agent:
         mode = self.opts.mode

@@ -193,13 +193,15 @@ class OpenMonoApp(App[int]):
         self.transcript.note(
             f"[bold]OpenMono[/bold] · {escape(model)} · n_ctx {agent.loop.options.n_ctx} · "
             f"session {agent.session_id}\n[dim]{escape(str(s.workspace))} · /help for commands · "
-            "Enter sends, Shift+Enter a new line · Esc interrupts · Ctrl-D leaves[/dim]"
+            "Enter sends, Shift+Enter a new line · Ctrl+O tool panels · Esc interrupts · "
+            "Ctrl-D leaves[/dim]"
         )
         if agent.info is None:
             self.transcript.note(
                 f"[yellow]The model at {escape(s.settings.llm.endpoint)} did not answer the "
                 "probe; run `openmono doctor`.[/yellow]"
             )
+        s.show_notices()
         self.refresh_status()
         self.ready.set()
         await self._drain()
