@@ -37,6 +37,7 @@ from openmono_contracts.firecrawl import (
     FirecrawlSearchResponseV1,
     FirecrawlSearchResponseV2,
 )
+from openmono_contracts.searxng import SearchHit
 from pydantic import BaseModel
 
 from openmono_scrape import statuses
@@ -118,7 +119,7 @@ class FirecrawlAPI:
         return _json(FirecrawlScrapeResponse(data=doc, warning="; ".join(warnings) or None))
 
     async def _result(
-        self, hit: _searxng.Hit, opts: FirecrawlScrapeOptions, version: Version, deadline: float
+        self, hit: SearchHit, opts: FirecrawlScrapeOptions, version: Version, deadline: float
     ) -> FirecrawlDocument:
         try:
             doc, _ = await self.scrape_one(hit.url, opts, version, deadline - time.monotonic())
@@ -126,7 +127,7 @@ class FirecrawlAPI:
             doc = FirecrawlDocument(
                 metadata=FirecrawlMetadata(source_url=hit.url, url=hit.url, error=exc.message)
             )
-        doc.url, doc.title, doc.description = hit.url, hit.title, hit.description
+        doc.url, doc.title, doc.description = hit.url, hit.title, hit.snippet
         return doc
 
     async def search(self, req: FirecrawlSearchRequest, version: Version) -> JSONResponse:
@@ -147,13 +148,13 @@ class FirecrawlAPI:
             if opts is not None and formats:
                 gate = asyncio.Semaphore(self.settings.search_scrape_concurrency)
 
-                async def one(hit: _searxng.Hit, scrape_opts: FirecrawlScrapeOptions) -> Any:
+                async def one(hit: SearchHit, scrape_opts: FirecrawlScrapeOptions) -> Any:
                     async with gate:
                         return await self._result(hit, scrape_opts, version, deadline)
 
                 docs = list(await asyncio.gather(*(one(h, opts) for h in hits)))
             else:
-                docs = [FirecrawlDocument(url=h.url, title=h.title, description=h.description)
+                docs = [FirecrawlDocument(url=h.url, title=h.title, description=h.snippet)
                         for h in hits]  # fmt: skip
         if version == "v1":
             return _json(FirecrawlSearchResponseV1(data=docs))

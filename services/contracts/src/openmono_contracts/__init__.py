@@ -9,6 +9,7 @@ Modules:
     effects   -- typed effects of agent-side tools (AskUser, TodoWrite, plan mode, MemorySave)
     scrape    -- the scrape service's request, response and error bodies
     firecrawl -- the Firecrawl-compatible API's wire shapes (an external contract, camelCase)
+    searxng   -- SearXNG's JSON search answer and the one normaliser both search callers use
     netguard  -- the SSRF guard shared by the scrape service and the agent's WebFetch
     routing   -- which tool worker may run a call (workspace id, box id, queue names)
     trust     -- how a client trusts the gateway across a relay (trust anchor, http refusal)

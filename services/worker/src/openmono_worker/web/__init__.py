@@ -10,6 +10,8 @@ Modules: `_capability` (route per call) over `_probe` (cached `/services`), `_se
 `_untrusted` (page text marked as data for the model).
 """
 
+from openmono_contracts.searxng import SearchHit, SearchPage
+
 from openmono_worker.web._access import gateway_base, resolve_web_access
 from openmono_worker.web._ddg import decode_link
 from openmono_worker.web._ddg import parse as parse_duckduckgo
@@ -17,7 +19,6 @@ from openmono_worker.web._errors import FallbackError, GatewayError, SearchDegra
 from openmono_worker.web._fetch import FetchedPage, web_fetch
 from openmono_worker.web._http import run_cancellable
 from openmono_worker.web._probe import clear as clear_probe_cache
-from openmono_worker.web._results import SearchHit, SearchPage
 from openmono_worker.web._search import PageRead, SearchAnswer, search_and_read, web_search
 from openmono_worker.web._searxng import normalise as normalise_searxng
 from openmono_worker.web._untrusted import wrap_untrusted

@@ -17,9 +17,9 @@ from html.parser import HTMLParser
 from urllib.parse import parse_qs, urljoin, urlsplit
 
 import httpx
+from openmono_contracts.searxng import SearchHit, SearchPage
 
 from openmono_worker.web._errors import FallbackError, SearchDegraded
-from openmono_worker.web._results import SearchHit, SearchPage
 
 _VOID = frozenset({"br", "img", "hr", "input", "meta", "link", "wbr", "source", "col", "area"})
 _CHALLENGE = re.compile(
@@ -118,7 +118,8 @@ def parse(html: str, max_results: int | None = None) -> SearchPage:
         if url is None or url in seen:
             continue
         seen.add(url)
-        hits.append(SearchHit(_clean(row.title) or url, url, _clean(row.snippet), ("duckduckgo",)))
+        title, snippet = _clean(row.title) or url, _clean(row.snippet)
+        hits.append(SearchHit(title=title, url=url, snippet=snippet, engines=("duckduckgo",)))
     if not hits and not parser.no_results and _CHALLENGE.search(html):
         raise SearchDegraded("DuckDuckGo answered with a bot challenge instead of results")
     if not hits and not parser.no_results and not parser.results:

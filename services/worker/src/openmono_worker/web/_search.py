@@ -16,13 +16,13 @@ from dataclasses import dataclass
 from typing import Literal
 
 from openmono_contracts import ScrapeRequest, WebAccess, gateway
+from openmono_contracts.searxng import SearchPage
 
 from openmono_worker.settings import WebToolSettings
 from openmono_worker.web import _ddg, _http, _probe, _searxng
 from openmono_worker.web._capability import resolve
 from openmono_worker.web._errors import FallbackError, GatewayError
 from openmono_worker.web._fetch import FetchedPage, web_fetch
-from openmono_worker.web._results import SearchPage
 
 # Reads end this long before the call's limit, so the answer (with what was read) gets out.
 _READ_MARGIN_S = 2.0
