@@ -113,11 +113,7 @@ def main(
 
 
 def _run(opts: RunOptions, prompt: str | None, classic: bool = False) -> int:
-    from openmono.config import ConfigError
-    from openmono.executor import ExecutorError
-    from openmono.llm import LLMError
-    from openmono.permissions import PermissionsError
-    from openmono.sessions import SessionError
+    from openmono.errors import OpenMonoError
 
     try:
         if prompt is not None:
@@ -134,7 +130,7 @@ def _run(opts: RunOptions, prompt: str | None, classic: bool = False) -> int:
         from openmono.cli.tui import run_tui
 
         return run_tui(opts)
-    except (ConfigError, SessionError, ExecutorError, PermissionsError, LLMError) as exc:
+    except OpenMonoError as exc:
         click.echo(f"openmono: {exc}", err=True)
         return EXIT_CONFIG
 

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING
 from openmono.agent import Agent, open_agent
 from openmono.cli._debug import DebugModel
 from openmono.config import RunOptions, Settings
+from openmono.errors import OpenMonoError
 from openmono.llm import Model, OpenAICompatModel, RequestOptions, model_label
 from openmono.loop import EventSink, LoopEvent, Notice, ToolFinished, TurnDone, UsageReport
 
@@ -82,7 +83,7 @@ class SessionHost:
     @property
     def current(self) -> Agent:
         if self.agent is None:
-            raise RuntimeError("no session is open")
+            raise OpenMonoError("no session is open")
         return self.agent
 
     async def approve(self, request: PermissionRequest) -> Answer:

@@ -19,6 +19,8 @@ import json
 import re
 from typing import Any
 
+from openmono.config._errors import SettingInvalid
+
 EVENTS = {
     "sessionStart": "session_start",
     "preToolUse": "pre_tool_use",
@@ -48,7 +50,9 @@ def _command(run: str, event: str, where: str) -> str:
     def fill(match: re.Match[str]) -> str:
         name = match.group(1)
         if name not in PLACEHOLDERS or event not in TOOL_EVENTS:
-            raise ValueError(f"{where}: {{{{{name}}}}} has no value for {event} hooks here; {OURS}")
+            raise SettingInvalid(
+                f"{where}: {{{{{name}}}}} has no value for {event} hooks here; {OURS}"
+            )
         return PLACEHOLDERS[name]
 
     return _PLACEHOLDER.sub(fill, run)
@@ -72,7 +76,7 @@ def _entry(raw: Any, event: str, where: str) -> Any:
             equivalent["input"] = str(condition["inputContains"])
     if extra or unknown:
         what = ", ".join([*extra, *(f"if.{k}" for k in unknown)])
-        raise ValueError(
+        raise SettingInvalid(
             f"{where}: {what} has no equivalent here; {OURS}. Nearest equivalent of this hook: "
             f"{json.dumps({event: [equivalent]})}"
         )
@@ -92,7 +96,7 @@ def from_dotnet(data: Any) -> Any:
         event = EVENTS.get(key) or key
         if key not in EVENTS and key[:1].islower() and any(c.isupper() for c in key):
             known = ", ".join(EVENTS)
-            raise ValueError(f"hooks.{key}: no such event here (known: {known}); {OURS}")
+            raise SettingInvalid(f"hooks.{key}: no such event here (known: {known}); {OURS}")
         if isinstance(entries, list):
             entries = [_entry(e, event, f"hooks.{key}[{i}]") for i, e in enumerate(entries)]
         if event in out and isinstance(out[event], list) and isinstance(entries, list):

@@ -1,7 +1,9 @@
 """The one exception base of `openmono.executor`."""
 
+from openmono.errors import OpenMonoError
 
-class ExecutorError(Exception):
+
+class ExecutorError(OpenMonoError):
     """An executor cannot be created or used (the message says what to fix)."""
 
 

@@ -26,6 +26,8 @@ from openmono_contracts.routing import (
 )
 from openmono_worker import WorkerSettings, create_app
 
+from openmono.executor._errors import ExecutorError
+
 __all__ = [
     "Consumers",
     "RouteError",
@@ -39,7 +41,7 @@ __all__ = [
 _INSPECT_TIMEOUT_S = 1.0
 
 
-class RouteError(Exception):
+class RouteError(ExecutorError):
     """The workspace's id file is unreadable or malformed: no route can be computed."""
 
 

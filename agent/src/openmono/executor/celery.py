@@ -44,6 +44,7 @@ from openmono_worker import WorkerSettings, create_app, get_tool
 from redis.asyncio.retry import Retry
 from redis.backoff import NoBackoff
 
+from openmono.executor._errors import ExecutorError, ExecutorUnavailable
 from openmono.executor._routes import (
     RouteError,
     consumers,
@@ -64,11 +65,11 @@ _CANCEL_GRACE_S = 5.0
 _MAX_RESENDS = 3
 
 
-class _Unreachable(Exception):
+class _Unreachable(ExecutorError):
     """Redis (or every worker) cannot be reached; becomes an `ok=False` result, never raised out."""
 
 
-class _NoConsumer(Exception):
+class _NoConsumer(ExecutorError):
     """Workers answer, but none consumes the call's queue; becomes an `ok=False` result."""
 
 
@@ -183,7 +184,7 @@ class CeleryExecutor:
     def from_settings(cls, settings: ExecutorSettings) -> CeleryExecutor:
         broker = settings.broker_url
         if not broker:
-            raise ValueError("CeleryExecutor needs a broker URL (OPENMONO_BROKER_URL)")
+            raise ExecutorUnavailable("CeleryExecutor needs a broker URL (OPENMONO_BROKER_URL)")
         return cls(broker)
 
     # -- Executor protocol ------------------------------------------------------------------

@@ -28,6 +28,7 @@ import httpx
 from openmono_contracts import gateway, trust
 
 from openmono.config import LLMSettings
+from openmono.errors import OpenMonoError
 from openmono.llm._assemble import TurnAssembler
 from openmono.llm._errors import (
     AuthError,
@@ -52,7 +53,7 @@ from openmono.llm._wire import (
 )
 
 
-class _Retry(Exception):
+class _Retry(OpenMonoError):
     """Internal: this attempt failed in a way that may be retried (nothing was yielded yet)."""
 
     def __init__(self, error: LLMError, retry_after: float | None = None) -> None:

@@ -15,8 +15,10 @@ LLMError
 
 from __future__ import annotations
 
+from openmono.errors import OpenMonoError
 
-class LLMError(Exception):
+
+class LLMError(OpenMonoError):
     """Base of every error raised by `openmono.llm`."""
 
 

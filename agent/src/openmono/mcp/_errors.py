@@ -1,5 +1,7 @@
 """The one exception base of `openmono.mcp`."""
 
+from openmono.errors import OpenMonoError
 
-class McpClientError(Exception):
+
+class McpClientError(OpenMonoError):
     """An MCP server that cannot be used as configured (no command and no url, both, ...)."""

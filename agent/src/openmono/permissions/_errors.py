@@ -1,5 +1,7 @@
 """The one exception base of `openmono.permissions`."""
 
+from openmono.errors import OpenMonoError
 
-class PermissionsError(Exception):
+
+class PermissionsError(OpenMonoError):
     """A permission rule or `--allow` spec that cannot be understood."""

@@ -23,6 +23,7 @@ from openmono.playbooks._errors import (
     PlaybookNotFound,
     ResumeError,
     TemplateError,
+    ValueInvalid,
 )
 from openmono.playbooks._host import (
     Gate,
@@ -64,6 +65,7 @@ __all__ = [
     "Step",
     "TemplateError",
     "TriggerMatch",
+    "ValueInvalid",
     "approve_all",
     "checkpoint_path",
     "discover",

@@ -6,15 +6,19 @@ PlaybookError
  ├── PlaybookNotFound     no playbook by that name in any source
  ├── TemplateError        a {{...}} placeholder cannot be rendered (unknown key, shell failed)
  ├── GateUnavailable      a gate needs a person and the run is non-interactive (no --yes)
- └── ResumeError          --resume with no checkpoint, or one that does not fit the playbook
+ ├── ResumeError          --resume with no checkpoint, or one that does not fit the playbook
+ └── ValueInvalid         a value does not fit what was declared (a parameter, a structured
+                          answer); also a ValueError, so pydantic validators may raise it
 """
 
 from __future__ import annotations
 
 from pathlib import Path
 
+from openmono.errors import OpenMonoError
 
-class PlaybookError(Exception):
+
+class PlaybookError(OpenMonoError):
     """Anything that stops a playbook from loading or running; the message is for people."""
 
 
@@ -50,3 +54,7 @@ class GateUnavailable(PlaybookError):
 
 class ResumeError(PlaybookError):
     """Nothing to resume, or the checkpoint belongs to another playbook or version."""
+
+
+class ValueInvalid(PlaybookError, ValueError):
+    """A value that does not fit what was declared; the message says why, briefly."""

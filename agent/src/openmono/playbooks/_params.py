@@ -16,7 +16,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from openmono.playbooks._errors import ParameterError
+from openmono.playbooks._errors import ParameterError, ValueInvalid
 from openmono.playbooks._model import Parameter
 
 _TRUE = frozenset({"true", "yes", "on", "1"})
@@ -29,7 +29,7 @@ def parse_assignments(items: Iterable[str]) -> dict[str, str]:
     for item in items:
         name, sep, value = item.partition("=")
         if not sep or not name.strip():
-            raise ValueError(f"--param {item!r}: write it as NAME=VALUE")
+            raise ValueInvalid(f"--param {item!r}: write it as NAME=VALUE")
         out[name.strip()] = value
     return out
 
@@ -38,11 +38,11 @@ def _coerce(spec: Parameter, value: Any) -> Any:
     """`value` as the declared type; ValueError with a short reason."""
     if spec.type == "String":
         if isinstance(value, bool) or not isinstance(value, str | int | float):
-            raise ValueError(f"expected a string, got {type(value).__name__}")
+            raise ValueInvalid(f"expected a string, got {type(value).__name__}")
         return str(value)
     if spec.type == "Number":
         if isinstance(value, bool):
-            raise ValueError("expected a number, got a boolean")
+            raise ValueInvalid("expected a number, got a boolean")
         if isinstance(value, int | float):
             number: float | int = value
         elif isinstance(value, str):
@@ -52,18 +52,18 @@ def _coerce(spec: Parameter, value: Any) -> Any:
                 try:
                     number = float(value.strip())
                 except ValueError:
-                    raise ValueError(f"{value!r} is not a number") from None
+                    raise ValueInvalid(f"{value!r} is not a number") from None
         else:
-            raise ValueError(f"expected a number, got {type(value).__name__}")
+            raise ValueInvalid(f"expected a number, got {type(value).__name__}")
         if isinstance(number, float) and not math.isfinite(number):
-            raise ValueError(f"{value!r} is not a finite number")
+            raise ValueInvalid(f"{value!r} is not a finite number")
         return number
     if spec.type == "Boolean":
         if isinstance(value, bool):
             return value
         if isinstance(value, str) and value.strip().lower() in _TRUE | _FALSE:
             return value.strip().lower() in _TRUE
-        raise ValueError(f"{value!r} is not a boolean (true/false)")
+        raise ValueInvalid(f"{value!r} is not a boolean (true/false)")
     # Array
     if isinstance(value, str):
         text = value.strip()
@@ -71,11 +71,11 @@ def _coerce(spec: Parameter, value: Any) -> Any:
             try:
                 value = json.loads(text)
             except ValueError as exc:
-                raise ValueError(f"not a JSON list: {exc}") from None
+                raise ValueInvalid(f"not a JSON list: {exc}") from None
         else:
             value = [part.strip() for part in text.split(",") if part.strip()]
     if not isinstance(value, list):
-        raise ValueError(f"expected a list, got {type(value).__name__}")
+        raise ValueInvalid(f"expected a list, got {type(value).__name__}")
     return value
 
 
@@ -89,9 +89,9 @@ def _bounds(spec: Parameter, value: Any) -> None:
     else:
         return
     if spec.min is not None and measure < spec.min:
-        raise ValueError(f"{what} ({measure:g}) is below min {spec.min:g}")
+        raise ValueInvalid(f"{what} ({measure:g}) is below min {spec.min:g}")
     if spec.max is not None and measure > spec.max:
-        raise ValueError(f"{what} ({measure:g}) is above max {spec.max:g}")
+        raise ValueInvalid(f"{what} ({measure:g}) is above max {spec.max:g}")
 
 
 def check_value(spec: Parameter, value: Any) -> Any:
@@ -103,7 +103,7 @@ def check_value(spec: Parameter, value: Any) -> Any:
         for item in items:
             if item not in allowed:
                 choices = ", ".join(json.dumps(a) for a in allowed)
-                raise ValueError(f"{json.dumps(item)} is not one of {choices}")
+                raise ValueInvalid(f"{json.dumps(item)} is not one of {choices}")
     _bounds(spec, coerced)
     return coerced
 

@@ -38,7 +38,7 @@ from openmono.loop import (
 )
 from openmono.playbooks import _checkpoint, _structured
 from openmono.playbooks._checkpoint import RunState, RunStatus
-from openmono.playbooks._errors import GateUnavailable, ResumeError, TemplateError
+from openmono.playbooks._errors import GateUnavailable, PlaybookError, ResumeError, TemplateError
 from openmono.playbooks._host import Gate, GateRequest, Host
 from openmono.playbooks._load import Playbook
 from openmono.playbooks._model import Step
@@ -63,7 +63,7 @@ class RunResult:
         return self.status == "done"
 
 
-class _Stop(Exception):
+class _Stop(PlaybookError):
     def __init__(self, status: RunStatus, message: str) -> None:
         super().__init__(message)
         self.status = status

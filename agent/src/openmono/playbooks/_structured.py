@@ -17,6 +17,7 @@ import jsonschema_rs
 
 from openmono.llm import ChatMessage, Model, TextDelta
 from openmono.loop import Conversation, EventSink, TextChunk
+from openmono.playbooks._errors import ValueInvalid
 
 _FENCE = re.compile(r"```(?:json)?\s*\n(.*?)\n?```", re.S)
 MAX_PROBLEMS = 5
@@ -32,7 +33,7 @@ def parse_json(text: str) -> Any:
     blocks = _FENCE.findall(stripped)
     if len(blocks) == 1:
         return json.loads(blocks[0])
-    raise ValueError("the answer is not JSON (nor one fenced JSON block)")
+    raise ValueInvalid("the answer is not JSON (nor one fenced JSON block)")
 
 
 def problems(schema: dict[str, Any], text: str) -> tuple[Any, list[str]]:

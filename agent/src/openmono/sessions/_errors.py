@@ -1,5 +1,7 @@
 """The one exception base of `openmono.sessions`."""
 
+from openmono.errors import OpenMonoError
 
-class SessionError(Exception):
+
+class SessionError(OpenMonoError):
     """A session cannot be found, created or read."""

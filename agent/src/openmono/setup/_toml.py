@@ -11,6 +11,8 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
+from openmono.setup._errors import SetupError
+
 
 def _scalar(value: Any) -> str:
     if isinstance(value, bool):
@@ -22,7 +24,7 @@ def _scalar(value: Any) -> str:
         return json.dumps(value, ensure_ascii=False)
     if isinstance(value, list) and all(not isinstance(v, dict) for v in value):
         return "[" + ", ".join(_scalar(v) for v in value) + "]"
-    raise TypeError(f"cannot write {type(value).__name__} as a TOML value")
+    raise SetupError(f"cannot write {type(value).__name__} as a TOML value")
 
 
 def _is_table_array(value: Any) -> bool:

