@@ -23,6 +23,7 @@ import pytest
 from openmono.stack.envfile import ensure_compose_env
 
 from tests.containers.conftest import Project, make_env
+from tests.support import bash_load
 from tests.support.procs import ROOT
 
 pytestmark = [pytest.mark.containers, pytest.mark.slow]
@@ -143,3 +144,28 @@ def test_the_worker_service_can_be_scaled(engine: None, tmp_path: Path) -> None:
     assert worker["environment"]["WORKER_WORKSPACES"] == "/workspace"
     # the healthcheck pings the replica's own node (its hostname), whichever replica it is
     assert "openmono@$$HOSTNAME" in " ".join(worker["healthcheck"]["test"])
+
+
+def _load(container: str, *args: str, timeout: float = 600) -> dict[str, object]:
+    """tests/support/bash_load.py run inside `container` by the image's own python."""
+    done = subprocess.run(
+        ["docker", "exec", "-i", container, "python", "-", *args],
+        input=Path(bash_load.__file__).read_text(), capture_output=True, text=True,
+        timeout=timeout, check=False,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stdout + done.stderr
+    report: dict[str, object] = json.loads(done.stdout.strip().splitlines()[-1])
+    return report
+
+
+def test_scaled_workers_leave_no_zombie_after_200_bash_calls(scaled: Project) -> None:
+    """tests/integration/test_worker_children.py in the worker containers: 200 Bash calls, some
+    detached, some leaving children (under tini, `init: true`); both replicas end with no zombie
+    child of a worker process, and every result is intact."""
+    first, *others = _containers(scaled)
+    report = _load(first, "send", "/workspace", "200")
+    assert report["bad"] == {} and report["detached"] == 50, report
+    for container in (first, *others):
+        found = _load(container, "zombies", "10", timeout=60)
+        assert found["count"] == 0, (container, found)
+        assert len(found["workers"]) == 1, found  # one worker (main + pool) per container

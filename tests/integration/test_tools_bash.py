@@ -3,6 +3,7 @@ output caps, background runs, environment. Every test checks that nothing it sta
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import threading
@@ -11,7 +12,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from openmono_contracts import ToolRequest
+from openmono_contracts import ToolRequest, ToolResult
 from openmono_worker import run_tool
 
 from tests.support.tool_calls import ToolBench, make_bench
@@ -147,13 +148,37 @@ def test_stdin_is_closed(tb: ToolBench) -> None:
     assert r.ok and r.output == "after\n[exit code 0]" and time.monotonic() - start < 5
 
 
-def test_background_run_returns_pid_and_log(tb: ToolBench) -> None:
-    r = tb.call("Bash", command="echo started; sleep 100", background=True)
+def _started(r: ToolResult) -> tuple[int, Path, Path]:
+    """pid, log and status file of a background run, from what the tool said."""
     assert r.ok, r.error
     pid = int(r.output.split("pid ")[1].split()[0])
     log = Path(r.output.split("log: ")[1].splitlines()[0])
+    status = Path(r.output.rsplit(" in ", 1)[1].strip())
+    return pid, log, status
+
+
+def _status(path: Path, timeout_s: float = 30.0) -> dict[str, object]:
+    deadline = time.monotonic() + timeout_s
+    while not path.exists():
+        assert time.monotonic() < deadline, f"no status in {path}"
+        time.sleep(0.02)
+    data: dict[str, object] = json.loads(path.read_text())
+    return data
+
+
+def _children(pid: int) -> list[int]:
+    found: list[int] = []
+    for task in Path(f"/proc/{pid}/task").iterdir():
+        found += [int(p) for p in (task / "children").read_text().split()]
+    return found
+
+
+def test_background_run_returns_pid_and_log(tb: ToolBench) -> None:
+    r = tb.call("Bash", command="echo started; sleep 100", background=True)
+    pid, log, status = _started(r)
     try:
         assert log.parent == tb.settings.bash_log_dir / "sess"
+        assert status.parent == log.parent and not status.exists()
         assert pid_alive(pid) and os.getpgid(pid) == pid
         deadline = time.monotonic() + 10
         while "started" not in log.read_text():
@@ -163,17 +188,52 @@ def test_background_run_returns_pid_and_log(tb: ToolBench) -> None:
         page = tb.call("FileRead", file_path=str(log))
         assert page.ok and "started" in page.output
     finally:
-        os.killpg(pid, signal.SIGKILL)
+        os.killpg(pid, signal.SIGTERM)
     assert wait_dead(pid)
-    # the tool keeps background children to reap them on its next call: do it now, so no Popen of a
-    # dead child outlives the test run
-    from openmono_worker.tools import bash as bash_tool
+    # killed with its group: the keeper still tells how the command ended
+    data = _status(status)
+    assert data["exit_code"] is None and data["signal"] == signal.SIGTERM
+    assert log.read_text().endswith("started\n[killed by signal 15]\n")
 
-    deadline = time.monotonic() + 5
-    while pid in bash_tool._BACKGROUND and time.monotonic() < deadline:
-        bash_tool._reap_background()
+
+def test_background_exit_status_is_kept_and_nothing_is_left_a_zombie(tb: ToolBench) -> None:
+    """The job's parent (this process) waits for it at once: no zombie until the next call."""
+    runs = {
+        code: _started(tb.call("Bash", command=f"printf out-{code}; exit {code}", background=True))
+        for code in (0, 3)
+    }
+    for code, (pid, log, status) in runs.items():
+        data = _status(status)
+        assert data["exit_code"] == code and data["signal"] is None and data["pid"] == pid
+        assert log.read_text() == f"out-{code}\n[exit code {code}]\n"
+        deadline = time.monotonic() + 5
+        while pid in _children(os.getpid()):
+            assert time.monotonic() < deadline, f"job {pid} left unreaped"
+            time.sleep(0.02)
+
+
+def test_background_job_killed_hard_still_gets_a_status(tb: ToolBench) -> None:
+    pid, log, status = _started(tb.call("Bash", command="echo up; sleep 100", background=True))
+    deadline = time.monotonic() + 10
+    while "up" not in log.read_text():
+        assert time.monotonic() < deadline
         time.sleep(0.02)
-    assert pid not in bash_tool._BACKGROUND
+    os.killpg(pid, signal.SIGKILL)  # the keeper too: its parent writes what it saw
+    data = _status(status)
+    assert data["exit_code"] is None and data["signal"] == 9
+
+
+def test_a_signal_to_the_job_pid_reaches_the_command(tb: ToolBench) -> None:
+    # `wait` returns as soon as a trapped signal comes (a foreground child would delay the trap)
+    cmd = "trap 'echo got-int; kill $!; exit 5' INT; echo ready; sleep 30 & wait"
+    pid, log, status = _started(tb.call("Bash", command=cmd, background=True))
+    deadline = time.monotonic() + 10
+    while "ready" not in log.read_text():
+        assert time.monotonic() < deadline
+        time.sleep(0.02)
+    os.kill(pid, signal.SIGINT)  # the pid alone, as `kill -INT PID` does
+    assert _status(status)["exit_code"] == 5
+    assert log.read_text().endswith("got-int\n[exit code 5]\n")
 
 
 def test_command_that_closes_its_output_still_times_out(tb: ToolBench) -> None:

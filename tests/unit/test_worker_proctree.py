@@ -64,3 +64,42 @@ def test_worker_kill_descendants_of_a_leaf_is_a_no_op() -> None:
     finally:
         leaf.kill()
         leaf.wait(5)
+
+
+# A pool process stand-in with a background job (Bash `background: true`, under its keeper) from an
+# earlier call, and the current call's command.
+WITH_JOB = """
+import subprocess, sys, time
+from pathlib import Path
+from openmono_worker.tools._jobs import start_job
+job = start_job(["sleep", "60"], cwd=Path("."), log=Path("job.log"))
+call = subprocess.Popen(["sleep", "60"], start_new_session=True)
+open("pids", "w").write(f"{job.pid} {call.pid}")
+time.sleep(60)
+"""
+
+
+def test_worker_kill_descendants_spares_background_jobs(tmp_path: Path) -> None:
+    parent = subprocess.Popen(
+        [sys.executable, "-c", WITH_JOB], cwd=tmp_path, start_new_session=True
+    )
+    job = 0
+    try:
+        deadline = time.monotonic() + 30
+        while not (tmp_path / "pids").exists():
+            assert time.monotonic() < deadline, "the process tree never started"
+            time.sleep(0.02)
+        job, call = (int(p) for p in (tmp_path / "pids").read_text().split())
+        killed = kill_descendants(parent.pid)
+        assert call in killed and job not in killed
+        deadline = time.monotonic() + 5
+        while pid_alive(call):
+            assert time.monotonic() < deadline, "the call's command survived"
+            time.sleep(0.02)
+        assert pid_alive(job)  # and the job's command below it too
+        assert any(pid_alive(p) for p in descendants(job))
+    finally:
+        os.killpg(parent.pid, signal.SIGKILL)
+        if job:
+            os.killpg(job, signal.SIGKILL)
+        parent.wait(5)

@@ -3,7 +3,9 @@
 Tools start their commands in their own sessions (so the tool can kill the whole group), which also
 means those groups survive a SIGKILL of the pool process that started them. Before the worker kills
 a pool process (hard time limit, revoke with terminate) it freezes it, kills the process group of
-every descendant, and lets it go again: nothing the call started outlives it.
+every descendant, and lets it go again: nothing the call started outlives it. Background jobs of
+earlier calls (Bash `background: true`, each under its keeper) are not the call's: they are spared,
+and live on as children of the worker's main process (`_reaper`).
 """
 
 from __future__ import annotations
@@ -12,6 +14,8 @@ import contextlib
 import os
 import signal
 from pathlib import Path
+
+from openmono_worker.tools import is_job_keeper
 
 _PROC = Path("/proc")
 
@@ -33,8 +37,9 @@ def _parent_map() -> dict[int, int]:
     return parents
 
 
-def descendants(pid: int) -> list[int]:
-    """Every live descendant of `pid` (children first), empty where /proc is missing."""
+def descendants(pid: int, *, spare_jobs: bool = False) -> list[int]:
+    """Every live descendant of `pid` (children first), empty where /proc is missing;
+    `spare_jobs`: without background jobs and what runs below them."""
     if not _PROC.is_dir():
         return []
     children: dict[int, list[int]] = {}
@@ -44,13 +49,16 @@ def descendants(pid: int) -> list[int]:
     todo = list(children.get(pid, []))
     while todo:
         current = todo.pop(0)
+        if spare_jobs and is_job_keeper(current):
+            continue
         found.append(current)
         todo.extend(children.get(current, []))
     return found
 
 
 def kill_descendants(pid: int) -> list[int]:
-    """SIGKILL the process groups (and the processes) below `pid`; `pid` itself lives on.
+    """SIGKILL the process groups (and the processes) below `pid`, background jobs spared;
+    `pid` itself lives on.
 
     `pid` is stopped while we look, so it cannot start anything new in between. The groups of
     this process and of `pid` (the worker's own group) are never signalled as a whole.
@@ -61,7 +69,7 @@ def kill_descendants(pid: int) -> list[int]:
     with contextlib.suppress(ProcessLookupError):
         os.kill(pid, signal.SIGSTOP)
     try:
-        victims = descendants(pid)
+        victims = descendants(pid, spare_jobs=True)
         groups: set[int] = set()
         for victim in victims:
             with contextlib.suppress(ProcessLookupError):

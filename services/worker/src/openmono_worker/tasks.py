@@ -25,6 +25,7 @@ from celery import Task, signals
 from celery.exceptions import Ignore
 from openmono_contracts import ToolRequest, ToolResult
 
+from openmono_worker._reaper import adopt_orphans
 from openmono_worker._request import is_read_only
 from openmono_worker.callstate import Heartbeat, claim, lost_worker_error
 from openmono_worker.celery_app import TASK_NAME, app, consume_served_queues
@@ -48,6 +49,9 @@ def _choose_queues(sender: object = None, instance: Any = None, **_: Any) -> Non
         return
     # The startup banner lists the chosen queues under [queues].
     consume_served_queues(app, WorkerSettings())
+    # What tool calls leave running becomes ours to wait for, before any pool process exists.
+    if not adopt_orphans():
+        log.warning("cannot become a child subreaper: orphans of tool calls go to PID 1")
 
 
 # After the soft limit, how long the tool's own timeout gets to answer before we cancel it.

@@ -1,8 +1,10 @@
 """OpenMono's tools (the hands): one module per tool, found by the registry.
 
 Public surface: the `Tool` base and its `ToolContext` / `ToolOutcome`, the registry (`registry`,
-`get_tool`, `tool_specs`) and `CallCancelled`. Each tool module (`file_read`, `bash`, ...) defines a
-pydantic `Params` model and a `TOOL` instance. Paths go through `openmono_worker.workspace`.
+`get_tool`, `tool_specs`), `CallCancelled`, and `is_job_keeper` (which processes are background
+jobs, spared when a call's processes are killed). Each tool module (`file_read`, `bash`, ...)
+defines a pydantic `Params` model and a `TOOL` instance. Paths go through
+`openmono_worker.workspace`.
 
 Agent-side tools (AskUser, TodoWrite, EnterPlanMode, ExitPlanMode, MemorySave) run like any tool and
 return a typed `effect` (see `openmono_contracts.effects`) that the loop acts on.
@@ -10,6 +12,7 @@ return a typed `effect` (see `openmono_contracts.effects`) that the loop acts on
 
 from openmono_worker.errors import CallCancelled
 from openmono_worker.tools._base import Tool, ToolContext, ToolOutcome
+from openmono_worker.tools._jobs import is_job_keeper
 from openmono_worker.tools._registry import get_tool, registry, tool_specs
 
 __all__ = [
@@ -18,6 +21,7 @@ __all__ = [
     "ToolContext",
     "ToolOutcome",
     "get_tool",
+    "is_job_keeper",
     "registry",
     "tool_specs",
 ]

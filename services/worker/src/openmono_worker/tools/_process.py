@@ -164,20 +164,3 @@ def _read_ready(sel: selectors.BaseSelector, wait_s: float) -> None:
             buf.write(chunk)
         else:
             sel.unregister(key.fileobj)
-
-
-def spawn_detached(
-    argv: Sequence[str], *, cwd: Path, log: Path, env: Mapping[str, str] | None = None
-) -> subprocess.Popen[bytes]:
-    """Start `argv` in its own session with stdout+stderr appended to `log`; do not wait."""
-    log.parent.mkdir(parents=True, exist_ok=True)
-    with log.open("ab") as fh:
-        return subprocess.Popen(
-            list(argv),
-            cwd=cwd,
-            env=None if env is None else dict(env),
-            stdin=subprocess.DEVNULL,
-            stdout=fh,
-            stderr=subprocess.STDOUT,
-            start_new_session=True,
-        )

@@ -7,9 +7,10 @@ for servers).
 Output is stdout and stderr interleaved, capped (head and tail kept); the exit code ends the output.
 A non-zero exit, a timeout or a cancellation is `ok=False`, with the output still attached.
 
-Background: the command starts detached in its own session, its output appended to
-`<data dir>/bash/<session_id>/<call_id>.log`; the call returns the pid and the log path at once.
-Stop it with `kill -- -PID` (the pid is also the process group id).
+Background: the command starts detached in its own session under a keeper (`_jobs`), its output
+appended to `<data dir>/bash/<session_id>/<call_id>.log`; the call returns the pid and the log path
+at once. Stop it with `kill -- -PID` (the pid is also the process group id). When it ends, its exit
+status is the log's last line and `<call_id>.status.json` beside it, whoever asks and however late.
 
 Every call starts in the workspace root (no cwd carried over between calls). The environment is
 the worker's, minus OpenMono's own settings and secrets (`OPENMONO_*`, `WORKER_*`, `LLAMA_API_KEY`),
@@ -19,21 +20,18 @@ with pagers disabled and git told never to prompt, since nothing can answer on s
 from __future__ import annotations
 
 import os
-import subprocess
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from openmono_worker.artifacts import safe_name
 from openmono_worker.tools._base import Tool, ToolContext, ToolOutcome
-from openmono_worker.tools._process import run_command, spawn_detached
+from openmono_worker.tools._jobs import start_job
+from openmono_worker.tools._process import run_command
 
 DEFAULT_TIMEOUT_MS = 120_000
 MAX_TIMEOUT_MS = 600_000
 _HIDDEN_PREFIXES = ("OPENMONO_", "WORKER_")
 _HIDDEN_NAMES = frozenset({"LLAMA_API_KEY"})
-
-# Detached processes we started; kept referenced so they are reaped, never warned about as leaks.
-_BACKGROUND: dict[int, subprocess.Popen[bytes]] = {}
 
 
 class Params(BaseModel):
@@ -61,12 +59,6 @@ def command_env() -> dict[str, str]:
     }
     env.update({"PAGER": "cat", "GIT_PAGER": "cat", "GIT_TERMINAL_PROMPT": "0"})
     return env
-
-
-def _reap_background() -> None:
-    for pid, proc in list(_BACKGROUND.items()):
-        if proc.poll() is not None:
-            del _BACKGROUND[pid]
 
 
 class Bash(Tool[Params]):
@@ -118,18 +110,17 @@ class Bash(Tool[Params]):
         return ToolOutcome(text, truncated=capped)
 
     def _background(self, params: Params, ctx: ToolContext) -> ToolOutcome:
-        _reap_background()
         log = (
             ctx.settings.bash_log_dir / safe_name(ctx.session_id) / f"{safe_name(ctx.call_id)}.log"
         )
-        proc = spawn_detached(
+        job = start_job(
             ["bash", "-c", params.command], cwd=ctx.workspace, log=log, env=command_env()
         )
-        _BACKGROUND[proc.pid] = proc
         return ToolOutcome(
-            f"started in the background: pid {proc.pid} (also its process group)\n"
+            f"started in the background: pid {job.pid} (also its process group)\n"
             f"log: {log}\n"
-            f"read the log with FileRead or `tail {log}`; stop it with `kill -- -{proc.pid}`"
+            f"read the log with FileRead or `tail {log}`; stop it with `kill -- -{job.pid}`\n"
+            f"when it ends, its exit status is the log's last line and in {job.status}"
         )
 
 
