@@ -90,14 +90,17 @@ def test_worker_kill_descendants_spares_background_jobs(tmp_path: Path) -> None:
             assert time.monotonic() < deadline, "the process tree never started"
             time.sleep(0.02)
         job, call = (int(p) for p in (tmp_path / "pids").read_text().split())
+        while not descendants(job):  # the keeper starts its command
+            assert time.monotonic() < deadline, "the job's command never started"
+            time.sleep(0.02)
+        [command] = descendants(job)
         killed = kill_descendants(parent.pid)
-        assert call in killed and job not in killed
+        assert call in killed and job not in killed and command not in killed
         deadline = time.monotonic() + 5
         while pid_alive(call):
             assert time.monotonic() < deadline, "the call's command survived"
             time.sleep(0.02)
-        assert pid_alive(job)  # and the job's command below it too
-        assert any(pid_alive(p) for p in descendants(job))
+        assert pid_alive(job) and pid_alive(command)
     finally:
         os.killpg(parent.pid, signal.SIGKILL)
         if job:
