@@ -5,8 +5,8 @@ SHELL := /bin/bash
 UV ?= $$(command -v uv 2>/dev/null || echo $$HOME/.local/bin/uv)
 RUN := $(UV) run --frozen
 
-.PHONY: help setup up down status logs test test-fast test-containers lint types check bench \
-	compose-config standin-images clean
+.PHONY: help setup up install uninstall down status logs test test-fast test-containers lint types \
+	check bench compose-config standin-images clean
 
 help: ## List the targets
 	@awk 'BEGIN {FS = ":.*?## "} /^[a-zA-Z_-]+:.*?## / {printf "  \033[36m%-15s\033[0m %s\n", $$1, $$2}' $(MAKEFILE_LIST)
@@ -16,6 +16,12 @@ setup: ## Install uv, the workspace (Caddy, llama.cpp server, model) and the OS 
 
 up: setup ## Bring the native stack up, wait until healthy, print where it listens and /services
 	@$(RUN) openmono up
+
+install: setup ## Put `openmono` on your PATH (uv tool, editable): cd ANY_PROJECT && openmono
+	@bash scripts/install.sh install
+
+uninstall: ## Remove the `openmono` that `make install` put on your PATH
+	@bash scripts/install.sh uninstall
 
 down: ## Stop exactly the processes `make up` started
 	@$(RUN) openmono down

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import os
 import signal
+import sys
 import threading
 import time
 from collections.abc import Iterator
@@ -140,6 +141,34 @@ def test_environment_hides_openmono_secrets(tb: ToolBench, monkeypatch: pytest.M
     out = tb.call("Bash", command="env").output
     assert "sekrit" not in out and "OPENMONO_" not in out
     assert "SOME_USER_VAR=visible" in out and "GIT_TERMINAL_PROMPT=0" in out
+
+
+def test_environment_hides_every_secret_name(
+    tb: ToolBench, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    for name in ("LLAMA_UPSTREAM_KEY", "SEARXNG_SECRET", "FRP_AUTH_TOKEN"):
+        monkeypatch.setenv(name, f"sekrit-{name}")  # what the native stack hands its worker
+    assert "sekrit" not in tb.call("Bash", command="env").output
+
+
+def test_python_is_the_users_not_openmonos(tb: ToolBench, monkeypatch: pytest.MonkeyPatch) -> None:
+    # the finding: `uv run openmono` ran the user's `python -m pytest` with OpenMono's venv
+    ours = Path(sys.prefix)
+    assert sys.prefix != sys.base_prefix, "the tests run in the workspace's venv"
+    monkeypatch.setenv("VIRTUAL_ENV", str(ours))  # as `uv run` and `make` leave it
+    monkeypatch.setenv("PATH", f"{ours / 'bin'}{os.pathsep}{os.environ['PATH']}")
+    monkeypatch.setenv("UV_RUN_RECURSION_DEPTH", "1")
+    monkeypatch.setenv("PYTHONPATH", f"{ours / 'lib'}{os.pathsep}/user/lib")
+    script = (
+        "command -v python3; python3 -c 'import sys; print(sys.prefix)'; "
+        'echo "venv=[$VIRTUAL_ENV] pp=[$PYTHONPATH] uv=[$UV_RUN_RECURSION_DEPTH]"'
+    )
+    r = tb.call("Bash", command=script)
+    assert r.ok, r.output
+    which, prefix, marks = r.output.splitlines()[:3]
+    assert not Path(which).resolve().is_relative_to(ours.resolve()), which
+    assert Path(prefix).resolve() != ours.resolve(), prefix
+    assert marks == "venv=[] pp=[/user/lib] uv=[]"
 
 
 def test_stdin_is_closed(tb: ToolBench) -> None:

@@ -14,17 +14,28 @@ from pathlib import Path
 
 import click
 
-from openmono import __version__
 from openmono.config import MODES, RunOptions
 
 EXIT_CONFIG = 2
+
+
+def _print_version(ctx: click.Context, _param: click.Parameter, value: bool) -> None:
+    if not value or ctx.resilient_parsing:
+        return
+    from openmono.cli._version import version_line
+
+    click.echo(version_line())
+    ctx.exit(0)
 
 
 @click.group(
     invoke_without_command=True,
     context_settings={"help_option_names": ["-h", "--help"]},
 )
-@click.version_option(__version__, prog_name="openmono")
+@click.option(
+    "--version", is_flag=True, expose_value=False, is_eager=True, callback=_print_version,
+    help="The version, the checkout it runs from and its commit; then exit.",
+)  # fmt: skip
 @click.option(
     "-p", "--print", "prompt", metavar="TASK", help="Run TASK non-interactively, then exit."
 )

@@ -15,6 +15,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from openmono_contracts.userenv import user_environment
+
 OUTPUT_CAP = 64 * 1024
 
 
@@ -55,7 +57,8 @@ async def run_hook(
             stdout=asyncio.subprocess.PIPE,
             stderr=asyncio.subprocess.PIPE,
             cwd=cwd,
-            env={**os.environ, **(env or {})},
+            # the user's environment, never OpenMono's own interpreter (a hook runs their tools)
+            env={**user_environment(), **(env or {})},
             start_new_session=True,
         )
     except OSError as exc:

@@ -28,6 +28,7 @@ from mcp.client.stdio import StdioServerParameters, get_default_environment, std
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.exceptions import McpError
 from mcp.shared.message import SessionMessage
+from openmono_contracts.userenv import user_environment
 
 from openmono.config import McpServerSettings
 from openmono.mcp._errors import McpClientError
@@ -159,7 +160,8 @@ class ServerConnection:
         params = StdioServerParameters(
             command=s.command,
             args=list(s.args),
-            env={**get_default_environment(), **s.env},
+            # the user's PATH, never OpenMono's own virtual environment (`python`, `uvx` are theirs)
+            env={**get_default_environment(), **_path_of_user(), **s.env},
             cwd=s.cwd,
         )
         with self._errlog() as errlog:
@@ -286,3 +288,9 @@ class ServerConnection:
             f"MCP server {self.name!r} exited or closed the connection during {what}; "
             "it is being restarted, the call's effect is unknown"
         )
+
+
+def _path_of_user() -> dict[str, str]:
+    """PATH as the user has it (mcp's default environment copies ours, venv and all)."""
+    path = user_environment().get("PATH")
+    return {"PATH": path} if path else {}

@@ -11,12 +11,12 @@ this run started, so a failed `up` leaves nothing half-running.
 from __future__ import annotations
 
 import functools
-import os
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+from openmono.config import current_environ
 from openmono.stack.envfile import is_placeholder
 from openmono.stack.errors import StackError
 from openmono.stack.health import Health, HttpProbe, port_in_use
@@ -57,7 +57,7 @@ def enabled_services(ctx: Context) -> list[ServiceSpec]:
 
 
 def _child_env(ctx: Context, spec: ServiceSpec) -> dict[str, str]:
-    env = dict(os.environ)
+    env = current_environ().child_environment()
     env.update(ctx.settings.as_env())
     # Caddy keeps autosave/state under XDG dirs: keep them inside this stack's data dir
     env["XDG_CONFIG_HOME"] = str(ctx.settings.stack_dir / "xdg-config")

@@ -56,11 +56,23 @@ class ServiceSpec:
         return f"{HOST}:{self.port(settings)}"
 
 
-def venv_tool(name: str) -> str:
-    """A console script of this environment (caddy, celery, uvicorn), else one found on PATH."""
-    candidate = Path(sys.executable).parent / name
+def stack_python(root: Path) -> str:
+    """The interpreter of the stack's Python services: the checkout's own environment, where
+    `make setup` installed Caddy, llama.cpp's server, the model and the scrape service (an
+    installed `openmono`, `make install`, runs from a tool environment that has none of them),
+    else this interpreter."""
+    candidate = root / ".venv" / "bin" / "python"
     if candidate.is_file() and os.access(candidate, os.X_OK):
         return str(candidate)
+    return sys.executable
+
+
+def venv_tool(name: str, root: Path) -> str:
+    """A console script of the stack's environment (caddy), of this one, else one on PATH."""
+    for folder in (Path(stack_python(root)).parent, Path(sys.executable).parent):
+        candidate = folder / name
+        if candidate.is_file() and os.access(candidate, os.X_OK):
+            return str(candidate)
     found = shutil.which(name)
     if found:
         return found
@@ -95,7 +107,7 @@ def _redis_command(ctx: Context) -> list[str]:
 def _llama_command(ctx: Context) -> list[str]:
     s = ctx.settings
     cmd = [
-        sys.executable,
+        stack_python(ctx.root),
         "-m",
         "openmono.stack.llama_server",
         "--host",
@@ -150,7 +162,7 @@ WORKER = ServiceSpec(
     name="worker",
     enabled=lambda s: bool(s.openmono_broker_url),
     command=lambda ctx: [
-        sys.executable,
+        stack_python(ctx.root),
         "-m",
         "openmono_worker",
         "--concurrency",
@@ -205,7 +217,7 @@ SCRAPE = ServiceSpec(
     # SCRAPE_UPSTREAM set: the gateway uses those scrape services instead of starting one
     enabled=lambda s: s.scrape_enabled and not s.scrape_upstream,
     command=lambda ctx: [
-        sys.executable,
+        stack_python(ctx.root),
         "-m",
         "openmono_scrape",
         "--host",
@@ -223,7 +235,7 @@ GATEWAY = ServiceSpec(
     name="gateway",
     enabled=lambda s: True,
     command=lambda ctx: [
-        venv_tool("caddy"),
+        venv_tool("caddy", ctx.root),
         "run",
         "--config",
         str(ctx.root / "caddy" / "Caddyfile"),

@@ -13,14 +13,16 @@ at once. Stop it with `kill -- -PID` (the pid is also the process group id). Whe
 status is the log's last line and `<call_id>.status.json` beside it, whoever asks and however late.
 
 Every call starts in the workspace root (no cwd carried over between calls). The environment is
-the worker's, minus OpenMono's own settings and secrets (`OPENMONO_*`, `WORKER_*`, `LLAMA_API_KEY`),
-with pagers disabled and git told never to prompt, since nothing can answer on stdin.
+the user's (`openmono_contracts.userenv`: never OpenMono's own virtual environment, so `python`
+is theirs), minus OpenMono's own settings and secrets (`OPENMONO_*`, `WORKER_*`, every name in
+`facts.SECRET_NAMES`), with pagers disabled and git told never to prompt, since nothing can answer
+on stdin.
 """
 
 from __future__ import annotations
 
-import os
-
+from openmono_contracts.facts import SECRET_NAMES
+from openmono_contracts.userenv import user_environment
 from pydantic import BaseModel, ConfigDict, Field
 
 from openmono_worker.artifacts import safe_name
@@ -31,7 +33,6 @@ from openmono_worker.tools._process import run_command
 DEFAULT_TIMEOUT_MS = 120_000
 MAX_TIMEOUT_MS = 600_000
 _HIDDEN_PREFIXES = ("OPENMONO_", "WORKER_")
-_HIDDEN_NAMES = frozenset({"LLAMA_API_KEY"})
 
 
 class Params(BaseModel):
@@ -54,8 +55,8 @@ def command_env() -> dict[str, str]:
     """The environment commands run with (see the module docstring)."""
     env = {
         k: v
-        for k, v in os.environ.items()
-        if not k.startswith(_HIDDEN_PREFIXES) and k not in _HIDDEN_NAMES
+        for k, v in user_environment().items()
+        if not k.startswith(_HIDDEN_PREFIXES) and k not in SECRET_NAMES
     }
     env.update({"PAGER": "cat", "GIT_PAGER": "cat", "GIT_TERMINAL_PROMPT": "0"})
     return env
