@@ -83,7 +83,7 @@ def test_up_status_down_leaves_nothing_running(stack_env: dict[str, str], tmp_pa
         assert not Path(f"/proc/{row['pid']}").exists() or _zombie(row["pid"])
 
     after = run_openmono(["status"], stack_env, timeout=60)
-    assert after.returncode == 1
+    assert after.returncode == 0  # a stack that is down is an answer, not an error
     assert "not running" in after.stdout
 
 

@@ -52,6 +52,7 @@ def native_stack_env(tmp_path: Path) -> Iterator[dict[str, str]]:
         OPENMONO_ROOT=str(ROOT),
         OPENMONO_ENV_FILE=str(tmp_path / "stack.env"),
         OPENMONO_DATA_DIR=str(tmp_path / "data"),
+        OPENMONO_FRPC_CONFIG=str(tmp_path / "frpc.toml"),
         GATEWAY_PORT=str(free_port()),
         GATEWAY_TLS_PORT=str(free_port()),
         LLAMA_PORT=str(free_port()),

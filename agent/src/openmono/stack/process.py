@@ -14,7 +14,7 @@ import signal
 import subprocess
 import time
 from collections.abc import Mapping, Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 # Children started by this process, kept referenced so they get reaped (no zombies, and no
@@ -30,6 +30,9 @@ class PidRecord:
     start_ticks: int
     command: list[str]
     started_at: float
+    # what it was started with, as short hashes per name (never the values: some are keys), so
+    # `up` sees a change of settings and restarts it
+    config: dict[str, str] = field(default_factory=dict)
 
 
 def _start_ticks(pid: int) -> int | None:
@@ -52,7 +55,12 @@ def _is_zombie(pid: int) -> bool:
 
 
 def spawn(
-    command: Sequence[str], log: Path, env: Mapping[str, str], cwd: Path, pidfile: Path
+    command: Sequence[str],
+    log: Path,
+    env: Mapping[str, str],
+    cwd: Path,
+    pidfile: Path,
+    config: Mapping[str, str] | None = None,
 ) -> PidRecord:
     """Start `command` detached in a new session (own process group), output appended to `log`."""
     log.parent.mkdir(parents=True, exist_ok=True)
@@ -71,7 +79,9 @@ def spawn(
             start_new_session=True,
         )
     _CHILDREN[popen.pid] = popen
-    record = PidRecord(popen.pid, _start_ticks(popen.pid) or 0, list(command), time.time())
+    record = PidRecord(
+        popen.pid, _start_ticks(popen.pid) or 0, list(command), time.time(), dict(config or {})
+    )
     pidfile.parent.mkdir(parents=True, exist_ok=True)
     pidfile.write_text(json.dumps(asdict(record)))
     return record
@@ -85,6 +95,7 @@ def read_pidfile(pidfile: Path) -> PidRecord | None:
             int(data["start_ticks"]),
             list(data["command"]),
             float(data["started_at"]),
+            {str(k): str(v) for k, v in dict(data.get("config") or {}).items()},
         )
     except (OSError, ValueError, KeyError, TypeError):
         return None

@@ -11,33 +11,21 @@ this run started, so a failed `up` leaves nothing half-running.
 from __future__ import annotations
 
 import functools
+import hashlib
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
 
 from openmono.config import current_environ
 from openmono.stack.envfile import is_placeholder
 from openmono.stack.errors import StackError
-from openmono.stack.health import Health, HttpProbe, port_in_use
+from openmono.stack.health import Health, port_in_use
 from openmono.stack.process import exit_code, is_ours_and_alive, read_pidfile, spawn, stop_group
-from openmono.stack.services import HOST, SERVICES, Context, ServiceSpec
+from openmono.stack.services import HOST, SERVICES, SWITCH_SETUP, Context, ServiceSpec
 from openmono.stack.settings import env_file_path
 from openmono.stack.tls import ensure_upstream_key
-from openmono.stack.upstreams import parse_upstreams, strip_scheme
 
 Say = Callable[[str], None]
-
-
-@dataclass(frozen=True)
-class Row:
-    """One line of `openmono status`."""
-
-    service: str
-    pid: int | None
-    address: str
-    healthy: bool
-    detail: str
 
 
 def running_pid(ctx: Context, spec: ServiceSpec) -> int | None:
@@ -74,7 +62,9 @@ def _tail(path: Path, lines: int = 25) -> str:
 
 
 def up(ctx: Context, say: Say) -> None:
-    """Start every enabled service that is not already running, in order, waiting for each."""
+    """Bring the stack to what the settings say, in order, waiting for each service: start what
+    is enabled and not running, restart what runs with other settings than it was started with
+    (a switch, an upstream, a key), stop what runs but is switched off."""
     if is_placeholder(ctx.settings.llama_api_key.get_secret_value()):
         raise StackError(
             "LLAMA_API_KEY is empty or the .env.example placeholder (change-me…): "
@@ -82,14 +72,26 @@ def up(ctx: Context, say: Say) -> None:
         )
     if ensure_upstream_key(env_file_path(ctx.root), ctx.settings):
         say(f"generated LLAMA_UPSTREAM_KEY (llama-server's own key) into {env_file_path(ctx.root)}")
+    _note_switches_from_the_shell(say)
+    _stop_switched_off(ctx, say)
     specs = enabled_services(ctx)
     started: list[ServiceSpec] = []
     for i, spec in enumerate(specs, 1):
         label = f"[{i}/{len(specs)}] {spec.name:<13}"
-        pid = running_pid(ctx, spec)
-        if pid is not None:
-            say(f"{label} already running (pid {pid}) on {spec.address(ctx.settings)}")
-            continue
+        try:
+            command = spec.command(ctx)
+        except StackError:
+            _rollback(ctx, started, say)
+            raise
+        config = fingerprint(command, spec.env(ctx))
+        record = read_pidfile(ctx.pidfile(spec.name))
+        if record is not None and is_ours_and_alive(record):
+            changed = changed_settings(record.config, config)
+            if not changed:
+                say(f"{label} already running (pid {record.pid}) on {spec.address(ctx.settings)}")
+                continue
+            say(f"{label} started with other settings ({changed}): restarting (pid {record.pid})")
+            _stop_one(ctx, spec)
         ports = (spec.port(ctx.settings),) if spec.owns_port else ()
         busy = [p for p in (*ports, *spec.more_ports(ctx.settings)) if port_in_use(HOST, p)]
         if busy:
@@ -98,13 +100,13 @@ def up(ctx: Context, say: Say) -> None:
                 f"{spec.name}: port {busy[0]} is in use by another program; "
                 f"pick another port in compose/.env or the environment"
             )
-        try:
-            command = spec.command(ctx)
-        except StackError:
-            _rollback(ctx, started, say)
-            raise
         record = spawn(
-            command, ctx.log(spec.name), _child_env(ctx, spec), ctx.root, ctx.pidfile(spec.name)
+            command,
+            ctx.log(spec.name),
+            _child_env(ctx, spec),
+            ctx.root,
+            ctx.pidfile(spec.name),
+            config,
         )
         started.append(spec)
         say(f"{label} starting (pid {record.pid}) …")
@@ -123,6 +125,47 @@ def up(ctx: Context, say: Say) -> None:
             raise StackError(f"{spec.name} {why}. Last lines of {log}:\n{_tail(log)}")
         elapsed = time.time() - record.started_at
         say(f"{label} healthy in {elapsed:.1f} s on {spec.address(ctx.settings)}")
+
+
+def fingerprint(command: list[str], env: dict[str, str]) -> dict[str, str]:
+    """Short hashes of what a service is started with (its command, its own variables)."""
+    values = {"command": "\0".join(command), **env}
+    return {name: hashlib.sha256(value.encode()).hexdigest()[:16] for name, value in values.items()}
+
+
+def changed_settings(was: dict[str, str], now: dict[str, str]) -> str:
+    """What differs, by name ("" = nothing); a record without any is from an earlier version."""
+    if not was:
+        return "started by an earlier openmono"
+    names = sorted(n for n in {*was, *now} if was.get(n) != now.get(n))
+    return ", ".join(names)
+
+
+def _stop_switched_off(ctx: Context, say: Say) -> None:
+    """Stop what runs but is no longer enabled (a switch turned off, an external upstream named)."""
+    for spec in reversed(SERVICES):
+        if spec.enabled(ctx.settings) or running_pid(ctx, spec) is None:
+            continue
+        record = read_pidfile(ctx.pidfile(spec.name))
+        if _stop_one(ctx, spec) and record:
+            say(f"stopped {spec.name} (pid {record.pid}): {spec.off_reason(ctx.settings)}")
+
+
+def _note_switches_from_the_shell(say: Say) -> None:
+    """A switch set in the shell but not in the env file lasts one start: say so, and how to keep
+    it (the finding: a later restart from another shell turned scrape off, silently)."""
+    env = current_environ()
+    where = env.file_path or "the env file"
+    for name, command in SWITCH_SETUP.items():
+        if env.origin(name) != "environment":
+            continue
+        shell, kept = env.process[name], env.file.get(name, "")
+        if shell.strip().lower() == kept.strip().lower():
+            continue
+        say(
+            f"note: {name}={shell} comes from this shell ({where} says {kept or 'unset'}): "
+            f"a start without it goes back to that; `openmono setup {command}` writes it there"
+        )
 
 
 def _prefixed(say: Say, label: str, line: str) -> None:
@@ -199,30 +242,3 @@ def restart(ctx: Context, names: list[str], say: Say) -> None:
         if _stop_one(ctx, spec) and record:
             say(f"stopped the {spec.name} (pid {record.pid}) so it reads the new settings")
     up(ctx, say)
-
-
-def status(ctx: Context) -> list[Row]:
-    """One row per service that is enabled or still running."""
-    rows: list[Row] = []
-    for spec in SERVICES:
-        pid = running_pid(ctx, spec)
-        if not spec.enabled(ctx.settings) and pid is None:
-            continue
-        health = spec.probe(ctx).check() if pid is not None else Health(False, "not running")
-        rows.append(Row(spec.name, pid, spec.address(ctx.settings), health.ok, health.detail))
-    s = ctx.settings
-    for name, value, path in (
-        ("llama", s.llama_upstream, "/health"),
-        ("searxng", s.searxng_upstream, "/healthz"),
-        ("scrape", s.scrape_upstream, "/health"),
-    ):
-        # one row per replica: the gateway balances over those that answer
-        for upstream in parse_upstreams(value, f"{name.upper()}_UPSTREAM"):
-            rows.append(_external_row(ctx, f"{name} (external)", upstream, path))
-    return rows
-
-
-def _external_row(ctx: Context, name: str, upstream: str, path: str) -> Row:
-    base = upstream if "://" in upstream else f"http://{upstream}"
-    health = HttpProbe(base.rstrip("/") + path).check()
-    return Row(name, None, strip_scheme(upstream), health.ok, health.detail)

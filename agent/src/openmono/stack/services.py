@@ -15,12 +15,16 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+from openmono_contracts.facts import LOOPBACK
+
 from openmono.stack.errors import StackError
 from openmono.stack.health import HttpProbe, LogProbe, Probe, RedisProbe
 from openmono.stack.settings import StackSettings
 from openmono.stack.upstreams import caddy_key_lines, caddy_list, parse_keys, parse_upstreams
 
-HOST = "127.0.0.1"
+HOST = LOOPBACK
+# The switches `openmono setup` writes into the env file, and the target that writes each.
+SWITCH_SETUP = {"WEB_SEARCH_ENABLED": "search", "WEB_SCRAPE_ENABLED": "scraper"}
 
 
 @dataclass(frozen=True)
@@ -51,6 +55,8 @@ class ServiceSpec:
     env: Callable[[Context], dict[str, str]] = lambda _ctx: {}
     # ports it binds besides `port` (the gateway's HTTPS listener)
     more_ports: Callable[[StackSettings], tuple[int, ...]] = lambda _s: ()
+    # why it is not enabled (said when `up` stops it because it runs but should not)
+    off_reason: Callable[[StackSettings], str] = lambda _s: "switched off"
 
     def address(self, settings: StackSettings) -> str:
         return f"{HOST}:{self.port(settings)}"
@@ -130,6 +136,7 @@ def _gateway_env(ctx: Context) -> dict[str, str]:
     searxng = parse_upstreams(s.searxng_upstream, "SEARXNG_UPSTREAM") or [f"{HOST}:9"]
     scrape = parse_upstreams(s.scrape_upstream, "SCRAPE_UPSTREAM") or [f"{HOST}:{s.scrape_port}"]
     keys = parse_keys(s.llama_upstream_keys.get_secret_value(), llama)
+    search = s.search_enabled and bool(s.searxng_upstream.strip())
     return {
         # host and port apart: `127.0.0.1:PORT` as the site address would also match on the Host
         # header, and requests through a relay (other Host) would get an empty 200
@@ -144,14 +151,40 @@ def _gateway_env(ctx: Context) -> dict[str, str]:
         "GATEWAY_LLAMA_KEYS": caddy_key_lines(keys),
         "SEARXNG_UPSTREAM": caddy_list(searxng),
         "SCRAPE_UPSTREAM": caddy_list(scrape),
-        "WEB_SEARCH_ENABLED": "true" if s.search_enabled and s.searxng_upstream else "false",
-        "WEB_SCRAPE_ENABLED": "true" if s.scrape_enabled else "false",
+        "WEB_SEARCH_ENABLED": _on(search),
+        "WEB_SCRAPE_ENABLED": _on(s.scrape_enabled),
+        # a switched-off upstream is not health-checked (caddy/Caddyfile, active_checks_*)
+        "SEARXNG_ACTIVE_CHECKS": "on" if search else "off",
+        "SCRAPE_ACTIVE_CHECKS": "on" if s.scrape_enabled else "off",
+        # what the gateway checks or forwards: here too, so a change restarts it (`runner.up`)
+        "LLAMA_API_KEY": s.llama_api_key.get_secret_value(),
+        "LLAMA_UPSTREAM_KEY": s.llama_upstream_key.get_secret_value(),
+        "GATEWAY_TLS_MODE": s.gateway_tls_mode,
+        "GATEWAY_TLS_DOMAIN": s.gateway_tls_domain,
+        "GATEWAY_TLS_CERT": s.gateway_tls_cert,
+        "GATEWAY_TLS_KEY": s.gateway_tls_key,
     }
+
+
+def _on(value: bool) -> str:
+    return "true" if value else "false"
+
+
+def _no_broker(_s: StackSettings) -> str:
+    return "OPENMONO_BROKER_URL is empty (tools run in-process)"
+
+
+def _scrape_off(s: StackSettings) -> str:
+    if s.scrape_upstream:
+        return f"SCRAPE_UPSTREAM names the scrape service(s) to use ({s.scrape_upstream})"
+    said = "unset" if s.web_scrape_enabled is None else "false"
+    return f"WEB_SCRAPE_ENABLED is {said} (`openmono setup scraper` switches it on)"
 
 
 REDIS = ServiceSpec(
     name="redis",
     enabled=lambda s: bool(s.openmono_broker_url),
+    off_reason=_no_broker,
     command=_redis_command,
     port=lambda s: s.broker_port,
     probe=lambda ctx: RedisProbe(HOST, ctx.settings.broker_port),
@@ -161,6 +194,7 @@ REDIS = ServiceSpec(
 WORKER = ServiceSpec(
     name="worker",
     enabled=lambda s: bool(s.openmono_broker_url),
+    off_reason=_no_broker,
     command=lambda ctx: [
         stack_python(ctx.root),
         "-m",
@@ -188,6 +222,7 @@ def _llama_env(ctx: Context) -> dict[str, str]:
 LLAMA = ServiceSpec(
     name="llama-server",
     enabled=lambda s: not s.llama_upstream,
+    off_reason=lambda s: f"LLAMA_UPSTREAM names the servers to use ({s.llama_upstream})",
     command=_llama_command,
     port=lambda s: s.llama_port,
     probe=lambda ctx: HttpProbe(f"http://{HOST}:{ctx.settings.llama_port}/health"),
@@ -216,6 +251,7 @@ SCRAPE = ServiceSpec(
     name="scrape",
     # SCRAPE_UPSTREAM set: the gateway uses those scrape services instead of starting one
     enabled=lambda s: s.scrape_enabled and not s.scrape_upstream,
+    off_reason=_scrape_off,
     command=lambda ctx: [
         stack_python(ctx.root),
         "-m",

@@ -83,24 +83,33 @@ def restart(services: tuple[str, ...]) -> None:
 @click.command()
 @click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
 def status(as_json: bool) -> None:
-    """Show each service: pid, address, healthy, detail. Exit code 1 if one is unhealthy."""
+    """Each service: pid, address, healthy, what the gateway's /services says of it, detail.
+    Exit code 0 when all agree or nothing runs, 1 when something is unhealthy or disagrees."""
+    from openmono.stack.status import running_anything
+    from openmono.stack.status import status as rows_of
+
     try:
-        rows = runner.status(_context())
+        ctx = _context()
+        rows = rows_of(ctx)
     except StackError as exc:
         click.echo(f"error: {exc}", err=True)
         sys.exit(1)
+    running = running_anything(rows)
     if as_json:
         click.echo(json.dumps([row.__dict__ for row in rows]))
     else:
-        table = Table("service", "pid", "address", "healthy", "detail")
+        table = Table("service", "pid", "address", "healthy", "gateway says", "detail")
         for row in rows:
             table.add_row(
                 row.service,
                 str(row.pid or "-"),
                 row.address,
                 "[green]yes[/]" if row.healthy else "[red]no[/]",
+                row.gateway if row.agrees else f"[red]{row.gateway}[/]",
                 row.detail,
             )
         Console().print(table)
-    if not rows or not all(row.healthy for row in rows):
+        if not running:
+            click.echo(f"the native stack is not running (data dir {ctx.settings.data_dir})")
+    if running and not all(row.healthy and row.agrees for row in rows):
         sys.exit(1)

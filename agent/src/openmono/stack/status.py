@@ -1,0 +1,115 @@
+"""`openmono status` (and `make status`): each process beside what the gateway says of it.
+
+One row per service that is enabled or still running, and one per external upstream
+(`LLAMA_UPSTREAM`, `SEARXNG_UPSTREAM`, `SCRAPE_UPSTREAM` replicas). When the gateway runs, each
+row also carries the gateway's own view, its `/services` answer for that service (`llm`, `search`,
+`scrape`), and says so when the two disagree: a healthy scrape service the gateway reports as
+`false` is a gateway that was not reloaded, a `true` with no process behind it a stale one.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from openmono_contracts.gateway import ServicesUnreadable, read_services_sync
+
+from openmono.stack.health import Health, HttpProbe
+from openmono.stack.runner import running_pid
+from openmono.stack.services import GATEWAY, HOST, SERVICES, Context
+from openmono.stack.upstreams import parse_upstreams, strip_scheme
+
+# which `/services` key speaks for which row
+_VIEW = {
+    "llama-server": "llm",
+    "scrape": "scrape",
+    "llama (external)": "llm",
+    "searxng (external)": "search",
+    "scrape (external)": "scrape",
+}
+
+
+@dataclass(frozen=True)
+class Row:
+    """One line of `openmono status`."""
+
+    service: str
+    pid: int | None
+    address: str
+    healthy: bool
+    detail: str
+    # the gateway's `/services` value for this service ("" = the gateway does not run, or has
+    # nothing to say about this row), and whether it matches the process
+    gateway: str = ""
+    agrees: bool = True
+
+
+def status(ctx: Context) -> list[Row]:
+    """Every row, with the gateway's view beside each process."""
+    rows: list[Row] = []
+    for spec in SERVICES:
+        pid = running_pid(ctx, spec)
+        if not spec.enabled(ctx.settings) and pid is None:
+            continue
+        health = spec.probe(ctx).check() if pid is not None else Health(False, "not running")
+        rows.append(Row(spec.name, pid, spec.address(ctx.settings), health.ok, health.detail))
+    s = ctx.settings
+    for name, value, path in (
+        ("llama", s.llama_upstream, "/health"),
+        ("searxng", s.searxng_upstream, "/healthz"),
+        ("scrape", s.scrape_upstream, "/health"),
+    ):
+        # one row per replica: the gateway balances over those that answer
+        for upstream in parse_upstreams(value, f"{name.upper()}_UPSTREAM"):
+            rows.append(_external_row(f"{name} (external)", upstream, path))
+    view = _gateway_view(ctx)
+    return [_beside(row, view) for row in rows]
+
+
+def running_anything(rows: list[Row]) -> bool:
+    """Whether any process of this stack runs (external upstreams are not ours)."""
+    return any(row.pid is not None for row in rows)
+
+
+def _gateway_view(ctx: Context) -> dict[str, bool] | str:
+    """The gateway's `/services` as booleans, or why there is none."""
+    if running_pid(ctx, GATEWAY) is None:
+        return ""
+    gateway = f"http://{HOST}:{ctx.settings.gateway_port}"
+    key = ctx.settings.llama_api_key.get_secret_value() or None
+    try:
+        services = read_services_sync(gateway, key, timeout_s=3.0)
+    except ServicesUnreadable as exc:
+        return f"/services unreadable: {exc.reason}"
+    return {k: v for k, v in services.model_dump().items() if isinstance(v, bool)}
+
+
+def _beside(row: Row, view: dict[str, bool] | str) -> Row:
+    if row.service == GATEWAY.name:
+        if isinstance(view, dict):
+            flags = " ".join(f"{k}={str(v).lower()}" for k, v in view.items())
+            return _with(row, f"/services: {flags}", True, row.detail)
+        return _with(row, view, not view, f"{row.detail}; {view}" if view else row.detail)
+    key = _VIEW.get(row.service)
+    if key is None or not isinstance(view, dict) or key not in view:
+        return row
+    said = view[key]
+    agrees = said == row.healthy
+    detail = row.detail
+    if not agrees:
+        process = "answers" if row.healthy else "does not answer"
+        detail = (
+            f"{detail}; DISAGREE: the process {process} but the gateway's /services says "
+            f"{key}={str(said).lower()}"
+            + (" (restart it: `openmono up` applies the settings)" if row.healthy else "")
+        )
+    return _with(row, f"{key}={str(said).lower()}", agrees, detail)
+
+
+def _with(row: Row, gateway: str, agrees: bool, detail: str) -> Row:
+    return Row(row.service, row.pid, row.address, row.healthy, detail, gateway, agrees)
+
+
+def _external_row(name: str, upstream: str, path: str) -> Row:
+    base = upstream if "://" in upstream else f"http://{upstream}"
+    health = HttpProbe(base.rstrip("/") + path).check()
+    return Row(name, None, strip_scheme(upstream), health.ok, health.detail)
