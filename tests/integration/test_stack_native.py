@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import stat
 import time
 from collections.abc import Iterator
@@ -173,9 +174,19 @@ def test_full_native_stack_with_worker_and_scrape(
     assert r.status_code == 200, r.text
     assert ARTICLE_SENTINEL in r.json()["content"]
 
+    # a service whose process is gone is not healthy, whatever its port or log says
+    for name in ("scrape", "worker"):
+        os.killpg(rows[name]["pid"], signal.SIGKILL)
+    gone = run_openmono(["status", "--json"], stack_env, timeout=60)
+    assert gone.returncode == 1
+    after = {r["service"]: r for r in json.loads(gone.stdout)}
+    for name in ("scrape", "worker"):
+        assert not after[name]["healthy"] and after[name]["detail"] == "not running", after[name]
+    assert after["gateway"]["healthy"] and after["redis"]["healthy"]
+
     down = run_openmono(["down"], stack_env, timeout=60)
     assert down.returncode == 0
-    assert down.stdout.count("stopped ") == 4
+    assert down.stdout.count("stopped ") == 2
     assert our_processes(tmp_path / "data") == []
 
 
