@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Annotated
 
+from openmono_contracts.facts import LOOPBACK, SCRAPE_PORT
 from pydantic import Field, field_validator
 from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 
@@ -33,8 +34,8 @@ class ScrapeSettings(BaseSettings):
 
     model_config = SettingsConfigDict(env_prefix="SCRAPE_", env_file=None, extra="ignore")
 
-    host: str = "127.0.0.1"
-    port: int = Field(default=5000, ge=1, le=65535)
+    host: str = LOOPBACK
+    port: int = Field(default=SCRAPE_PORT, ge=1, le=65535)
     # CIDRs that pass the SSRF guard although they are not public, comma separated
     # (tests: 127.0.0.0/8; a private deployment: its LAN). Empty = public addresses only.
     allow_cidrs: Annotated[list[str], NoDecode] = Field(default_factory=list)

@@ -13,6 +13,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Literal
 
+from openmono_contracts.facts import PROJECT_DIR
+
 PromptKind = Literal["system", "plan"]
 PromptScope = Literal["global", "project"]
 PROMPT_KINDS: tuple[PromptKind, ...] = ("system", "plan")
@@ -20,7 +22,7 @@ PROMPT_SCOPES: tuple[PromptScope, ...] = ("project", "global")
 
 
 def prompt_file(kind: PromptKind, scope: PromptScope, data_dir: Path, workspace: Path) -> Path:
-    root = workspace / ".openmono" if scope == "project" else data_dir
+    root = workspace / PROJECT_DIR if scope == "project" else data_dir
     return root / "prompts" / f"{kind}.md"
 
 

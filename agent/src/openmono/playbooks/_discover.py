@@ -14,6 +14,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from openmono_contracts.facts import PROJECT_DIR
+
 from openmono.playbooks._errors import PlaybookInvalid, PlaybookNotFound
 from openmono.playbooks._load import FILE_NAME, Playbook, Source, load_playbook
 
@@ -22,7 +24,7 @@ BUILTIN_DIR = Path(__file__).parent / "builtin"
 
 def source_dirs(workspace: Path, data_dir: Path) -> list[tuple[Source, Path]]:
     return [
-        ("project", workspace / ".openmono" / "playbooks"),
+        ("project", workspace / PROJECT_DIR / "playbooks"),
         ("user", data_dir.expanduser() / "playbooks"),
         ("builtin", BUILTIN_DIR),
     ]

@@ -16,11 +16,10 @@ from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from openmono_contracts.facts import FALSY, TRUTHY
+
 from openmono.playbooks._errors import ParameterError, ValueInvalid
 from openmono.playbooks._model import Parameter
-
-_TRUE = frozenset({"true", "yes", "on", "1"})
-_FALSE = frozenset({"false", "no", "off", "0"})
 
 
 def parse_assignments(items: Iterable[str]) -> dict[str, str]:
@@ -61,8 +60,8 @@ def _coerce(spec: Parameter, value: Any) -> Any:
     if spec.type == "Boolean":
         if isinstance(value, bool):
             return value
-        if isinstance(value, str) and value.strip().lower() in _TRUE | _FALSE:
-            return value.strip().lower() in _TRUE
+        if isinstance(value, str) and value.strip().lower() in TRUTHY | FALSY:
+            return value.strip().lower() in TRUTHY
         raise ValueInvalid(f"{value!r} is not a boolean (true/false)")
     # Array
     if isinstance(value, str):

@@ -2,7 +2,9 @@
 
     WorkerSettings          WORKER_*       limits and locations of every tool call, and the Celery
                                            app's knobs (`broker_url`, `concurrency`, ...)
-     └── web: WebToolSettings  WORKER_WEB_*  timeouts, caches and fallbacks of WebSearch / WebFetch
+     ├── web: WebToolSettings  WORKER_WEB_*  timeouts, caches and fallbacks of WebSearch / WebFetch
+     └── codeintel: CodeIntelSettings  WORKER_CODEINTEL_*  the code tools (Lsp, CodeIntel, the
+                                           diagnostics an edit adds)
 
 The data dir is read from `WORKER_DATA_DIR`, else `OPENMONO_DATA_DIR` (the variable the whole stack
 shares, DESIGN.md §9), else `~/.openmono`. Artifacts default to `<data dir>/artifacts`, background
@@ -16,10 +18,18 @@ agent's settings own `OPENMONO_WEB_*` and would refuse a key they do not know.
 from __future__ import annotations
 
 import os
+from functools import cache
 from pathlib import Path
 from typing import Any, Literal
 
-from openmono_contracts.facts import parse_switch
+from openmono_contracts.facts import (
+    BROKER_URL_ENV,
+    DATA_DIR_ENV,
+    DEFAULT_DATA_DIR,
+    LOOPBACK,
+    REDIS_PORT,
+    parse_switch,
+)
 from pydantic import AliasChoices, BaseModel, ConfigDict, Field, field_validator
 from pydantic_settings import (
     BaseSettings,
@@ -70,6 +80,33 @@ class WebToolSettings(BaseModel):
         return [c.strip() for c in self.fetch_allow_cidrs.split(",") if c.strip()]
 
 
+class CodeIntelSettings(BaseModel):
+    """The code tools (`WORKER_CODEINTEL_*`): Lsp, CodeIntel, the diagnostics an edit adds.
+
+    The variables kept their names when this became a section of `WorkerSettings` (it was a
+    settings class of its own): `WORKER_CODEINTEL_EDIT_WAIT_S` is `codeintel.edit_wait_s` under the
+    `WORKER_` prefix, as `WORKER_WEB_*` is the web section. Deprecated: building
+    `CodeIntelSettings()` alone to read them; it has the defaults only. Read
+    `WorkerSettings().codeintel`, or `codeintel_settings()` where no tool context is at hand.
+    """
+
+    model_config = ConfigDict(extra="ignore")
+
+    # Post-edit diagnostics: off switch, total wait per edit (before + after), how many to show.
+    edit_diagnostics: bool = True
+    edit_wait_s: float = Field(default=8.0, ge=0)
+    edit_max_errors: int = Field(default=10, ge=1)
+    # Lsp tool requests (the tool's own timeout caps it further).
+    request_timeout_s: float = Field(default=30.0, gt=0)
+    # A server unused this long is stopped (started again on the next use).
+    idle_stop_s: float = Field(default=1800.0, gt=0)
+    # At most this many servers per process (each is a node or native process of 100+ MB); the
+    # least recently used one is stopped to make room.
+    max_servers: int = Field(default=4, ge=1)
+    # Workspace-wide diagnostics (basedpyright CLI over every file).
+    check_timeout_s: float = Field(default=120.0, gt=0)
+
+
 class _WebSwitches(PydanticBaseSettingsSource):
     """`OPENMONO_WEB_SEARCH|SCRAPE` into `web.search|scrape` (above `WORKER_WEB_*`)."""
 
@@ -97,8 +134,8 @@ class WorkerSettings(BaseSettings):
     )
 
     data_dir: Path = Field(
-        default=Path("~/.openmono"),
-        validation_alias=AliasChoices("WORKER_DATA_DIR", "OPENMONO_DATA_DIR", "data_dir"),
+        default=Path(DEFAULT_DATA_DIR),
+        validation_alias=AliasChoices("WORKER_DATA_DIR", DATA_DIR_ENV, "data_dir"),
     )
     artifact_dir: Path | None = None
     # Outputs above this many bytes go to an artifact file; the model gets a head and the path.
@@ -114,8 +151,8 @@ class WorkerSettings(BaseSettings):
 
     # --- The Celery app (celery_app.create_app); the agent's client uses the same values.
     broker_url: str = Field(
-        default="redis://127.0.0.1:6379/0",
-        validation_alias=AliasChoices("OPENMONO_BROKER_URL", "WORKER_BROKER_URL", "broker_url"),
+        default=f"redis://{LOOPBACK}:{REDIS_PORT}/0",
+        validation_alias=AliasChoices(BROKER_URL_ENV, "WORKER_BROKER_URL", "broker_url"),
     )
     # The workspace roots this worker serves, comma-separated absolute paths (routing.py): set,
     # it consumes one queue per root's workspace id and runs calls inside those roots only;
@@ -138,6 +175,7 @@ class WorkerSettings(BaseSettings):
     connect_timeout_s: float = Field(default=2.0, gt=0)
 
     web: WebToolSettings = Field(default_factory=WebToolSettings)
+    codeintel: CodeIntelSettings = Field(default_factory=CodeIntelSettings)
 
     @classmethod
     def settings_customise_sources(
@@ -164,3 +202,10 @@ class WorkerSettings(BaseSettings):
     def bash_log_dir(self) -> Path:
         """Where background commands write their combined output."""
         return self.data_dir / "bash"
+
+
+@cache
+def codeintel_settings() -> CodeIntelSettings:
+    """The code tools' settings, read once per process: the server pool and the edit hook run
+    outside a tool's `ToolContext` (tools read `ctx.settings.codeintel`)."""
+    return WorkerSettings().codeintel

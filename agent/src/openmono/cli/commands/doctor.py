@@ -18,6 +18,7 @@ from pathlib import Path
 from urllib.parse import urlsplit
 
 import click
+from openmono_contracts.facts import LOOPBACK, REDIS_PORT
 
 from openmono.config import ConfigError, RunOptions, Settings, current_environ, explain_agent
 
@@ -110,7 +111,7 @@ def _broker_check(settings: Settings) -> Check:
     if not url:
         return Check("broker", "info", "none configured: tools run in-process")
     parts = urlsplit(url)
-    host, port = parts.hostname or "127.0.0.1", parts.port or 6379
+    host, port = parts.hostname or LOOPBACK, parts.port or REDIS_PORT
     try:
         with socket.create_connection((host, port), timeout=TIMEOUT_S) as sock:
             sock.settimeout(TIMEOUT_S)

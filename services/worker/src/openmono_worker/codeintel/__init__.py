@@ -37,7 +37,7 @@ from openmono_worker.codeintel._pyqueries import (
 from openmono_worker.codeintel._pyscan import FileFacts, Symbol, scan_source
 from openmono_worker.codeintel._pystore import forget_indexes, index_for, save_index
 from openmono_worker.codeintel._server import Diagnostics, LanguageServer
-from openmono_worker.codeintel._settings import CodeIntelSettings, codeintel_settings
+from openmono_worker.settings import CodeIntelSettings, codeintel_settings
 
 __all__ = [
     "LANGUAGES",

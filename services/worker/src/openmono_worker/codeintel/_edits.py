@@ -31,7 +31,7 @@ from openmono_worker.codeintel._format import format_diagnostic
 from openmono_worker.codeintel._languages import language_of
 from openmono_worker.codeintel._pool import server_for
 from openmono_worker.codeintel._server import Diagnostics, LanguageServer
-from openmono_worker.codeintel._settings import codeintel_settings
+from openmono_worker.settings import codeintel_settings
 from openmono_worker.workspace import display_path
 
 log = logging.getLogger(__name__)

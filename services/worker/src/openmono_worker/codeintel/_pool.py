@@ -14,7 +14,7 @@ from pathlib import Path
 
 from openmono_worker.codeintel._languages import require_language
 from openmono_worker.codeintel._server import LanguageServer
-from openmono_worker.codeintel._settings import codeintel_settings
+from openmono_worker.settings import codeintel_settings
 
 _lock = threading.Lock()
 _servers: dict[tuple[Path, str], LanguageServer] = {}

@@ -20,7 +20,6 @@ from openmono_worker.codeintel import (
     Symbol,
     blast_radius,
     callers,
-    codeintel_settings,
     compare,
     file_findings,
     find_references,
@@ -144,7 +143,7 @@ class CodeIntel(Tool[Params]):
         return found[0]
 
     def _diagnostics(self, op: str, file: str | None, ctx: ToolContext) -> ToolOutcome:
-        settings = codeintel_settings()
+        settings = ctx.settings.codeintel
         if file is not None:
             timeout = min(ctx.timeout_s, settings.request_timeout_s)
             findings = file_findings(ctx.workspace, ctx.workspace / file, file, timeout)

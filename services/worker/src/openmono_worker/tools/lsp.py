@@ -22,7 +22,6 @@ from openmono_worker.codeintel import (
     LanguageServer,
     Lines,
     ServerFailed,
-    codeintel_settings,
     format_diagnostic,
     from_utf16,
     one_line,
@@ -72,7 +71,7 @@ class Lsp(Tool[Params]):
         if params.action in _NEEDS_POSITION and (params.line is None or params.character is None):
             raise ToolError(f"{params.action} needs line and character (both 1-based)")
         server = server_for(ctx.workspace, path, shown)
-        timeout = min(ctx.timeout_s, codeintel_settings().request_timeout_s)
+        timeout = min(ctx.timeout_s, ctx.settings.codeintel.request_timeout_s)
         try:
             return self._ask(server, params, path, shown, ctx, timeout)
         except ServerFailed:
