@@ -19,13 +19,7 @@ from pathlib import Path
 
 import openmono_worker
 
-ROOT = Path(__file__).resolve().parents[2]
-PACKAGES = {
-    "openmono": ROOT / "agent/src/openmono",
-    "openmono_worker": ROOT / "services/worker/src/openmono_worker",
-    "openmono_contracts": ROOT / "services/contracts/src/openmono_contracts",
-    "openmono_scrape": ROOT / "scrapling/src/openmono_scrape",
-}
+from tests.support.product import PACKAGES, product_modules
 
 
 def _imported(tree: ast.AST) -> Iterator[tuple[int, str]]:
@@ -67,12 +61,7 @@ def violations(module: str, is_package: bool, source: str) -> list[str]:
 
 
 def _modules() -> Iterator[tuple[str, bool, Path]]:
-    for top, folder in PACKAGES.items():
-        for path in sorted(folder.rglob("*.py")):
-            parts = path.relative_to(folder).with_suffix("").parts
-            is_package = parts[-1] == "__init__"
-            names = parts[:-1] if is_package else parts
-            yield ".".join((top, *names)), is_package, path
+    return product_modules()
 
 
 def test_no_package_imports_another_packages_private_names() -> None:

@@ -14,13 +14,8 @@ from pathlib import Path
 import pytest
 from openmono_worker import WorkerSettings
 
-ROOT = Path(__file__).resolve().parents[2]
-PACKAGES = {
-    "openmono": ROOT / "agent/src/openmono",
-    "openmono_worker": ROOT / "services/worker/src/openmono_worker",
-    "openmono_contracts": ROOT / "services/contracts/src/openmono_contracts",
-    "openmono_scrape": ROOT / "scrapling/src/openmono_scrape",
-}
+from tests.support.product import product_modules
+
 # module -> why it may read the process environment
 SETTINGS_MODULES = {
     "openmono.config._environ": "the agent's one reader of the environment and the env file",
@@ -58,11 +53,7 @@ def reads(source: str) -> list[str]:
 
 
 def _modules() -> Iterator[tuple[str, Path]]:
-    for top, folder in PACKAGES.items():
-        for path in sorted(folder.rglob("*.py")):
-            parts = path.relative_to(folder).with_suffix("").parts
-            names = parts[:-1] if parts[-1] == "__init__" else parts
-            yield ".".join((top, *names)), path
+    return ((module, path) for module, _, path in product_modules())
 
 
 def test_no_product_module_reads_the_environment_outside_the_settings_modules() -> None:

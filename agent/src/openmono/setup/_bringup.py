@@ -27,38 +27,35 @@ _DOCKER_INFO_TIMEOUT_S = 15.0
 _COMPOSE_UP_TIMEOUT_S = 900.0
 
 
-def docker_answers() -> bool:
-    """True when a Docker engine answers `docker info` (the CLI alone is not enough)."""
-    docker = shutil.which("docker")
-    if docker is None:
-        return False
+def run_quietly(
+    argv: list[str], timeout: float = _DOCKER_INFO_TIMEOUT_S
+) -> subprocess.CompletedProcess[str] | None:
+    """`argv` with its output captured, in its own session; None when it could not be run."""
     try:
-        done = subprocess.run(
-            [docker, "info"],
+        return subprocess.run(
+            argv,
             capture_output=True,
-            timeout=_DOCKER_INFO_TIMEOUT_S,
+            text=True,
+            timeout=timeout,
             start_new_session=True,
             check=False,
         )
     except (OSError, subprocess.TimeoutExpired):
-        return False
-    return done.returncode == 0
+        return None
+
+
+def docker_answers() -> bool:
+    """True when a Docker engine answers `docker info` (the CLI alone is not enough)."""
+    docker = shutil.which("docker")
+    done = run_quietly([docker, "info"]) if docker is not None else None
+    return done is not None and done.returncode == 0
 
 
 def compose_command(root: Path, env_file: Path, profile: str) -> list[str]:
     """`docker compose ... --profile P up -d` (the v1 `docker-compose` where no plugin exists)."""
     docker = shutil.which("docker")
-    if docker is not None:
-        plugin = subprocess.run(
-            [docker, "compose", "version"],
-            capture_output=True,
-            timeout=_DOCKER_INFO_TIMEOUT_S,
-            start_new_session=True,
-            check=False,
-        )
-        base = [docker, "compose"] if plugin.returncode == 0 else []
-    else:
-        base = []
+    plugin = run_quietly([docker, "compose", "version"]) if docker is not None else None
+    base = [docker, "compose"] if docker is not None and plugin and plugin.returncode == 0 else []
     if not base:
         legacy = shutil.which("docker-compose")
         base = [legacy] if legacy else ["docker", "compose"]
@@ -91,19 +88,8 @@ def compose_base(root: Path, env_file: Path) -> list[str]:
 
 def compose_gateway_runs(root: Path, env_file: Path) -> bool:
     """True when this checkout's compose project has a running gateway (its caddy)."""
-    command = [*compose_base(root, env_file), "ps", "--status", "running", "-q", "caddy"]
-    try:
-        done = subprocess.run(
-            command,
-            capture_output=True,
-            text=True,
-            timeout=_DOCKER_INFO_TIMEOUT_S,
-            start_new_session=True,
-            check=False,
-        )
-    except (OSError, subprocess.TimeoutExpired):
-        return False
-    return done.returncode == 0 and bool(done.stdout.strip())
+    done = run_quietly([*compose_base(root, env_file), "ps", "--status", "running", "-q", "caddy"])
+    return done is not None and done.returncode == 0 and bool(done.stdout.strip())
 
 
 def native_gateway_pid(root: Path) -> int | None:

@@ -277,17 +277,9 @@ def _in_caddy(
     base: list[str], argv: list[str], timeout: float
 ) -> subprocess.CompletedProcess[str] | None:
     """`argv` run in the compose project's caddy container; None when it could not be run."""
-    try:
-        return subprocess.run(
-            [*base, "exec", "-T", "caddy", *argv],
-            capture_output=True,
-            text=True,
-            timeout=timeout,
-            start_new_session=True,
-            check=False,
-        )
-    except (OSError, subprocess.TimeoutExpired):
-        return None
+    from openmono.setup._bringup import run_quietly
+
+    return run_quietly([*base, "exec", "-T", "caddy", *argv], timeout)
 
 
 def _compose_gateway_answers(base: list[str]) -> bool:
