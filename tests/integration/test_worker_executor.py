@@ -111,6 +111,27 @@ async def test_worker_celery_executor_is_an_executor(celery_ex: CeleryExecutor) 
     assert isinstance(celery_ex, Executor)
 
 
+async def test_worker_results_come_through_one_pattern_subscription(
+    stack: WorkerStack, tmp_path: Path
+) -> None:
+    # Celery's send_task also SUBSCRIBEs to each task's channel (and UNSUBSCRIBEs when its result
+    # object is dropped) on a connection nobody reads here; the executor's calls do neither.
+    def subscribes() -> int:
+        stats = stack.redis.client().info("commandstats")
+        return int(stats.get("cmdstat_subscribe", {}).get("calls", 0))
+
+    ex = CeleryExecutor(stack.redis.url)
+    try:
+        await ex.run(tool_request("ExitPlanMode", {}, tmp_path / "ws"))  # the PSUBSCRIBE is made
+        before = subscribes()
+        for _ in range(3):
+            result = await ex.run(tool_request("ExitPlanMode", {}, tmp_path / "ws"))
+            assert result.ok, result
+        assert subscribes() == before
+    finally:
+        await ex.aclose()
+
+
 async def test_worker_cancel_kills_the_process_group(
     celery_ex: CeleryExecutor, tmp_path: Path
 ) -> None:

@@ -258,18 +258,7 @@ class CeleryExecutor:
             raise RouteError("the call was not routed")
         try:
             await asyncio.wait_for(
-                asyncio.to_thread(
-                    self._app.send_task,
-                    TASK_NAME,
-                    args=[req.model_dump(mode="json")],
-                    queue=req.route.queue,
-                    # What logs and monitoring show instead of the arguments (file contents...).
-                    argsrepr=f"[{req.tool} call {req.call_id} session {req.session_id}]",
-                    kwargsrepr="{}",
-                    task_id=call.task_id,
-                    soft_time_limit=req.timeout_s,
-                    time_limit=req.timeout_s + HARD_LIMIT_EXTRA_S,
-                ),
+                asyncio.to_thread(self._publish, req, req.route.queue, call.task_id),
                 _SEND_TIMEOUT_S,
             )
         except TimeoutError as exc:
@@ -279,6 +268,26 @@ class CeleryExecutor:
         except Exception as exc:  # kombu/redis raise many types for "cannot connect"
             raise _Unreachable(f"cannot send the call to {self._cfg.broker_url}: {exc}") from exc
         return fut
+
+    def _publish(self, req: ToolRequest, queue: str, task_id: str) -> None:
+        """Send the task message: what `Celery.send_task` does, less the result subscription it
+        makes per task (a SUBSCRIBE before the message goes out, an UNSUBSCRIBE when its result
+        object is dropped, on a connection nobody reads here): the one pattern subscription of
+        `_Results` receives every result."""
+        amqp = self._app.amqp
+        message = amqp.create_task_message(
+            task_id,
+            TASK_NAME,
+            [req.model_dump(mode="json")],
+            {},
+            time_limit=req.timeout_s + HARD_LIMIT_EXTRA_S,
+            soft_time_limit=req.timeout_s,
+            # What logs and monitoring show instead of the arguments (file contents...).
+            argsrepr=f"[{req.tool} call {req.call_id} session {req.session_id}]",
+            kwargsrepr="{}",
+        )
+        with self._app.producer_or_acquire() as producer:
+            amqp.send_task_message(producer, TASK_NAME, message, queue=queue)
 
     async def _wait(self, call: _Call, fut: asyncio.Future[bytes]) -> ToolResult | None:
         """The call's result, or None when a read-only call must be sent again."""

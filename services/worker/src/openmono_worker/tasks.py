@@ -21,6 +21,7 @@ import threading
 from dataclasses import dataclass, field
 from typing import Any
 
+import redis
 from celery import Task, signals
 from celery.exceptions import Ignore
 from openmono_contracts import ToolRequest, ToolResult
@@ -67,7 +68,7 @@ class _Running:
 class _ProcessState:
     """Per pool process: settings, heartbeat, the running call (created after the fork)."""
 
-    def __init__(self, task: Task) -> None:
+    def __init__(self, client: redis.Redis) -> None:
         self.pid = os.getpid()
         self.settings = WorkerSettings()
         # The main process created any missing id file before the fork; read them, never write.
@@ -78,9 +79,15 @@ class _ProcessState:
             self.routes = served_routes(self.settings)
         except RoutingError as exc:
             self.routes_error = str(exc)
-        self.heartbeat = Heartbeat(task.backend.client)
+        self.heartbeat = Heartbeat(client)
         self.current: _Running | None = None
-        signal.signal(signal.SIGUSR1, self._on_soft_limit)
+        self.soft_limit_handled = False
+
+    def handle_soft_limit(self) -> None:
+        """Take SIGUSR1 over from billiard, which installs its own after the process init."""
+        if not self.soft_limit_handled:
+            signal.signal(signal.SIGUSR1, self._on_soft_limit)
+            self.soft_limit_handled = True
 
     def _on_soft_limit(self, signum: int, frame: object) -> None:
         running = self.current
@@ -97,10 +104,18 @@ class _ProcessState:
 _state: _ProcessState | None = None
 
 
+@signals.worker_process_init.connect  # type: ignore[untyped-decorator]
+def _new_pool_process(**_: Any) -> None:
+    """A pool process is born: its state is made now, so that no call waits for it."""
+    global _state
+    _state = _ProcessState(app.backend.client)
+
+
 def _process_state(task: Task) -> _ProcessState:
     global _state
-    if _state is None or _state.pid != os.getpid():
-        _state = _ProcessState(task)
+    if _state is None or _state.pid != os.getpid():  # a pool without process-init signals
+        _state = _ProcessState(task.backend.client)
+    _state.handle_soft_limit()
     return _state
 
 
