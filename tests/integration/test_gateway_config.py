@@ -97,11 +97,18 @@ def test_services_is_valid_json_with_literal_booleans(
             assert resp.status_code == 200
             assert resp.headers["content-type"] == "application/json"
             body = json.loads(resp.text)  # must parse, whatever the env held
-            assert body == {"llm": True, "search": search[1], "scrape": scrape[1]}
+            # every upstream answers 2xx, so crawl jobs "are durable" wherever scrape is on
+            assert body == {
+                "llm": True,
+                "search": search[1],
+                "scrape": scrape[1],
+                "crawl_durable": scrape[1],
+            }
             assert all(type(v) is bool for v in body.values())
         # a switched-off service is not even asked; probes carry no key
         paths = sorted({r.path for r in up.requests()})
         expected = {"/health"} | ({"/healthz"} if search[1] else set())
+        expected |= {"/health/crawl-durable"} if scrape[1] else set()
         assert set(paths) == expected
         assert all(not r.header_values("Authorization") for r in up.requests())
 
@@ -126,7 +133,7 @@ def test_services_reports_what_answers_now(tmp_path: Path) -> None:
             started = time.monotonic()
             body = httpx.get(f"{gw.url}/services", timeout=10).json()
             elapsed = time.monotonic() - started
-            assert body == {"llm": False, "search": True, "scrape": False}
+            assert body == {"llm": False, "search": True, "scrape": False, "crawl_durable": False}
             assert elapsed < 1.0, elapsed
             # the same on the HTTPS listener (one route definition for both)
             tls = httpx.get(f"{gw.tls_url}/services", timeout=10, verify=_ca(gw.ca_pem))
@@ -389,10 +396,10 @@ def test_upstream_connections_are_pooled_with_a_short_idle_timeout(tmp_path: Pat
     env = gateway_env(tmp_path, api_key=KEY, listen=":8080", llama_upstream="127.0.0.1:7474")
     config = _adapt(env)
     proxies = _proxies(config)
-    assert len(proxies) == 14  # (4 routes, /firecrawl included, + 3 probes) x 2 listeners
+    assert len(proxies) == 16  # (4 routes, /firecrawl included, + 4 probes) x 2 listeners
     routes = [p for p in proxies if "health_checks" in p]
     probes = [p for p in proxies if "health_checks" not in p]
-    assert (len(routes), len(probes)) == (8, 6)
+    assert (len(routes), len(probes)) == (8, 8)
     for proxy in routes:
         transport = proxy["transport"]
         assert transport["keep_alive"]["idle_timeout"] < 5 * 10**9

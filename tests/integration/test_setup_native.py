@@ -73,7 +73,12 @@ def test_setup_search_starts_the_native_gateway(tmp_path: Path, sx: FakeSearxng)
             assert "gateway" in done.stdout and "healthy" in done.stdout
             gateway = f"http://127.0.0.1:{port}"
             services = httpx.get(f"{gateway}/services", timeout=5).json()
-            assert services == {"llm": True, "search": True, "scrape": False}
+            assert services == {
+                "llm": True,
+                "search": True,
+                "scrape": False,
+                "crawl_durable": False,
+            }
 
             # The agent's settings now lead to the gateway: search goes through it.
             cfg = json.loads((tmp_path / "data" / "settings.json").read_text())

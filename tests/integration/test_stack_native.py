@@ -49,7 +49,7 @@ def test_up_status_down_leaves_nothing_running(stack_env: dict[str, str], tmp_pa
     assert httpx.get(f"{gateway}/v1/models", timeout=10).status_code == 401
     # through a relay the Host header is the relay's name: the gateway must not care
     relayed = httpx.get(f"{gateway}/services", headers={"Host": "relay.example:9000"}, timeout=10)
-    assert relayed.json() == {"llm": True, "search": False, "scrape": False}
+    assert relayed.json() == {"llm": True, "search": False, "scrape": False, "crawl_durable": False}
 
     status = run_openmono(["status", "--json"], stack_env, timeout=60)
     assert status.returncode == 0, status.stdout + status.stderr

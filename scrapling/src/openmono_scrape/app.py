@@ -21,8 +21,9 @@ from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from openmono_contracts import ScrapeRequest, ScrapeResponse
+from openmono_contracts.crawl import SliceLimits
 
-from openmono_scrape import firecrawl, statuses
+from openmono_scrape import crawljobs, firecrawl, statuses
 from openmono_scrape.errors import EngineUnavailable, InternalError, ScrapeError
 from openmono_scrape.service import ScrapeService
 from openmono_scrape.settings import ScrapeSettings
@@ -64,11 +65,15 @@ def create_app(settings: ScrapeSettings | None = None) -> FastAPI:
         """One of `max_concurrency` slots, waited for up to `queue_wait_s`, else 503."""
         return _admitted(url)
 
+    api = firecrawl.FirecrawlAPI(service, admit)
+    runner = _runner(cfg, api, admit)
+
     @asynccontextmanager
     async def lifespan(_: FastAPI) -> AsyncIterator[None]:
         try:
             yield
         finally:
+            await runner.close()
             await service.close()
 
     app = FastAPI(
@@ -79,6 +84,7 @@ def create_app(settings: ScrapeSettings | None = None) -> FastAPI:
         redoc_url=None,
     )
     app.state.service = service
+    app.state.runner = runner
 
     @app.exception_handler(RequestValidationError)
     async def _invalid(request: Request, exc: RequestValidationError) -> JSONResponse:
@@ -112,7 +118,14 @@ def create_app(settings: ScrapeSettings | None = None) -> FastAPI:
             "browser_running": service.browser.running,
             "browser_launches": service.browser.launches,
             "cache": service.cache.stats(),
+            "crawl": runner.info(),
         }
+
+    @app.get("/health/crawl-durable")
+    async def crawl_durable() -> JSONResponse:
+        """200 when crawl jobs outlive this process (the gateway's `/services` probe), else 503."""
+        durable = runner.durable
+        return JSONResponse({"durable": durable}, status_code=200 if durable else 503)
 
     @app.post("/scrape", response_model=ScrapeResponse, responses=_ERROR_RESPONSES)
     async def scrape(req: ScrapeRequest) -> ScrapeResponse:
@@ -130,8 +143,21 @@ def create_app(settings: ScrapeSettings | None = None) -> FastAPI:
         )
         return result
 
-    app.include_router(firecrawl.build_router(service, admit))
+    app.include_router(firecrawl.build_router(api, runner))
+    app.include_router(crawljobs.build_internal_router(api, admit))
     return app
+
+
+def _runner(
+    cfg: ScrapeSettings, api: firecrawl.FirecrawlAPI, admit: crawljobs.Admit
+) -> crawljobs.JobRunner:
+    """Celery and Redis when a broker is configured (durable jobs), else this process."""
+    if cfg.crawl_broker_url:
+        return crawljobs.CeleryRunner(cfg.crawl_broker_url)
+    limits = SliceLimits(seconds=3600.0)
+    return crawljobs.LocalRunner(
+        crawljobs.DirectSource(api, admit), cfg.crawl_max_local_jobs, limits
+    )
 
 
 def __getattr__(name: str) -> Any:

@@ -19,6 +19,13 @@ ScrapeError (code, retryable, engine, retry_after_s)
       ├── SearchNotConfigured                   no SearXNG is configured here
       ├── SearchTimeout                         it did not answer in time
       └── SearchFailed                          unreachable, an error status, or garbage
+ ├── JobNotFound                                (Firecrawl jobs) no such job, or it expired
+ ├── JobEnded                                   (Firecrawl jobs) it ended: it cannot be cancelled
+ ├── TooManyJobs                                (Firecrawl jobs) this process runs all it may
+ └── NotServed                                  (Firecrawl) a path this server does not serve:
+      ├── NoSuchEndpoint                        not an endpoint of Firecrawl's API here
+      ├── MethodNotAllowed                      served here, with another method
+      └── NotImplementedHere                    Firecrawl's, not implemented by this server
 """
 
 from __future__ import annotations
@@ -119,4 +126,33 @@ class SearchTimeout(SearchUnavailable):
 
 
 class SearchFailed(SearchUnavailable):
+    pass
+
+
+class JobNotFound(ScrapeError):
+    def __init__(self) -> None:
+        super().__init__("Job not found")
+
+
+class JobEnded(ScrapeError):
+    pass
+
+
+class TooManyJobs(ScrapeError):
+    pass
+
+
+class NotServed(ScrapeError):
+    pass
+
+
+class NoSuchEndpoint(NotServed):
+    pass
+
+
+class MethodNotAllowed(NotServed):
+    pass
+
+
+class NotImplementedHere(NotServed):
     pass

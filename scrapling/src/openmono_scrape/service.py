@@ -28,7 +28,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from openmono_contracts import NetGuard, ScrapeRequest, ScrapeResponse
-from openmono_contracts.netguard import system_resolver
+from openmono_contracts.netguard import policy_resolver
 from openmono_contracts.scrape import CacheState
 
 from openmono_scrape.cache import CachedPage, ScrapeCache, cache_key
@@ -89,19 +89,14 @@ class ScrapeService:
 
     def __init__(self, settings: ScrapeSettings) -> None:
         self.settings = settings
-        self.guard = NetGuard(settings.allow_cidrs, resolver=self._resolve)
+        self.guard = NetGuard(
+            settings.allow_cidrs,
+            resolver=policy_resolver(settings.static_hosts, settings.system_dns),
+        )
         self.browser = BrowserEngine(settings, self.guard)
         self.stealthy = StealthyEngine(settings, self.guard)
         self.cache = ScrapeCache(settings.cache_max_bytes, settings.cache_redis_url)
         self.hosts = HostLimiter(settings.per_host_concurrency)
-
-    async def _resolve(self, host: str, port: int) -> list[str]:
-        static = self.settings.static_hosts.get(host)
-        if static is not None:
-            return [static]
-        if not self.settings.system_dns:
-            raise OSError("name not in SCRAPE_STATIC_HOSTS and system DNS is off")
-        return await system_resolver(host, port)
 
     def engines(self) -> dict[str, bool]:
         return {

@@ -83,6 +83,24 @@ class ScrapeSettings(BaseSettings):
     # Search results scraped at once by one Firecrawl search request.
     search_scrape_concurrency: int = Field(default=5, ge=1, le=20)
 
+    # Crawl and batch scrape jobs (crawljobs/). With a Redis URL here (the stack's broker), jobs
+    # run in the worker tier as Celery tasks and their state lives in that Redis: durable across
+    # restarts, spread over workers. Unset: jobs run in this process and die with it.
+    crawl_broker_url: str | None = None
+    # A job, its results and its errors are dropped this long after it started.
+    crawl_ttl_s: float = Field(default=24 * 3600.0, ge=60)
+    # Bound on one job's stored documents; past it the job stops taking pages.
+    crawl_max_bytes: int = Field(default=100 * 1024 * 1024, ge=1024 * 1024)
+    # Pages in flight at once for one batch scrape (a crawl takes per_host_concurrency); a job's
+    # `maxConcurrency` can only lower it.
+    crawl_concurrency: int = Field(default=8, ge=1, le=64)
+    # Driver chains per durable job (spread over workers); a page whose driver stops beating is
+    # handed to another after crawl_lease_s.
+    crawl_drivers: int = Field(default=2, ge=1, le=16)
+    crawl_lease_s: float = Field(default=20.0, ge=1, le=600)
+    # Jobs running at once in this process (without a broker); more get 429.
+    crawl_max_local_jobs: int = Field(default=8, ge=1)
+
     @field_validator("allow_cidrs", "browser_flags", mode="before")
     @classmethod
     def _split_commas(cls, value: object) -> object:
@@ -99,7 +117,12 @@ class ScrapeSettings(BaseSettings):
         return value
 
     @field_validator(
-        "browser_path", "browser_cdp_url", "cache_redis_url", "searxng_url", mode="before"
+        "browser_path",
+        "browser_cdp_url",
+        "cache_redis_url",
+        "searxng_url",
+        "crawl_broker_url",
+        mode="before",
     )
     @classmethod
     def _empty_is_none(cls, value: object) -> object:

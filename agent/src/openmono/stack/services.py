@@ -191,6 +191,17 @@ REDIS = ServiceSpec(
     start_timeout_s=20,
 )
 
+
+def _worker_env(ctx: Context) -> dict[str, str]:
+    s = ctx.settings
+    # crawl job slices read pages through the scrape service directly (not through the gateway)
+    scrape = parse_upstreams(s.scrape_upstream, "SCRAPE_UPSTREAM") or [f"{HOST}:{s.scrape_port}"]
+    return {
+        "OPENMONO_BROKER_URL": s.openmono_broker_url,
+        "WORKER_SCRAPE_URL": f"http://{scrape[0]}",
+    }
+
+
 WORKER = ServiceSpec(
     name="worker",
     enabled=lambda s: bool(s.openmono_broker_url),
@@ -209,7 +220,7 @@ WORKER = ServiceSpec(
     probe=lambda ctx: LogProbe(ctx.log("worker"), " ready."),
     start_timeout_s=60,
     owns_port=False,
-    env=lambda ctx: {"OPENMONO_BROKER_URL": ctx.settings.openmono_broker_url},
+    env=lambda ctx: _worker_env(ctx),
 )
 
 
@@ -241,9 +252,11 @@ def _scrape_env(ctx: Context) -> dict[str, str]:
     if s.search_enabled and parse_upstreams(s.searxng_upstream, "SEARXNG_UPSTREAM"):
         searxng = s.searxng_upstream.replace(",", " ").split()[0].rstrip("/")
         env["SCRAPE_SEARXNG_URL"] = searxng if "://" in searxng else f"http://{searxng}"
-    # the scrape cache shares the broker's Redis (another database) when the stack runs one
+    # the scrape cache shares the broker's Redis (another database) when the stack runs one, and
+    # crawl jobs then run in the worker tier (Celery on the broker, their state in its Redis)
     if s.openmono_broker_url:
         env["SCRAPE_CACHE_REDIS_URL"] = f"redis://{HOST}:{s.broker_port}/1"
+        env["SCRAPE_CRAWL_BROKER_URL"] = s.openmono_broker_url
     return env
 
 

@@ -1,4 +1,5 @@
-"""`POST /firecrawl/{v1,v2}/{scrape,search}`: Firecrawl's API over the scrape service.
+"""`/firecrawl/{v1,v2}/...`: Firecrawl's API over the scrape service (scrape and search here; map,
+crawl and batch scrape in `_map` and `_jobs`; every other path in `_fallback`).
 
 Steps of a scrape: 1. FastAPI validates the body against the wire model (the app answers a failure
 on these paths with 400 in Firecrawl's shape, `invalid_body`); the formats are checked here
@@ -20,7 +21,8 @@ import logging
 import time
 from collections.abc import Awaitable, Callable
 from contextlib import AbstractAsyncContextManager
-from typing import Any, Literal
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Literal
 
 from fastapi import APIRouter
 from fastapi.responses import JSONResponse
@@ -37,6 +39,12 @@ from openmono_contracts.firecrawl import (
     FirecrawlSearchResponseV1,
     FirecrawlSearchResponseV2,
 )
+from openmono_contracts.firecrawl_jobs import (
+    FirecrawlMapLink,
+    FirecrawlMapRequest,
+    FirecrawlMapResponseV1,
+    FirecrawlMapResponseV2,
+)
 from openmono_contracts.searxng import SearchHit
 from pydantic import BaseModel
 
@@ -45,13 +53,20 @@ from openmono_scrape.content import off_loop_for_pdf
 from openmono_scrape.errors import InternalError, ScrapeError
 from openmono_scrape.firecrawl import _searxng
 from openmono_scrape.firecrawl._document import document, parse_formats
+from openmono_scrape.firecrawl._fallback import add_fallback
+from openmono_scrape.firecrawl._jobs import JobsAPI, add_job_routes
+from openmono_scrape.firecrawl._map import SiteMapper
 from openmono_scrape.service import ScrapeService
+
+if TYPE_CHECKING:
+    from openmono_scrape.crawljobs import JobRunner
 
 log = logging.getLogger("openmono_scrape")
 
 PREFIX = "/firecrawl"
 Version = Literal["v1", "v2"]
 Admit = Callable[[str | None], AbstractAsyncContextManager[None]]
+Make = Callable[[Any], Awaitable[JSONResponse]]
 
 _RESPONSES = statuses.documented("firecrawl", {401: "no or wrong bearer (answered by the gateway)"})
 
@@ -70,6 +85,13 @@ async def _answer(make: Callable[[], Awaitable[JSONResponse]], path: str) -> JSO
         return statuses.answer(InternalError(), "firecrawl")
 
 
+@dataclass
+class Scraped:
+    doc: FirecrawlDocument
+    warnings: list[str]
+    links: list[str]
+
+
 class FirecrawlAPI:
     """The handlers; `admit` is the service's admission (the same slots as `/scrape`)."""
 
@@ -84,8 +106,13 @@ class FirecrawlAPI:
         opts: FirecrawlScrapeOptions,
         version: Version,
         cap_s: float | None = None,
-    ) -> tuple[FirecrawlDocument, list[str]]:
+        with_links: bool = False,
+    ) -> Scraped:
+        """One page as a document; `with_links` also gives its links, asked for or not."""
         formats = parse_formats(opts.formats)
+        asked_links = "links" in formats
+        if with_links and not asked_links:
+            formats.append("links")
         warnings: list[str] = []
         render = False
         if opts.wait_for > 0:
@@ -111,18 +138,28 @@ class FirecrawlAPI:
         doc = await off_loop_for_pdf(
             result.page, document, result, url, formats, opts.only_main_content, limits
         )
-        return doc, warnings
+        links = doc.links or []
+        if not asked_links:
+            doc.links = None
+        return Scraped(doc, warnings, links)
 
     async def scrape(self, req: FirecrawlScrapeRequest, version: Version) -> JSONResponse:
         async with self.admit(req.url):
-            doc, warnings = await self.scrape_one(req.url, req, version)
-        return _json(FirecrawlScrapeResponse(data=doc, warning="; ".join(warnings) or None))
+            got = await self.scrape_one(req.url, req, version)
+        return _json(FirecrawlScrapeResponse(data=got.doc, warning="; ".join(got.warnings) or None))
+
+    async def map(self, req: FirecrawlMapRequest, version: Version) -> JSONResponse:
+        async with self.admit(req.url):
+            links = await SiteMapper(self).links(req)
+        if version == "v1":
+            return _json(FirecrawlMapResponseV1(links=links))
+        return _json(FirecrawlMapResponseV2(links=[FirecrawlMapLink(url=u) for u in links]))
 
     async def _result(
         self, hit: SearchHit, opts: FirecrawlScrapeOptions, version: Version, deadline: float
     ) -> FirecrawlDocument:
         try:
-            doc, _ = await self.scrape_one(hit.url, opts, version, deadline - time.monotonic())
+            doc = (await self.scrape_one(hit.url, opts, version, deadline - time.monotonic())).doc
         except ScrapeError as exc:
             doc = FirecrawlDocument(
                 metadata=FirecrawlMetadata(source_url=hit.url, url=hit.url, error=exc.message)
@@ -161,39 +198,43 @@ class FirecrawlAPI:
         return _json(FirecrawlSearchResponseV2(data=FirecrawlSearchData(web=docs)))
 
 
-def build_router(service: ScrapeService, admit: Admit) -> APIRouter:
-    """The `/firecrawl` routes (the gateway forwards its paths unchanged)."""
-    api = FirecrawlAPI(service, admit)
+def _bound(handler: Callable[[Any, Version], Awaitable[JSONResponse]], version: Version) -> Make:
+    async def make(body: Any) -> JSONResponse:
+        return await handler(body, version)
+
+    return make
+
+
+def build_router(api: FirecrawlAPI, runner: JobRunner) -> APIRouter:
+    """The `/firecrawl` routes (the gateway forwards its paths unchanged), the fallback last."""
     router = APIRouter(prefix=PREFIX, tags=["firecrawl"])
 
-    def scrape_route(version: Version) -> None:
-        path = f"/{version}/scrape"
+    def post(path: str, make: Make, body: type[BaseModel], ok: type[BaseModel]) -> None:
+        async def endpoint(body: Any) -> JSONResponse:
+            return await _answer(lambda: make(body), f"/firecrawl{path}")
 
-        async def endpoint(body: FirecrawlScrapeRequest) -> JSONResponse:
-            return await _answer(lambda: api.scrape(body, version), f"/firecrawl{path}")
-
-        endpoint.__name__ = f"firecrawl_scrape_{version}"
-        router.add_api_route(
-            path,
-            endpoint,
-            methods=["POST"],
-            responses={200: {"model": FirecrawlScrapeResponse}, **_RESPONSES},
-        )
-
-    def search_route(version: Version) -> None:
-        path = f"/{version}/search"
-        answer = FirecrawlSearchResponseV1 if version == "v1" else FirecrawlSearchResponseV2
-
-        async def endpoint(body: FirecrawlSearchRequest) -> JSONResponse:
-            return await _answer(lambda: api.search(body, version), f"/firecrawl{path}")
-
-        endpoint.__name__ = f"firecrawl_search_{version}"
-        router.add_api_route(
-            path, endpoint, methods=["POST"], responses={200: {"model": answer}, **_RESPONSES}
-        )
+        # each route has its own body model: FastAPI is given the class itself
+        endpoint.__annotations__["body"] = body
+        endpoint.__name__ = "firecrawl" + path.replace("/", "_")
+        responses = {200: {"model": ok}, **_RESPONSES}
+        router.add_api_route(path, endpoint, methods=["POST"], responses=responses)
 
     versions: tuple[Version, ...] = ("v1", "v2")
-    for version in versions:
-        scrape_route(version)
-        search_route(version)
+    for v in versions:
+        one = v == "v1"
+        post(f"/{v}/scrape", _bound(api.scrape, v), FirecrawlScrapeRequest, FirecrawlScrapeResponse)
+        post(
+            f"/{v}/search",
+            _bound(api.search, v),
+            FirecrawlSearchRequest,
+            FirecrawlSearchResponseV1 if one else FirecrawlSearchResponseV2,
+        )
+        post(
+            f"/{v}/map",
+            _bound(api.map, v),
+            FirecrawlMapRequest,
+            FirecrawlMapResponseV1 if one else FirecrawlMapResponseV2,
+        )
+    add_job_routes(router, JobsAPI(api, runner), _answer, _RESPONSES)
+    add_fallback(router)
     return router

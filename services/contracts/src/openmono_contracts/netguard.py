@@ -30,9 +30,9 @@ import asyncio
 import ipaddress
 import re
 import socket
-from collections.abc import Awaitable, Callable, Iterable
+from collections.abc import Awaitable, Callable, Iterable, Mapping
 from dataclasses import dataclass
-from urllib.parse import SplitResult, urlsplit
+from urllib.parse import SplitResult, urlsplit, urlunsplit
 
 from openmono_contracts.errors import ContractError
 
@@ -113,6 +113,20 @@ class CheckedTarget:
         addr = f"[{self.address}]" if ":" in self.address else self.address
         return f"{self.host}:{self.port}:{addr}"
 
+    def pinned_url(self) -> str:
+        """The URL with its host replaced by the checked address (for clients without a resolve
+        option, such as httpx: send `Host` = `host_header`, and TLS SNI = `host`)."""
+        parts = urlsplit(self.url.strip())
+        addr = f"[{self.address}]" if ":" in self.address else self.address
+        default = _DEFAULT_PORTS[self.scheme]
+        netloc = addr if self.port == default else f"{addr}:{self.port}"
+        return urlunsplit((self.scheme, netloc, parts.path or "/", parts.query, ""))
+
+    @property
+    def host_header(self) -> str:
+        host = f"[{self.host}]" if ":" in self.host else self.host
+        return host if self.port == _DEFAULT_PORTS[self.scheme] else f"{host}:{self.port}"
+
 
 async def system_resolver(host: str, port: int) -> list[str]:
     """Every address the operating system's resolver gives for `host`."""
@@ -120,6 +134,22 @@ async def system_resolver(host: str, port: int) -> list[str]:
         host, port, type=socket.SOCK_STREAM, proto=socket.IPPROTO_TCP
     )
     return [str(info[4][0]) for info in infos]
+
+
+def policy_resolver(static_hosts: Mapping[str, str], system_dns: bool) -> Resolver:
+    """A resolver that answers `static_hosts` (name -> address) without DNS, and asks the system
+    for other names only when `system_dns` (air-gapped deployments and tests turn it off)."""
+    static = {name.lower().rstrip("."): addr for name, addr in static_hosts.items()}
+
+    async def resolve(host: str, port: int) -> list[str]:
+        found = static.get(host)
+        if found is not None:
+            return [found]
+        if not system_dns:
+            raise OSError("name not in the static hosts and system DNS is off")
+        return await system_resolver(host, port)
+
+    return resolve
 
 
 def _parse_networks(cidrs: Iterable[str]) -> tuple[IPNetwork, ...]:

@@ -14,6 +14,7 @@ from typing import Any
 
 from celery import Celery
 from openmono_contracts.calls import HARD_LIMIT_EXTRA_S, TASK_NAME
+from openmono_contracts.crawl import CRAWL_QUEUE
 
 from openmono_worker.routing import RoutingError, ServedRoutes, served_routes
 from openmono_worker.settings import WorkerSettings
@@ -81,7 +82,7 @@ def create_app(settings: WorkerSettings | None = None) -> Celery:
         # consumes the queues of what it serves, chosen at startup (`consume_served_queues`).
         # Nothing is sent to the default queue, and no worker consumes it.
         task_default_queue="openmono.tools",
-        include=["openmono_worker.tasks"],
+        include=["openmono_worker.tasks", "openmono_worker.crawljobs"],
     )
     return app
 
@@ -97,10 +98,13 @@ def consume_served_queues(app: Celery, settings: WorkerSettings) -> ServedRoutes
         served = served_routes(settings, create=True)
     except RoutingError as exc:
         raise SystemExit(f"openmono worker: {exc}") from exc
+    names = list(served.queues)
+    if settings.crawl_jobs:
+        names.append(CRAWL_QUEUE)  # crawl job slices (crawljobs.py), from any scrape service
     queues = app.amqp.queues
-    for name in served.queues:
+    for name in names:
         queues[name]  # created the way a sender creates it (create_missing)
-    queues.select(served.queues)
+    queues.select(names)
     return served
 
 

@@ -10,10 +10,10 @@ No proxy from the environment is used: a proxy would resolve the name again, pas
 from __future__ import annotations
 
 from dataclasses import dataclass
-from urllib.parse import urljoin, urlsplit, urlunsplit
+from urllib.parse import urljoin
 
 import httpx
-from openmono_contracts import CheckedTarget, NetGuard, NetGuardError
+from openmono_contracts import NetGuard, NetGuardError
 
 from openmono_worker.web import _http
 from openmono_worker.web._errors import FallbackError
@@ -29,20 +29,6 @@ class RawPage:
     status: int
     content_type: str
     text: str
-
-
-def _pinned_url(target: CheckedTarget) -> str:
-    parts = urlsplit(target.url.strip())
-    addr = f"[{target.address}]" if ":" in target.address else target.address
-    default = 443 if target.scheme == "https" else 80
-    netloc = addr if target.port == default else f"{addr}:{target.port}"
-    return urlunsplit((target.scheme, netloc, parts.path or "/", parts.query, ""))
-
-
-def _host_header(target: CheckedTarget) -> str:
-    host = f"[{target.host}]" if ":" in target.host else target.host
-    default = 443 if target.scheme == "https" else 80
-    return host if target.port == default else f"{host}:{target.port}"
 
 
 async def _read_capped(resp: httpx.Response, max_bytes: int) -> bytes:
@@ -75,13 +61,13 @@ async def fetch(
                 raise FallbackError(f"refused by the network guard: {exc.reason}") from exc
             extensions = {"sni_hostname": target.host} if target.scheme == "https" else {}
             headers = {
-                "Host": _host_header(target),
+                "Host": target.host_header,
                 "User-Agent": user_agent,
                 "Accept": "text/html,application/xhtml+xml,text/plain;q=0.9,*/*;q=0.5",
             }
             request = client.build_request(
                 "GET",
-                _pinned_url(target),
+                target.pinned_url(),
                 headers=headers,
                 timeout=timeout_s,
                 extensions=extensions,

@@ -1,0 +1,187 @@
+"""Crawl speed and the scrape service's memory, against a plain crawler measured in the same run.
+
+    uv run python bench/crawl.py [--rounds 3] [--items 81] [--latency-ms 100] [--memory-items 331]
+
+Stack (tests/support/crawl_stack.py): Redis, the scrape service with the broker set (so jobs run
+in the worker tier, and the scrape cache lives in Redis as in the native stack), one tool worker
+with the native stack's concurrency (2), the per-host limit at its default of 4. Site:
+tests/support/crawl_site.py, every page answering after `--latency-ms` (a remote site's
+latency); `--items 81` makes it 501 pages, of which a crawl reads the 496 robots.txt allows.
+
+1. Speed: the same crawl of the whole site, as pages per second, by
+   - ours: `POST /firecrawl/v2/crawl` (`maxAge: 0`, so every page is fetched; markdown of the
+     main content: full extraction) until its status says completed;
+   - baseline: a plain asyncio + httpx crawler, 4 pages in flight, honouring robots.txt, taking
+     the links from each page with lxml and nothing else (the floor a user could write).
+   Rounds alternate the two so they share the machine's load; medians and their ratio.
+2. Memory: the scrape service's RSS (from /proc) when ready, after one page, and its peak and
+   end over a crawl of a `--memory-items` site (2,001 pages at 331), with no latency.
+The load average is printed before and after: the machine is shared.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import statistics
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+from urllib.parse import urljoin, urlsplit
+from urllib.robotparser import RobotFileParser
+
+import httpx
+from lxml import html as lxml_html
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))  # reuse the test support's servers and process handling
+
+from tests.support.crawl_site import crawl_site  # noqa: E402
+from tests.support.crawl_stack import crawl_stack  # noqa: E402
+
+KEY = "bench-crawl-key"
+CONCURRENCY = 4
+
+
+async def plain_crawl(start: str, concurrency: int = CONCURRENCY) -> int:
+    """BFS over one host with `concurrency` fetches at once; returns the pages read."""
+    host = urlsplit(start).netloc
+    robots = RobotFileParser()
+    seen = {start}
+    queue: asyncio.Queue[str] = asyncio.Queue()
+    queue.put_nowait(start)
+    pages = 0
+    async with httpx.AsyncClient(follow_redirects=True, timeout=30) as client:
+        robots.parse((await client.get(urljoin(start, "/robots.txt"))).text.splitlines())
+
+        async def worker() -> None:
+            nonlocal pages
+            while True:
+                url = await queue.get()
+                try:
+                    resp = await client.get(url)
+                    if resp.status_code == 200 and "html" in resp.headers.get("content-type", ""):
+                        pages += 1
+                        root = lxml_html.document_fromstring(resp.content)
+                        for _, _, link, _ in root.iterlinks():
+                            absolute = urljoin(str(resp.url), link).split("#")[0]
+                            parts = urlsplit(absolute)
+                            if parts.netloc != host or absolute in seen:
+                                continue
+                            if robots.can_fetch("*", absolute):
+                                seen.add(absolute)
+                                queue.put_nowait(absolute)
+                except httpx.HTTPError:
+                    pass
+                finally:
+                    queue.task_done()
+
+        tasks = [asyncio.create_task(worker()) for _ in range(concurrency)]
+        await queue.join()
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
+    return pages
+
+
+def our_crawl(client: httpx.Client, base: str, start: str) -> int:
+    r = client.post(f"{base}/v2/crawl", json={"url": start, "scrapeOptions": {"maxAge": 0}})
+    r.raise_for_status()
+    job = r.json()["id"]
+    while True:
+        status = client.get(f"{base}/v2/crawl/{job}").json()
+        if status["status"] != "scraping":
+            if status["status"] != "completed":
+                raise SystemExit(f"the crawl ended {status['status']}")
+            return int(status["completed"])
+        time.sleep(0.1)
+
+
+def rss_mb(pid: int) -> float:
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1]) / 1024.0
+    return 0.0
+
+
+class RssWatch:
+    """Samples a process's RSS every 100 ms in a thread; `peak` is the largest seen."""
+
+    def __init__(self, pid: int) -> None:
+        self.pid, self.peak, self._stop = pid, 0.0, threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+
+    def _run(self) -> None:
+        while not self._stop.is_set():
+            self.peak = max(self.peak, rss_mb(self.pid))
+            time.sleep(0.1)
+
+    def __enter__(self) -> RssWatch:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._stop.set()
+        self._thread.join(5)
+
+
+def load() -> str:
+    return " ".join(f"{x:.2f}" for x in os.getloadavg())
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--items", type=int, default=81)
+    parser.add_argument("--latency-ms", type=float, default=100.0)
+    parser.add_argument("--memory-items", type=int, default=331)
+    args = parser.parse_args()
+    tmp = Path(tempfile.mkdtemp(prefix="bench-crawl-"))
+    print(f"load average before: {load()}")
+    with crawl_stack(tmp, KEY, workers=1, worker_concurrency=2, slice_s=30.0) as stack:
+        base = f"{stack.scrape}/firecrawl"
+        pid = stack.scrape_proc.pid
+        ready_rss = rss_mb(pid)
+        with httpx.Client(timeout=60) as client:
+            with crawl_site(tmp, items=args.items, latency_ms=args.latency_ms, slow_s=0) as site:
+                warm = client.post(f"{base}/v2/scrape", json={"url": site.url + "/docs/1"})
+                warm.raise_for_status()
+                warm_rss = rss_mb(pid)
+                ours, plain, counts = [], [], set()
+                for _ in range(args.rounds):
+                    t0 = time.perf_counter()
+                    n_plain = asyncio.run(plain_crawl(site.url + "/"))
+                    plain.append(n_plain / (time.perf_counter() - t0))
+                    t0 = time.perf_counter()
+                    n_ours = our_crawl(client, base, site.url + "/")
+                    ours.append(n_ours / (time.perf_counter() - t0))
+                    counts.add((n_plain, n_ours))
+            with (
+                crawl_site(tmp, items=args.memory_items, latency_ms=0, slow_s=0) as big,
+                RssWatch(pid) as watch,
+            ):
+                start_rss = rss_mb(pid)
+                t0 = time.perf_counter()
+                n_big = our_crawl(client, base, big.url + "/")
+                big_s = time.perf_counter() - t0
+                end_rss = rss_mb(pid)
+    m_ours, m_plain = statistics.median(ours), statistics.median(plain)
+    print(
+        f"crawl of a {args.items * 6 + 15}-page local site answering in {args.latency_ms:g} ms, "
+        f"per-host concurrency {CONCURRENCY}, {args.rounds} rounds (pages read: {sorted(counts)}):"
+    )
+    print(f"  plain asyncio+httpx crawler  median {m_plain:7.1f} pages/s  {plain}")
+    print(f"  /firecrawl/v2/crawl (worker) median {m_ours:7.1f} pages/s  {ours}")
+    print(f"  ratio ours/plain = {m_ours / m_plain:.2f}")
+    print(f"scrape service RSS over a {n_big}-page crawl ({big_s:.1f} s, {n_big / big_s:.1f} p/s):")
+    print(f"  ready {ready_rss:.1f} MB, after one page {warm_rss:.1f} MB, at the crawl's start "
+          f"{start_rss:.1f} MB, peak {watch.peak:.1f} MB, end {end_rss:.1f} MB; "
+          f"peak - start = {watch.peak - start_rss:.1f} MB")  # fmt: skip
+    print(f"load average after: {load()}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,352 @@
+"""Crawl and batch scrape jobs in Firecrawl's shapes: start, status with `next` paging, cancel,
+errors (`/firecrawl/{v1,v2}/crawl[/{id}[/errors]]`, `.../batch/scrape[...]`).
+
+Starting a job: 1. the body is validated (400 in Firecrawl's shape: a bad pattern, a format this
+server does not make, a URL the guard refuses, an unsupported option such as `prompt`); 2. the
+job's spec is made from the request and the service's settings (concurrency, byte bound, TTL,
+the guard's policy for webhooks); 3. the runner stores it and starts its drivers; the answer is
+the id and the status URL, at once.
+Status: counts, `expiresAt`, and one page of documents (`skip`/`limit`, at most 100 documents or
+10 MiB), with `next` pointing at the following page while there are more, or may be more.
+The status URL is built from the request as the client sent it (the gateway keeps `Host`), under
+`/firecrawl/<version>`, which the gateway serves whether the client used `/firecrawl` or `/v2`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import re
+import time
+import uuid
+from collections.abc import Awaitable, Callable
+from typing import TYPE_CHECKING, Any, Literal
+
+from fastapi import APIRouter, Query, Request
+from fastapi.responses import JSONResponse
+from openmono_contracts.crawl import (
+    CrawlRules,
+    GuardPolicy,
+    Item,
+    JobSpec,
+    JobVersion,
+    Webhooks,
+    WebhookSpec,
+    check_patterns,
+    iso,
+    normalise,
+    page_key,
+)
+from openmono_contracts.crawl.scope import Scope
+from openmono_contracts.firecrawl import FirecrawlScrapeOptions
+from openmono_contracts.firecrawl_jobs import (
+    FirecrawlBatchScrapeRequest,
+    FirecrawlCrawlRequest,
+    FirecrawlJobCancelled,
+    FirecrawlJobError,
+    FirecrawlJobErrors,
+    FirecrawlJobStarted,
+    FirecrawlJobStatus,
+    FirecrawlWebhook,
+)
+from pydantic import BaseModel
+
+from openmono_scrape.engines import check_url
+from openmono_scrape.errors import BadRequest, JobEnded, JobNotFound, NotImplementedHere
+from openmono_scrape.firecrawl._document import parse_formats
+from openmono_scrape.firecrawl._fallback import not_served
+
+if TYPE_CHECKING:
+    from openmono_scrape.crawljobs import JobRunner
+    from openmono_scrape.firecrawl._routes import FirecrawlAPI
+
+Kind = Literal["crawl", "batch"]
+Answer = Callable[[Callable[[], Awaitable[JSONResponse]], str], Awaitable[JSONResponse]]
+PAGE_DOCS = 100
+PAGE_BYTES = 10 * 1024 * 1024
+_JOB_ID = re.compile(r"^[0-9a-f]{32}$")
+_PATHS = {"crawl": "crawl", "batch": "batch/scrape"}
+
+
+def _json(model: BaseModel) -> JSONResponse:
+    return JSONResponse(model.model_dump(mode="json", exclude_none=True, by_alias=True))
+
+
+def job_url(request: Request, version: JobVersion, kind: Kind, job_id: str) -> str:
+    """The job's status URL as the client reaches it (scheme from X-Forwarded-Proto when the
+    gateway set it, host from Host)."""
+    proto = request.headers.get("x-forwarded-proto", "").split(",")[0].strip().lower()
+    scheme = proto if proto in ("http", "https") else request.url.scheme
+    host = request.headers.get("host") or request.url.netloc
+    return f"{scheme}://{host}/firecrawl/{version}/{_PATHS[kind]}/{job_id}"
+
+
+def _webhook(raw: str | FirecrawlWebhook | None) -> WebhookSpec | None:
+    if raw is None:
+        return None
+    if isinstance(raw, str):
+        return WebhookSpec(url=raw)
+    return WebhookSpec(
+        url=raw.url, headers=raw.headers or {}, metadata=raw.metadata, events=raw.events
+    )
+
+
+class JobsAPI:
+    def __init__(self, api: FirecrawlAPI, runner: JobRunner) -> None:
+        self.api = api
+        self.runner = runner
+        self.settings = api.settings
+        self._hooks: set[asyncio.Task[None]] = set()
+
+    def _spec(self, kind: Kind, version: JobVersion, seeds: list[str], **kw: Any) -> JobSpec:
+        cfg = self.settings
+        now = time.time()
+        return JobSpec(
+            id=uuid.uuid4().hex,
+            kind=kind,
+            version=version,
+            created_at=now,
+            expires_at=now + cfg.crawl_ttl_s,
+            seeds=seeds,
+            guard=GuardPolicy(
+                allow_cidrs=cfg.allow_cidrs,
+                static_hosts=cfg.static_hosts,
+                system_dns=cfg.system_dns,
+            ),
+            max_bytes=cfg.crawl_max_bytes,
+            lease_s=cfg.crawl_lease_s,
+            max_drivers=cfg.crawl_drivers if self.runner.durable else 1,
+            **kw,
+        )
+
+    async def _checked_start(self, url: str) -> str:
+        start = normalise(url)
+        if start is None:
+            raise BadRequest("Bad Request: url: only http and https URLs can be crawled")
+        await check_url(self.api.service.guard, start)  # a refused start URL is a 400, at once
+        return start
+
+    async def start_crawl(
+        self, req: FirecrawlCrawlRequest, version: JobVersion, request: Request
+    ) -> JSONResponse:
+        if req.prompt:
+            raise BadRequest(
+                "Bad Request: prompt: crawl options written from a prompt need an LLM this "
+                "server does not run for Firecrawl; give includePaths, limit, ... instead"
+            )
+        bad = check_patterns(req.include_paths + req.exclude_paths)
+        if bad is not None:
+            raise BadRequest(f"Bad Request: includePaths/excludePaths: {bad}")
+        parse_formats(req.scrape_options.formats)
+        start = await self._checked_start(req.url)
+        rules = CrawlRules(
+            limit=req.limit,
+            max_path_depth=req.max_depth if version == "v1" else None,
+            max_discovery_depth=req.max_discovery_depth,
+            include_paths=req.include_paths,
+            exclude_paths=req.exclude_paths,
+            regex_on_full_url=req.regex_on_full_url,
+            allow_external_links=req.allow_external_links,
+            allow_subdomains=req.allow_subdomains,
+            crawl_entire_domain=req.entire_domain(),
+            ignore_query_parameters=req.ignore_query_parameters,
+            deduplicate_similar_urls=req.deduplicate_similar_urls,
+            sitemap=req.sitemap_mode(),
+        )
+        limit = min(self.settings.per_host_concurrency, self.settings.crawl_concurrency)
+        spec = self._spec(
+            "crawl",
+            version,
+            [start],
+            rules=rules,
+            scrape_options=self._options(req.scrape_options),
+            webhook=_webhook(req.webhook),
+            concurrency=min(req.max_concurrency or limit, limit),
+            delay_s=req.delay or 0.0,
+        )
+        key = Scope(rules, start).key(start)
+        await self.runner.create(spec, [Item(start, 0, key, kickoff=True)])
+        return _json(
+            FirecrawlJobStarted(id=spec.id, url=job_url(request, version, "crawl", spec.id))
+        )
+
+    @staticmethod
+    def _options(opts: FirecrawlScrapeOptions) -> dict[str, Any]:
+        return opts.model_dump(mode="json", include=set(FirecrawlScrapeOptions.model_fields))
+
+    async def start_batch(
+        self, req: FirecrawlBatchScrapeRequest, version: JobVersion, request: Request
+    ) -> JSONResponse:
+        if req.append_to_id:
+            raise BadRequest("Bad Request: appendToId: adding to a running job is not supported")
+        parse_formats(req.formats)
+        valid: dict[str, str] = {}
+        invalid: list[str] = []
+        for raw in req.urls:
+            url = normalise(raw)
+            if url is None:
+                invalid.append(raw)
+            else:
+                valid.setdefault(page_key(url, similar=False), url)
+        if invalid and not req.ignore_invalid_urls:
+            raise BadRequest(f"Bad Request: urls: not http(s) URLs: {', '.join(invalid[:5])}")
+        if not valid:
+            raise BadRequest("Bad Request: urls: no valid URL to scrape")
+        cap = self.settings.crawl_concurrency
+        spec = self._spec(
+            "batch",
+            version,
+            list(valid.values()),
+            scrape_options=self._options(req),
+            webhook=_webhook(req.webhook),
+            concurrency=min(req.max_concurrency or cap, cap),
+        )
+        await self.runner.create(spec, [Item(url, 0, key) for key, url in valid.items()])
+        started = FirecrawlJobStarted(
+            id=spec.id,
+            url=job_url(request, version, "batch", spec.id),
+            invalid_urls=invalid or None,
+        )
+        return _json(started)
+
+    async def _known(self, job_id: str, kind: Kind, version: JobVersion, method: str) -> JobSpec:
+        if not _JOB_ID.match(job_id):
+            error = not_served(method, f"{version}/{_PATHS[kind]}/{job_id}")
+            raise error if isinstance(error, NotImplementedHere) else JobNotFound()
+        spec = await self.runner.store.spec(job_id)
+        if spec is None:
+            raise JobNotFound
+        return spec
+
+    async def status(
+        self,
+        kind: Kind,
+        version: JobVersion,
+        job_id: str,
+        skip: int,
+        limit: int | None,
+        request: Request,
+    ) -> JSONResponse:
+        spec = await self._known(job_id, kind, version, "GET")
+        await self.runner.watch(job_id)
+        state = await self.runner.store.state(job_id)
+        if state is None:
+            raise JobNotFound
+        raw = await self.runner.store.documents(job_id, skip, min(limit or PAGE_DOCS, PAGE_DOCS))
+        data: list[dict[str, Any]] = []
+        size = 0
+        for text in raw:
+            size += len(text)
+            if data and size > PAGE_BYTES:
+                break
+            data.append(json.loads(text))
+        shown = skip + len(data)
+        more = shown < state.completed or state.status == "scraping"
+        nxt = None
+        if more:
+            nxt = f"{job_url(request, version, kind, job_id)}?skip={shown}"
+            if limit:
+                nxt += f"&limit={limit}"
+        return _json(
+            FirecrawlJobStatus(
+                status=state.status,
+                completed=state.completed,
+                total=state.total,
+                credits_used=state.completed,
+                expires_at=iso(spec.expires_at),
+                next=nxt,
+                data=data,
+                warning=state.warning,
+            )
+        )
+
+    async def cancel(self, kind: Kind, version: JobVersion, job_id: str) -> JSONResponse:
+        spec = await self._known(job_id, kind, version, "DELETE")
+        outcome = await self.runner.store.cancel(job_id, time.time())
+        if outcome == "missing":
+            raise JobNotFound
+        if outcome != "cancelled":
+            raise JobEnded(f"the job has already {outcome}")
+        hooks = Webhooks(spec)
+        if hooks.wants("cancelled") and await self.runner.store.mark_once(job_id, "cancelled"):
+            hooks.send("cancelled", success=False, error="the job was cancelled")
+            task = asyncio.create_task(hooks.drain())
+            self._hooks.add(task)
+            task.add_done_callback(self._hooks.discard)
+        return _json(FirecrawlJobCancelled())
+
+    async def errors(self, kind: Kind, version: JobVersion, job_id: str) -> JSONResponse:
+        await self._known(job_id, kind, version, "GET")
+        errors, blocked = await self.runner.store.errors(job_id)
+        listed = [FirecrawlJobError.model_validate(json.loads(e)) for e in errors]
+        return _json(FirecrawlJobErrors(errors=listed, robots_blocked=blocked))
+
+
+def add_job_routes(
+    router: APIRouter,
+    jobs: JobsAPI,
+    answer: Answer,
+    responses: dict[int | str, dict[str, Any]],
+) -> None:
+    """The job endpoints of both versions on `router`; `answer` maps errors to Firecrawl's shape."""
+
+    def routes(version: JobVersion, kind: Kind) -> None:
+        base = f"/{version}/{_PATHS[kind]}"
+        body_model = FirecrawlCrawlRequest if kind == "crawl" else FirecrawlBatchScrapeRequest
+        starter = jobs.start_crawl if kind == "crawl" else jobs.start_batch
+        tag = kind if kind == "crawl" else "batch_scrape"
+
+        async def start(body: Any, request: Request) -> JSONResponse:
+            return await answer(lambda: starter(body, version, request), f"/firecrawl{base}")
+
+        # the body's model differs per kind: give FastAPI the class itself, not a name
+        start.__annotations__["body"] = body_model
+
+        async def status(
+            job_id: str,
+            request: Request,
+            skip: int = Query(default=0, ge=0),
+            limit: int | None = Query(default=None, ge=1, le=1000),
+        ) -> JSONResponse:
+            return await answer(
+                lambda: jobs.status(kind, version, job_id, skip, limit, request), base
+            )
+
+        async def cancel(job_id: str) -> JSONResponse:
+            return await answer(lambda: jobs.cancel(kind, version, job_id), base)
+
+        async def errors(job_id: str) -> JSONResponse:
+            return await answer(lambda: jobs.errors(kind, version, job_id), base)
+
+        for name, fn in (
+            ("start", start),
+            ("status", status),
+            ("cancel", cancel),
+            ("errors", errors),
+        ):
+            fn.__name__ = f"firecrawl_{tag}_{name}_{version}"
+        ok = {200: {"model": FirecrawlJobStarted}, **responses}
+        router.add_api_route(base, start, methods=["POST"], responses=ok)
+        router.add_api_route(
+            base + "/{job_id}/errors",
+            errors,
+            methods=["GET"],
+            responses={200: {"model": FirecrawlJobErrors}, **responses},
+        )
+        router.add_api_route(
+            base + "/{job_id}",
+            status,
+            methods=["GET"],
+            responses={200: {"model": FirecrawlJobStatus}, **responses},
+        )
+        router.add_api_route(
+            base + "/{job_id}",
+            cancel,
+            methods=["DELETE"],
+            responses={200: {"model": FirecrawlJobCancelled}, **responses},
+        )
+
+    versions: tuple[JobVersion, ...] = ("v1", "v2")
+    for version in versions:
+        routes(version, "crawl")
+        routes(version, "batch")

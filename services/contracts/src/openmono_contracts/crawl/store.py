@@ -1,0 +1,122 @@
+"""Where a job lives while it runs: its spec, its state, its frontier and its results.
+
+Two stores keep the same rules: `RedisJobStore` (durable: the scrape service and every worker share
+it) and `MemoryJobStore` (the scrape service alone, when no Redis is configured). The rules:
+
+- A page is an `Item` (URL, discovery depth, dedupe key, attempts). The frontier holds the items
+  not yet taken; `claim` leases at most `concurrency - leased` of them to a driver (one at a time,
+  `delay_s` apart, when the job has a delay), first handing back the leases that ran out (their
+  driver died), or giving up an item whose drivers died `max_attempts` times.
+- `finish` records one page: a document, an error, or nothing (a robots.txt refusal, a redirect
+  onto a page the crawl already has). The page's key goes into `done` first: a second finish of
+  the same page (a lease that ran out while its driver was only slow) changes nothing, so no page
+  is stored twice. Discovered items enter the frontier when their key is new and the job is under
+  its `limit`. The finish that leaves nothing leased and nothing queued completes the job
+  (`failed` when no page could be had and some failed), and says so to its caller, which then
+  sends the `completed`/`failed` webhook: exactly one caller sees that.
+- Documents are kept in completion order, bounded in bytes (`max_bytes`); past the bound the job
+  stops taking pages and completes with a warning. Everything expires at `expires_at`.
+- `drivers`: the driver chains working on a job, each with a heartbeat deadline; `beat` refuses a
+  chain beyond `max_drivers`.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from typing import Any, Literal, Protocol
+
+from openmono_contracts.crawl._spec import JobSpec, JobStatus
+
+Verdict = Literal["stored", "error", "skipped", "duplicate", "dropped"]
+CancelOutcome = Literal["cancelled", "completed", "failed", "missing"]
+BYTE_BOUND_WARNING = "the job's results reached their byte bound: it stopped taking pages"
+
+
+@dataclass(frozen=True)
+class Item:
+    """One page of a job: its URL, discovery depth, dedupe key, and how often its driver died."""
+
+    url: str
+    depth: int
+    key: str
+    attempts: int = 0
+    kickoff: bool = False  # a crawl's start page: read the site's robots.txt and sitemaps first
+
+    def encode(self) -> str:
+        raw = {"u": self.url, "d": self.depth, "k": self.key, "a": self.attempts}
+        if self.kickoff:
+            raw["s"] = 1
+        return json.dumps(raw, separators=(",", ":"))
+
+    @classmethod
+    def decode(cls, text: str | bytes) -> Item:
+        raw = json.loads(text)
+        return cls(
+            str(raw["u"]), int(raw["d"]), str(raw["k"]), int(raw.get("a", 0)), bool(raw.get("s"))
+        )
+
+
+@dataclass
+class Finished:
+    """What became of one page."""
+
+    document: str | None = None  # Firecrawl document JSON
+    error: dict[str, Any] | None = None  # {id, timestamp, url, code, error}
+    alias_key: str | None = None  # the key of the URL a redirect ended on
+    discovered: list[Item] = field(default_factory=list)
+    blocked: list[tuple[str, str]] = field(default_factory=list)  # (key, url) robots refused
+    self_blocked: bool = False  # robots.txt refused this page itself
+
+
+@dataclass(frozen=True)
+class FinishResult:
+    verdict: Verdict
+    # the status the job reached with this finish (completed/failed), else None
+    ended: JobStatus | None = None
+
+
+@dataclass(frozen=True)
+class JobState:
+    status: JobStatus
+    total: int
+    completed: int
+    failed: int
+    bytes: int
+    finished_at: float | None
+    warning: str | None
+
+
+class JobStore(Protocol):
+    """Both stores; every method is atomic with respect to the others."""
+
+    durable: bool
+
+    async def create(self, spec: JobSpec, items: list[Item]) -> None: ...
+    async def spec(self, job_id: str) -> JobSpec | None: ...
+    async def state(self, job_id: str) -> JobState | None: ...
+    async def claim(self, job_id: str, n: int, now: float) -> list[Item]: ...
+    async def renew(self, job_id: str, items: list[Item], now: float) -> None: ...
+    async def release(self, job_id: str, item: Item) -> None: ...
+    async def finish(self, job_id: str, item: Item, done: Finished, now: float) -> FinishResult: ...
+    async def documents(self, job_id: str, skip: int, limit: int) -> list[str]: ...
+    async def errors(self, job_id: str) -> tuple[list[str], list[str]]: ...
+    async def cancel(self, job_id: str, now: float) -> CancelOutcome: ...
+    async def robots(self, job_id: str, origin: str) -> str | None: ...
+    async def set_robots(self, job_id: str, origin: str, text: str) -> None: ...
+    async def mark_once(self, job_id: str, flag: str) -> bool: ...
+    async def beat(self, job_id: str, token: str, until: float, now: float) -> bool: ...
+    async def leave(self, job_id: str, token: str) -> None: ...
+    async def live_drivers(self, job_id: str, now: float) -> int: ...
+    async def close(self) -> None: ...
+
+
+def abandoned_error(item: Item, now_iso: str, attempts: int) -> dict[str, Any]:
+    """The error recorded for a page whose drivers died `attempts` times."""
+    return {
+        "id": item.key,
+        "timestamp": now_iso,
+        "url": item.url,
+        "code": "WORKER_LOST",
+        "error": f"the worker reading this page was lost {attempts} times; the page is given up",
+    }

@@ -1,0 +1,114 @@
+"""The stack crawl jobs run on, on loopback: Redis, the scrape service with the broker set (jobs
+in the worker tier), tool workers consuming the crawl queue, and the real gateway.
+
+`crawl_stack(tmp, key, workers=2)` starts it all and yields a `CrawlStack`; `restart_scrape()`
+stops the scrape service and starts it again on the same port (jobs must survive it),
+`add_worker()` starts one more worker. Without `durable` there is no Redis and no worker: the
+scrape service runs its jobs itself. The test site is `tests/support/crawl_site.py`; the guard
+allow-lists 127.0.0.1 only, so a link to 127.0.0.3 (a `Canary`) must be refused.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Iterator
+from contextlib import ExitStack, contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from tests.support.celery_worker import WorkerProc, start_worker
+from tests.support.gateway import Gateway, closed_upstream, gateway
+from tests.support.procs import Proc, free_port, start, wait_http_ok
+from tests.support.redis import RedisServer, start_redis
+
+ALLOW = "127.0.0.1/32"
+
+
+@dataclass
+class CrawlStack:
+    tmp: Path
+    gateway: Gateway
+    scrape_port: int
+    scrape_env: dict[str, str]
+    scrape_proc: Proc
+    redis: RedisServer | None = None
+    workers: list[WorkerProc] = field(default_factory=list)
+    worker_env: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def scrape(self) -> str:
+        return f"http://127.0.0.1:{self.scrape_port}"
+
+    @property
+    def firecrawl(self) -> str:
+        return f"{self.gateway.url}/firecrawl"
+
+    def restart_scrape(self) -> None:
+        self.scrape_proc.stop()
+        self.scrape_proc = start_scrape(self.tmp, self.scrape_port, self.scrape_env)
+
+    def add_worker(self, concurrency: int = 1) -> WorkerProc:
+        assert self.redis is not None
+        worker = start_worker(
+            self.tmp, self.redis.url, concurrency=concurrency, env=self.worker_env
+        )
+        self.workers.append(worker)
+        return worker
+
+
+def start_scrape(tmp: Path, port: int, env: dict[str, str]) -> Proc:
+    cmd = [sys.executable, "-m", "openmono_scrape", "--host", "127.0.0.1", "--port", str(port)]
+    proc = start(cmd, tmp / f"scrape-{port}.log", env)
+    try:
+        wait_http_ok(f"http://127.0.0.1:{port}/health", 60, proc)
+    except BaseException:
+        proc.stop()
+        raise
+    return proc
+
+
+@contextmanager
+def crawl_stack(
+    tmp: Path,
+    key: str,
+    *,
+    durable: bool = True,
+    workers: int = 2,
+    worker_concurrency: int = 1,
+    slice_s: float = 3.0,
+    scrape_env: dict[str, str] | None = None,
+) -> Iterator[CrawlStack]:
+    with ExitStack() as stack:
+        port = free_port()
+        env = {
+            "SCRAPE_ALLOW_CIDRS": ALLOW,
+            "SCRAPE_SYSTEM_DNS": "false",
+            "SCRAPE_BROWSER_PATH": "",
+            "SCRAPE_CRAWL_LEASE_S": "4",
+            **(scrape_env or {}),
+        }
+        redis = None
+        if durable:
+            redis = start_redis(tmp)
+            stack.callback(redis.proc.stop)
+            env["SCRAPE_CRAWL_BROKER_URL"] = redis.url
+            env["SCRAPE_CACHE_REDIS_URL"] = redis.url.replace("/0", "/1")
+        proc = start_scrape(tmp, port, env)
+        built = CrawlStack(tmp, None, port, env, proc, redis)  # type: ignore[arg-type]
+        stack.callback(lambda: built.scrape_proc.stop())
+        built.worker_env = {
+            "WORKER_SCRAPE_URL": built.scrape,
+            "WORKER_CRAWL_SLICE_S": str(slice_s),
+        }
+        stack.callback(lambda: [w.proc.stop() for w in built.workers])
+        for _ in range(workers if durable else 0):
+            built.add_worker(worker_concurrency)
+        built.gateway = stack.enter_context(
+            gateway(
+                tmp,
+                api_key=key,
+                llama_upstream=closed_upstream(),
+                scrape_upstream=f"127.0.0.1:{port}",
+            )
+        )
+        yield built
