@@ -62,7 +62,22 @@ def test_openapi_documents_each_api_from_the_one_table() -> None:
     scrape = statuses.documented("scrape")
     firecrawl = statuses.documented("firecrawl")
     assert sorted(scrape) == [400, 413, 415, 422, 502, 503, 504]
-    assert sorted(firecrawl) == [400, 408, 413, 415, 422, 500, 502, 503, 504]
+    assert sorted(firecrawl) == [
+        400,
+        404,
+        405,
+        408,
+        409,
+        413,
+        415,
+        422,
+        429,
+        500,
+        501,
+        502,
+        503,
+        504,
+    ]
     assert "TIMEOUT" in str(firecrawl[408]["description"])
 
 
@@ -90,6 +105,8 @@ async def test_both_apis_answer_an_error_from_the_same_row_with_retry_after() ->
     for name, fn in (("busy", busy), ("timeout", timeout), ("bug", bug)):
         app.add_api_route(f"/test/{name}", fn)
         app.add_api_route(f"/firecrawl/test/{name}", fn)
+        # before the fallback that answers every other /firecrawl path (404 in Firecrawl's shape)
+        app.router.routes.insert(0, app.router.routes.pop())
     async with client(app) as c:
         busy_s, busy_f = await c.get("/test/busy"), await c.get("/firecrawl/test/busy")
         slow_s, slow_f = await c.get("/test/timeout"), await c.get("/firecrawl/test/timeout")

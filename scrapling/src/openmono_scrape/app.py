@@ -149,8 +149,8 @@ def create_app(settings: ScrapeSettings | None = None) -> FastAPI:
 
 
 def _runner(
-    cfg: ScrapeSettings, api: firecrawl.FirecrawlAPI, admit: crawljobs.Admit
-) -> crawljobs.JobRunner:
+    cfg: ScrapeSettings, api: firecrawl.PageScraper, admit: firecrawl.Admit
+) -> firecrawl.JobRunner:
     """Celery and Redis when a broker is configured (durable jobs), else this process."""
     if cfg.crawl_broker_url:
         return crawljobs.CeleryRunner(cfg.crawl_broker_url)

@@ -22,8 +22,7 @@ ScrapeError (code, retryable, engine, retry_after_s)
  ├── JobNotFound                                (Firecrawl jobs) no such job, or it expired
  ├── JobEnded                                   (Firecrawl jobs) it ended: it cannot be cancelled
  ├── TooManyJobs                                (Firecrawl jobs) this process runs all it may
- └── NotServed                                  (Firecrawl) a path this server does not serve:
-      ├── NoSuchEndpoint                        not an endpoint of Firecrawl's API here
+ └── NotServed                                  (Firecrawl) no such endpoint here
       ├── MethodNotAllowed                      served here, with another method
       └── NotImplementedHere                    Firecrawl's, not implemented by this server
 """
@@ -143,10 +142,6 @@ class TooManyJobs(ScrapeError):
 
 
 class NotServed(ScrapeError):
-    pass
-
-
-class NoSuchEndpoint(NotServed):
     pass
 
 

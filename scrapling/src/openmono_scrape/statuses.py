@@ -53,7 +53,7 @@ TABLE: dict[type[e.ScrapeError], Row] = {
     e.SearchFailed: Row(None, 502, "the search engine could not be reached or answered garbage"),
     e.SearchTimeout: Row(None, 504, "the search engine did not answer in time"),
     e.JobNotFound: Row(None, 404, "no such job, or it expired"),
-    e.NoSuchEndpoint: Row(None, 404, "no such endpoint here (the answer names what is)"),
+    e.NotServed: Row(None, 404, "no such endpoint here (the answer names what is)"),
     e.MethodNotAllowed: Row(None, 405, "the path is served here, with another method"),
     e.JobEnded: Row(None, 409, "the job has already ended: it cannot be cancelled"),
     e.TooManyJobs: Row(None, 429, "too many jobs running in this service (no broker set)"),

@@ -8,20 +8,16 @@ again later. Errors of the page itself are a 200 `PageOutcome` with `ok: false`.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from fastapi import APIRouter
 from openmono_contracts.crawl import PageOutcome, PageRequest, SiteFacts, SiteRequest
 
-from openmono_scrape.crawljobs._source import Admit, read_page, read_site
-
-if TYPE_CHECKING:
-    from openmono_scrape.firecrawl import FirecrawlAPI
+from openmono_scrape.crawljobs._source import read_page, read_site
+from openmono_scrape.firecrawl import Admit, PageScraper
 
 PREFIX = "/internal/crawl"
 
 
-def build_internal_router(api: FirecrawlAPI, admit: Admit) -> APIRouter:
+def build_internal_router(api: PageScraper, admit: Admit) -> APIRouter:
     router = APIRouter(prefix=PREFIX, tags=["internal"])
 
     @router.post("/page", response_model=PageOutcome)

@@ -15,7 +15,7 @@ import asyncio
 import logging
 import time
 import uuid
-from typing import Any, Protocol
+from typing import Any
 
 from openmono_contracts.crawl import (
     CRAWL_QUEUE,
@@ -37,16 +37,6 @@ log = logging.getLogger("openmono_scrape")
 
 # A running job with no live driver gets a new chain, at most this often.
 _KICK_EVERY_S = 15.0
-
-
-class JobRunner(Protocol):
-    store: JobStore
-    durable: bool
-
-    async def create(self, spec: JobSpec, items: list[Item]) -> None: ...
-    async def watch(self, job_id: str) -> None: ...
-    def info(self) -> dict[str, Any]: ...
-    async def close(self) -> None: ...
 
 
 class LocalRunner:

@@ -3,10 +3,6 @@ in-process driver both come here, so a job reads pages exactly as `/firecrawl/*/
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from contextlib import AbstractAsyncContextManager
-from typing import TYPE_CHECKING
-
 from openmono_contracts.crawl import (
     PageOutcome,
     PageRequest,
@@ -18,16 +14,13 @@ from openmono_contracts.firecrawl import FirecrawlScrapeOptions
 from pydantic import ValidationError
 
 from openmono_scrape.errors import BadRequest, EngineUnavailable, ScrapeError
+from openmono_scrape.firecrawl import Admit, PageScraper
 from openmono_scrape.sitemaps import site_facts
 
-if TYPE_CHECKING:
-    from openmono_scrape.firecrawl import FirecrawlAPI
-
 SITE_TIMEOUT_S = 60.0
-Admit = Callable[[str | None], AbstractAsyncContextManager[None]]
 
 
-async def read_page(api: FirecrawlAPI, req: PageRequest) -> PageOutcome:
+async def read_page(api: PageScraper, req: PageRequest) -> PageOutcome:
     """The page's document, or why there is none (never raises a ScrapeError)."""
     try:
         opts = FirecrawlScrapeOptions.model_validate(req.scrape_options)
@@ -47,7 +40,7 @@ async def read_page(api: FirecrawlAPI, req: PageRequest) -> PageOutcome:
     )
 
 
-async def read_site(api: FirecrawlAPI, req: SiteRequest) -> SiteFacts:
+async def read_site(api: PageScraper, req: SiteRequest) -> SiteFacts:
     return await site_facts(
         api.service, req.url, sitemap=req.sitemap, max_urls=req.max_urls, timeout_s=SITE_TIMEOUT_S
     )
@@ -56,7 +49,7 @@ async def read_site(api: FirecrawlAPI, req: SiteRequest) -> SiteFacts:
 class DirectSource:
     """`PageSource` for drivers running in this process; takes the service's admission slots."""
 
-    def __init__(self, api: FirecrawlAPI, admit: Admit) -> None:
+    def __init__(self, api: PageScraper, admit: Admit) -> None:
         self.api = api
         self.admit = admit
 

@@ -2,15 +2,26 @@
 
 Tools that speak Firecrawl (its SDKs, Open WebUI, LibreChat, Dify, n8n, LangChain's loaders)
 point at `http://HOST:47480/firecrawl` with `LLAMA_API_KEY` as their Firecrawl key; the gateway
-checks the key and forwards the path unchanged. Modules: `_routes` (the endpoints, step by step),
-`_document` (a fetched page as a Firecrawl document), `_searxng` (the search behind search),
-`_map` (map), `_jobs` (crawl and batch scrape jobs; their drivers: `crawljobs`), `_fallback`
-(every other path under `/firecrawl`: 404/405/501 naming what is supported), `_errors` (a body
-that does not validate; every other error's status is in `openmono_scrape.statuses`). Wire
-models: `openmono_contracts.firecrawl` and `openmono_contracts.firecrawl_jobs`.
+checks the key and forwards the path unchanged. Modules: `_routes` (the endpoints),
+`_scrape` (one page as scrape reads it), `_document` (a fetched page as a Firecrawl document),
+`_searxng` (the search behind search), `_map` (map), `_jobs` (crawl and batch scrape jobs; their
+drivers: `openmono_scrape.crawljobs`), `_fallback` (every other path under `/firecrawl`:
+404/405/501 naming what is supported), `_errors` (a body that does not validate; every other
+error's status is in `openmono_scrape.statuses`). Wire models: `openmono_contracts.firecrawl`
+and `openmono_contracts.firecrawl_jobs`.
 """
 
 from openmono_scrape.firecrawl._errors import invalid_body
+from openmono_scrape.firecrawl._jobs import JobRunner
 from openmono_scrape.firecrawl._routes import PREFIX, FirecrawlAPI, build_router
+from openmono_scrape.firecrawl._scrape import Admit, PageScraper
 
-__all__ = ["PREFIX", "FirecrawlAPI", "build_router", "invalid_body"]
+__all__ = [
+    "PREFIX",
+    "Admit",
+    "FirecrawlAPI",
+    "JobRunner",
+    "PageScraper",
+    "build_router",
+    "invalid_body",
+]

@@ -17,7 +17,6 @@ from fastapi.responses import JSONResponse
 from openmono_scrape import statuses
 from openmono_scrape.errors import (
     MethodNotAllowed,
-    NoSuchEndpoint,
     NotImplementedHere,
     NotServed,
 )
@@ -74,7 +73,7 @@ def not_served(method: str, rest: str) -> NotServed:
     """Why `method /firecrawl/<rest>` has no answer here (`rest` starts with the version)."""
     version, _, sub = rest.strip("/").partition("/")
     if version not in ("v1", "v2"):
-        return NoSuchEndpoint(f"no such endpoint: /firecrawl/{rest.strip('/')} ({SUPPORTED})")
+        return NotServed(f"no such endpoint: /firecrawl/{rest.strip('/')} ({SUPPORTED})")
     first = sub.split("/", 1)[0]
     if sub in _FIRECRAWL_ONLY or first in _FIRECRAWL_ONLY:
         return NotImplementedHere(
@@ -83,7 +82,7 @@ def not_served(method: str, rest: str) -> NotServed:
     if sub in _OURS or _JOB_PATH.match(sub):
         allowed = _OURS.get(sub, "GET, DELETE" if not sub.endswith("/errors") else "GET")
         return MethodNotAllowed(f"{method} is not allowed on /{version}/{sub} (use {allowed})")
-    return NoSuchEndpoint(f"no such endpoint: /{version}/{sub} ({SUPPORTED})")
+    return NotServed(f"no such endpoint: /{version}/{sub} ({SUPPORTED})")
 
 
 def add_fallback(router: APIRouter) -> None:

@@ -20,7 +20,7 @@ import re
 import time
 import uuid
 from collections.abc import Awaitable, Callable
-from typing import TYPE_CHECKING, Any, Literal
+from typing import Any, Literal, Protocol
 
 from fastapi import APIRouter, Query, Request
 from fastapi.responses import JSONResponse
@@ -29,6 +29,7 @@ from openmono_contracts.crawl import (
     GuardPolicy,
     Item,
     JobSpec,
+    JobStore,
     JobVersion,
     Webhooks,
     WebhookSpec,
@@ -55,10 +56,20 @@ from openmono_scrape.engines import check_url
 from openmono_scrape.errors import BadRequest, JobEnded, JobNotFound, NotImplementedHere
 from openmono_scrape.firecrawl._document import parse_formats
 from openmono_scrape.firecrawl._fallback import not_served
+from openmono_scrape.firecrawl._scrape import PageScraper
 
-if TYPE_CHECKING:
-    from openmono_scrape.crawljobs import JobRunner
-    from openmono_scrape.firecrawl._routes import FirecrawlAPI
+
+class JobRunner(Protocol):
+    """Who runs the jobs' drivers (`openmono_scrape.crawljobs`: Celery, or this process)."""
+
+    store: JobStore
+    durable: bool
+
+    async def create(self, spec: JobSpec, items: list[Item]) -> None: ...
+    async def watch(self, job_id: str) -> None: ...
+    def info(self) -> dict[str, Any]: ...
+    async def close(self) -> None: ...
+
 
 Kind = Literal["crawl", "batch"]
 Answer = Callable[[Callable[[], Awaitable[JSONResponse]], str], Awaitable[JSONResponse]]
@@ -92,7 +103,7 @@ def _webhook(raw: str | FirecrawlWebhook | None) -> WebhookSpec | None:
 
 
 class JobsAPI:
-    def __init__(self, api: FirecrawlAPI, runner: JobRunner) -> None:
+    def __init__(self, api: PageScraper, runner: JobRunner) -> None:
         self.api = api
         self.runner = runner
         self.settings = api.settings

@@ -13,7 +13,6 @@ A start page that cannot be read is an error only when no sitemap gave anything 
 from __future__ import annotations
 
 import time
-from typing import TYPE_CHECKING
 
 from openmono_contracts.crawl import normalise, page_key
 from openmono_contracts.crawl.scope import host_of
@@ -21,10 +20,8 @@ from openmono_contracts.firecrawl import FirecrawlScrapeOptions
 from openmono_contracts.firecrawl_jobs import FirecrawlMapRequest
 
 from openmono_scrape.errors import BadRequest, BlockedURL, ScrapeError
+from openmono_scrape.firecrawl._scrape import PageScraper
 from openmono_scrape.sitemaps import site_facts
-
-if TYPE_CHECKING:
-    from openmono_scrape.firecrawl._routes import FirecrawlAPI
 
 DEFAULT_TIMEOUT_S = 60.0
 SEARCH_POOL = 10_000
@@ -48,9 +45,9 @@ def _ranked(urls: list[str], search: str | None) -> list[str]:
 
 
 class SiteMapper:
-    """The map of one request; `scrape` reads the start page (FirecrawlAPI.scrape_one)."""
+    """The map of one request; `api` reads the start page."""
 
-    def __init__(self, api: FirecrawlAPI) -> None:
+    def __init__(self, api: PageScraper) -> None:
         self.api = api
 
     async def links(self, req: FirecrawlMapRequest) -> list[str]:

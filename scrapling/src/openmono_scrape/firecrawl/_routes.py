@@ -20,15 +20,11 @@ import asyncio
 import logging
 import time
 from collections.abc import Awaitable, Callable
-from contextlib import AbstractAsyncContextManager
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Literal
+from typing import Any
 
 from fastapi import APIRouter
 from fastapi.responses import JSONResponse
 from openmono_contracts.firecrawl import (
-    V1_DEFAULT_MAX_AGE_MS,
-    V2_DEFAULT_MAX_AGE_MS,
     FirecrawlDocument,
     FirecrawlMetadata,
     FirecrawlScrapeOptions,
@@ -49,23 +45,17 @@ from openmono_contracts.searxng import SearchHit
 from pydantic import BaseModel
 
 from openmono_scrape import statuses
-from openmono_scrape.content import off_loop_for_pdf
 from openmono_scrape.errors import InternalError, ScrapeError
 from openmono_scrape.firecrawl import _searxng
-from openmono_scrape.firecrawl._document import document, parse_formats
+from openmono_scrape.firecrawl._document import parse_formats
 from openmono_scrape.firecrawl._fallback import add_fallback
-from openmono_scrape.firecrawl._jobs import JobsAPI, add_job_routes
+from openmono_scrape.firecrawl._jobs import JobRunner, JobsAPI, add_job_routes
 from openmono_scrape.firecrawl._map import SiteMapper
-from openmono_scrape.service import ScrapeService
-
-if TYPE_CHECKING:
-    from openmono_scrape.crawljobs import JobRunner
+from openmono_scrape.firecrawl._scrape import PageScraper, Version
 
 log = logging.getLogger("openmono_scrape")
 
 PREFIX = "/firecrawl"
-Version = Literal["v1", "v2"]
-Admit = Callable[[str | None], AbstractAsyncContextManager[None]]
 Make = Callable[[Any], Awaitable[JSONResponse]]
 
 _RESPONSES = statuses.documented("firecrawl", {401: "no or wrong bearer (answered by the gateway)"})
@@ -85,63 +75,8 @@ async def _answer(make: Callable[[], Awaitable[JSONResponse]], path: str) -> JSO
         return statuses.answer(InternalError(), "firecrawl")
 
 
-@dataclass
-class Scraped:
-    doc: FirecrawlDocument
-    warnings: list[str]
-    links: list[str]
-
-
-class FirecrawlAPI:
+class FirecrawlAPI(PageScraper):
     """The handlers; `admit` is the service's admission (the same slots as `/scrape`)."""
-
-    def __init__(self, service: ScrapeService, admit: Admit) -> None:
-        self.service = service
-        self.settings = service.settings
-        self.admit = admit
-
-    async def scrape_one(
-        self,
-        url: str,
-        opts: FirecrawlScrapeOptions,
-        version: Version,
-        cap_s: float | None = None,
-        with_links: bool = False,
-    ) -> Scraped:
-        """One page as a document; `with_links` also gives its links, asked for or not."""
-        formats = parse_formats(opts.formats)
-        asked_links = "links" in formats
-        if with_links and not asked_links:
-            formats.append("links")
-        warnings: list[str] = []
-        render = False
-        if opts.wait_for > 0:
-            if self.service.browser.available:
-                render = True
-            else:
-                warnings.append("waitFor needs a browser and none is installed here")
-        default_age = V1_DEFAULT_MAX_AGE_MS if version == "v1" else V2_DEFAULT_MAX_AGE_MS
-        max_age_ms = opts.max_age if opts.max_age is not None else default_age
-        timeout_s = opts.timeout / 1000.0 if opts.timeout else None
-        if cap_s is not None:
-            timeout_s = max(0.1, min(timeout_s or cap_s, cap_s))
-        result, budget = await self.service.get_page(
-            url,
-            render=render,
-            timeout_s=timeout_s,
-            max_age_s=max_age_ms / 1000.0,
-            headers=opts.headers,
-            store=opts.store_in_cache,
-        )
-        # the same PDF limits and deadline as /scrape, and converted off the event loop as there
-        limits = self.service.pdf_limits(budget)
-        doc = await off_loop_for_pdf(
-            result.page, document, result, url, formats, opts.only_main_content, limits
-        )
-        links = doc.links or []
-        if not asked_links:
-            doc.links = None
-        return Scraped(doc, warnings, links)
 
     async def scrape(self, req: FirecrawlScrapeRequest, version: Version) -> JSONResponse:
         async with self.admit(req.url):
