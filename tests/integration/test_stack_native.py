@@ -32,7 +32,9 @@ def test_up_status_down_leaves_nothing_running(stack_env: dict[str, str], tmp_pa
     out = up.stdout
     assert "generated LLAMA_API_KEY" in out
     assert "llama-server" in out and "gateway" in out and "healthy in" in out
-    assert '/services {"llm": true, "search": false, "scrape": false}' in out
+    assert (
+        '/services {"llm": true, "search": false, "scrape": false, "crawl_durable": false}' in out
+    )
 
     env_file = Path(stack_env["OPENMONO_ENV_FILE"])
     assert stat.S_IMODE(env_file.stat().st_mode) == 0o600
