@@ -117,6 +117,20 @@ def test_the_agents_secrets_are_out_of_the_workers_reach(stack: Project) -> None
     assert token not in env and key not in env
 
 
+def test_the_agents_acp_wants_the_one_token_of_the_env_file(stack: Project) -> None:
+    # the finding: in the compose agent the token of <data dir>/acp-token got 401 (a second token
+    # nobody could read); now OPENMONO_ACP_TOKEN of compose/.env is the one token, as natively
+    token = stack.env["OPENMONO_ACP_TOKEN"]
+    # bound beyond loopback inside its container, the agent serves HTTPS with its own certificate
+    base = f"https://127.0.0.1:{stack.env['ACP_PORT']}/api/v1/sessions"
+    ok = httpx.get(base, headers={"Authorization": f"Bearer {token}"}, verify=False, timeout=30)
+    assert ok.status_code == 200, ok.text
+    other = httpx.get(base, headers={"Authorization": "Bearer not-it"}, verify=False, timeout=30)
+    assert other.status_code == 401
+    files = stack.exec("agent", "sh", "-c", "ls /agent-state; echo done").stdout
+    assert "acp-token" not in files and "done" in files
+
+
 def test_volumes_belong_to_the_configured_ids(stack: Project) -> None:
     for service in ("worker", "agent"):
         done = stack.exec(service, "sh", "-c", "id -u; test -w /data && echo data-writable")

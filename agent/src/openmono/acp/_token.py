@@ -12,9 +12,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from openmono_contracts.facts import ACP_TOKEN_ENV
+
 from openmono.config import ConfigError, Settings, ensure_secret, set_env
 
-TOKEN_ENV = "OPENMONO_ACP_TOKEN"  # noqa: S105 -- the variable's name, not a token
+TOKEN_ENV = ACP_TOKEN_ENV
 LEGACY_FILE = "acp-token"
 
 

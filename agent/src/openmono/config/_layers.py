@@ -17,13 +17,13 @@ from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import Any
 
-from openmono_contracts.facts import GATEWAY_PORT, LOOPBACK
+from openmono_contracts.facts import API_KEY_ENV, GATEWAY_PORT, LOOPBACK
 from pydantic.fields import FieldInfo
 from pydantic_settings import BaseSettings, EnvSettingsSource, PydanticBaseSettingsSource
 
 from openmono.config._environ import Environ, current
 
-KEY_ENV = "LLAMA_API_KEY"
+KEY_ENV = API_KEY_ENV
 GATEWAY_PORT_ENV = "GATEWAY_PORT"
 
 

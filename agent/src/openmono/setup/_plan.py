@@ -17,7 +17,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-from openmono_contracts.facts import GENERATED_SECRETS, LOOPBACK, parse_switch
+from openmono_contracts.facts import (
+    API_KEY_ENV,
+    GENERATED_SECRETS,
+    LOOPBACK,
+    SCRAPE_SWITCH_ENV,
+    SEARCH_SWITCH_ENV,
+    parse_switch,
+)
 
 from openmono.config import ConfigError, read_settings_file, set_value, user_settings_file
 from openmono.setup import frpc
@@ -36,7 +43,7 @@ from openmono.stack.settings import StackSettings, load_settings
 
 Target = Literal["gateway", "search", "scraper"]
 Via = Literal["auto", "compose", "native"]
-SWITCHES = {"search": "WEB_SEARCH_ENABLED", "scraper": "WEB_SCRAPE_ENABLED"}
+SWITCHES = {"search": SEARCH_SWITCH_ENV, "scraper": SCRAPE_SWITCH_ENV}
 _MASK = "********"
 
 
@@ -206,7 +213,7 @@ def plan(
         mode = via
     if frpc_file is not None and frpc_file.is_file():
         _frpc_plan(frpc_file, stack, mode, result)
-    key = current.get("LLAMA_API_KEY") or result.env_set.get("LLAMA_API_KEY")
+    key = current.get(API_KEY_ENV) or result.env_set.get(API_KEY_ENV)
     _settings_plan(target, stack.gateway_port, key, result)
     if target == "search" and mode == "native" and not stack.searxng_upstream.strip():
         result.warnings.append(

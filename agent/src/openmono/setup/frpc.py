@@ -18,13 +18,15 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from openmono_contracts.facts import FRP_TOKEN_ENV
+
 from openmono.config import current_environ
 from openmono.setup._errors import SetupError
 from openmono.setup._toml import dumps
 from openmono.stack.envfile import write_private
 
 PROXY_NAME = "openmono-gateway"
-TOKEN_ENV = "FRP_AUTH_TOKEN"  # noqa: S105 -- the variable's name, not a token
+TOKEN_ENV = FRP_TOKEN_ENV
 TOKEN_TEMPLATE = "{{ .Envs." + TOKEN_ENV + " }}"
 # Inside the compose project frpc reaches the gateway by service name on its HTTPS container port.
 COMPOSE_TARGET = ("caddy", 8443)

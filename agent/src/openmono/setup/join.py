@@ -22,6 +22,8 @@ from collections.abc import Callable
 from pathlib import Path
 from urllib.parse import urlsplit
 
+from openmono_contracts.facts import API_KEY_ENV, UPSTREAM_KEY_ENV
+
 from openmono.setup._errors import SetupError
 from openmono.stack.envfile import read_env, set_env
 
@@ -134,7 +136,7 @@ def join(
     """`openmono setup join`: check, remember the relay URL in `.env`, return the lines."""
     url = check_relay_url(relay_url)
     env = read_env(env_file)
-    key = env.get("LLAMA_API_KEY", "")
+    key = env.get(API_KEY_ENV, "")
     if not key:
         raise SetupError(f"no LLAMA_API_KEY in {env_file}: run `openmono setup gateway` first")
     mode = env.get("GATEWAY_TLS_MODE", "internal").strip() or "internal"
@@ -173,7 +175,7 @@ def rotation_lines(root: Path | None, env_file: Path, via: str, why: str) -> lis
         return out
     if via == "compose":
         env = read_env(env_file)
-        if not (env.get("LLAMA_UPSTREAM") or env.get("LLAMA_UPSTREAM_KEY")):
+        if not (env.get("LLAMA_UPSTREAM") or env.get(UPSTREAM_KEY_ENV)):
             out.append(
                 "  would generate LLAMA_UPSTREAM_KEY (llama-server's own key): llama-server "
                 "would restart once"
@@ -194,7 +196,7 @@ def rotate_key(root: Path | None, env_file: Path, via: str, say: Say) -> str:
     `via` must be compose or native once `root` is known (`reload_mode`)."""
     new = secrets.token_urlsafe(32)
     upstream = _own_upstream_key(env_file, via) if root is not None else False
-    set_env(env_file, {"LLAMA_API_KEY": new})
+    set_env(env_file, {API_KEY_ENV: new})
     say(f"wrote a new LLAMA_API_KEY into {env_file} (mode 0600)")
     _update_local_agent(new, say)
     if root is None:
@@ -212,9 +214,9 @@ def _own_upstream_key(env_file: Path, via: str) -> bool:
     every later rotation recreate only the gateway. True when generated now (llama-server then
     restarts once, to take it)."""
     env = read_env(env_file)
-    if via != "compose" or env.get("LLAMA_UPSTREAM") or env.get("LLAMA_UPSTREAM_KEY"):
+    if via != "compose" or env.get("LLAMA_UPSTREAM") or env.get(UPSTREAM_KEY_ENV):
         return False
-    set_env(env_file, {"LLAMA_UPSTREAM_KEY": secrets.token_urlsafe(32)})
+    set_env(env_file, {UPSTREAM_KEY_ENV: secrets.token_urlsafe(32)})
     return True
 
 

@@ -15,7 +15,14 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from openmono_contracts.facts import LOOPBACK
+from openmono_contracts.facts import (
+    API_KEY_ENV,
+    BROKER_URL_ENV,
+    LOOPBACK,
+    SCRAPE_SWITCH_ENV,
+    SEARCH_SWITCH_ENV,
+    UPSTREAM_KEY_ENV,
+)
 
 from openmono.stack.errors import StackError
 from openmono.stack.health import HttpProbe, LogProbe, Probe, RedisProbe
@@ -24,7 +31,7 @@ from openmono.stack.upstreams import caddy_key_lines, caddy_list, parse_keys, pa
 
 HOST = LOOPBACK
 # The switches `openmono setup` writes into the env file, and the target that writes each.
-SWITCH_SETUP = {"WEB_SEARCH_ENABLED": "search", "WEB_SCRAPE_ENABLED": "scraper"}
+SWITCH_SETUP = {SEARCH_SWITCH_ENV: "search", SCRAPE_SWITCH_ENV: "scraper"}
 
 
 @dataclass(frozen=True)
@@ -151,14 +158,14 @@ def _gateway_env(ctx: Context) -> dict[str, str]:
         "GATEWAY_LLAMA_KEYS": caddy_key_lines(keys),
         "SEARXNG_UPSTREAM": caddy_list(searxng),
         "SCRAPE_UPSTREAM": caddy_list(scrape),
-        "WEB_SEARCH_ENABLED": _on(search),
-        "WEB_SCRAPE_ENABLED": _on(s.scrape_enabled),
+        SEARCH_SWITCH_ENV: _on(search),
+        SCRAPE_SWITCH_ENV: _on(s.scrape_enabled),
         # a switched-off upstream is not health-checked (caddy/Caddyfile, active_checks_*)
         "SEARXNG_ACTIVE_CHECKS": "on" if search else "off",
         "SCRAPE_ACTIVE_CHECKS": "on" if s.scrape_enabled else "off",
         # what the gateway checks or forwards: here too, so a change restarts it (`runner.up`)
-        "LLAMA_API_KEY": s.llama_api_key.get_secret_value(),
-        "LLAMA_UPSTREAM_KEY": s.llama_upstream_key.get_secret_value(),
+        API_KEY_ENV: s.llama_api_key.get_secret_value(),
+        UPSTREAM_KEY_ENV: s.llama_upstream_key.get_secret_value(),
         "GATEWAY_TLS_MODE": s.gateway_tls_mode,
         "GATEWAY_TLS_DOMAIN": s.gateway_tls_domain,
         "GATEWAY_TLS_CERT": s.gateway_tls_cert,
@@ -197,7 +204,7 @@ def _worker_env(ctx: Context) -> dict[str, str]:
     # crawl job slices read pages through the scrape service directly (not through the gateway)
     scrape = parse_upstreams(s.scrape_upstream, "SCRAPE_UPSTREAM") or [f"{HOST}:{s.scrape_port}"]
     return {
-        "OPENMONO_BROKER_URL": s.openmono_broker_url,
+        BROKER_URL_ENV: s.openmono_broker_url,
         "WORKER_SCRAPE_URL": f"http://{scrape[0]}",
     }
 
@@ -227,7 +234,7 @@ WORKER = ServiceSpec(
 def _llama_env(ctx: Context) -> dict[str, str]:
     # llama-server checks the internal key the gateway sends, never the client-facing one
     key = ctx.settings.llama_upstream_key.get_secret_value()
-    return {"LLAMA_API_KEY": key} if key else {}
+    return {API_KEY_ENV: key} if key else {}
 
 
 LLAMA = ServiceSpec(

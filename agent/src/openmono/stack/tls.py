@@ -11,6 +11,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from openmono_contracts.facts import UPSTREAM_KEY_ENV
+
 from openmono.stack.envfile import ensure_secret
 from openmono.stack.settings import StackSettings
 
@@ -33,6 +35,6 @@ def ensure_upstream_key(env_file: Path, settings: StackSettings) -> bool:
     """
     if settings.llama_upstream or settings.llama_upstream_key.get_secret_value():
         return False
-    value, generated = ensure_secret(env_file, "LLAMA_UPSTREAM_KEY")
+    value, generated = ensure_secret(env_file, UPSTREAM_KEY_ENV)
     settings.llama_upstream_key = type(settings.llama_upstream_key)(value)
     return generated

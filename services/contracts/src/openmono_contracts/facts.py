@@ -27,19 +27,28 @@ PROJECT_DIR = ".openmono"
 PROJECT_MEMORY_DIR = f"{PROJECT_DIR}/memory"
 USER_MEMORY_DIR = "memory"
 
+# --- the names of the env file's keys that more than one command reads or writes ---
+API_KEY_ENV = "LLAMA_API_KEY"  # the gateway's bearer (the agent's key on this box)
+UPSTREAM_KEY_ENV = "LLAMA_UPSTREAM_KEY"  # llama-server's own key, sent by the gateway only
+ACP_TOKEN_ENV = "OPENMONO_ACP_TOKEN"  # noqa: S105 -- the variable's name, not a token
+FRP_TOKEN_ENV = "FRP_AUTH_TOKEN"  # noqa: S105 -- the variable's name, not a token
+# the on/off switch of each web service (`openmono setup search|scraper` writes them)
+SEARCH_SWITCH_ENV = "WEB_SEARCH_ENABLED"
+SCRAPE_SWITCH_ENV = "WEB_SCRAPE_ENABLED"
+
 # --- secrets ---
 # Generated into the env file by `make up` / `openmono setup` when empty or a placeholder.
 # LLAMA_UPSTREAM_KEY is not among them: the native runner generates it only when it starts
 # llama-server itself (an external LLAMA_UPSTREAM checks its own key); compose falls back to
 # LLAMA_API_KEY.
-GENERATED_SECRETS = ("LLAMA_API_KEY", "SEARXNG_SECRET", "OPENMONO_ACP_TOKEN")
+GENERATED_SECRETS = (API_KEY_ENV, "SEARXNG_SECRET", ACP_TOKEN_ENV)
 # Every variable that holds a secret: masked when shown, never handed to a tool's command.
 SECRET_NAMES = frozenset(
     {
         *GENERATED_SECRETS,
-        "LLAMA_UPSTREAM_KEY",
+        UPSTREAM_KEY_ENV,
         "LLAMA_UPSTREAM_KEYS",
-        "FRP_AUTH_TOKEN",
+        FRP_TOKEN_ENV,
         "OPENMONO_LLM_API_KEY",
         "OPENMONO_GATEWAY_CA",
     }

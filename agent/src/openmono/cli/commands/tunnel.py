@@ -26,7 +26,7 @@ def tunnel() -> None:
 @click.option(
     "--token",
     required=True,
-    envvar="FRP_AUTH_TOKEN",
+    envvar=frpc.TOKEN_ENV,
     help="frps auth.token, or env FRP_AUTH_TOKEN (kept in .env, not in the TOML).",
 )
 @click.option(
