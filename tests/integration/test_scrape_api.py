@@ -17,6 +17,7 @@ import pytest
 
 from tests.support import fixture_web as fw
 from tests.support.fixture_web import Canary, scrape_service
+from tests.support.gateway import closed_upstream, gateway
 from tests.support.procs import free_port, wait_until
 from tests.support.scrape_fixtures import err, ok, scrape
 
@@ -236,17 +237,43 @@ def test_non_json_body_is_422(svc: str) -> None:
     assert resp.status_code == 422 and "Traceback" not in resp.text
 
 
-def test_saturation_is_a_clear_503(tmp_path: Path, web: str) -> None:
+@pytest.mark.parametrize("api", ["scrape", "firecrawl"])
+def test_saturation_is_a_503_with_retry_after_in_each_apis_shape_and_nothing_is_lost(
+    tmp_path: Path, web: str, api: str
+) -> None:
+    """Past `SCRAPE_MAX_CONCURRENCY` (after `SCRAPE_QUEUE_WAIT_S`): 503 + Retry-After at once, in
+    the API's own error body, directly and through the gateway (which passes it on untouched);
+    the request in flight still completes, and the refused one succeeds when sent again."""
     env = {"SCRAPE_MAX_CONCURRENCY": "1", "SCRAPE_QUEUE_WAIT_S": "0", "SCRAPE_BROWSER_PATH": ""}
-    with scrape_service(tmp_path, env) as busy, ThreadPoolExecutor(2) as pool:
-        slow = pool.submit(scrape, busy, url=f"{web}/slow/saturation?s=3", timeout_s=20)
+    path = "/scrape" if api == "scrape" else "/firecrawl/v1/scrape"
+    key = "gateway-key-for-saturation-0123"
+    with (
+        scrape_service(tmp_path, env) as busy,
+        gateway(
+            tmp_path, api_key=key, llama_upstream=closed_upstream(), scrape_upstream=busy
+        ) as gw,
+        ThreadPoolExecutor(2) as pool,
+    ):
+        slow_path = f"/slow/saturation-{api}"
+        slow = pool.submit(
+            httpx.post, f"{busy}{path}", json={"url": f"{web}{slow_path}?s=3"}, timeout=30
+        )
 
         def slow_in_flight() -> bool:
-            hits = httpx.get(f"{web}/hits", params={"path": "/slow/saturation"}, timeout=5)
+            hits = httpx.get(f"{web}/hits", params={"path": slow_path}, timeout=5)
             return bool(hits.json()["hits"] >= 1)
 
         wait_until(slow_in_flight, 30, "the slow request holds the only slot")
-        resp = scrape(busy, url=f"{web}/article")
-        body = err(resp, 503, "ENGINE_UNAVAILABLE")
-        assert body.retryable and resp.headers.get("retry-after") == "1"
+        body = {"url": f"{web}/article"}
+        for base, headers in ((busy, {}), (gw.url, {"Authorization": f"Bearer {key}"})):
+            resp = httpx.post(f"{base}{path}", json=body, headers=headers, timeout=10)
+            assert resp.status_code == 503, resp.text
+            assert resp.headers.get("retry-after") == "1"
+            if api == "scrape":
+                refused = err(resp, 503, "ENGINE_UNAVAILABLE")
+                assert refused.retryable and "busy" in refused.message
+            else:
+                assert resp.json()["success"] is False and "busy" in resp.json()["error"]
         assert slow.result(30).status_code == 200
+        again = httpx.post(f"{busy}{path}", json=body, timeout=30)
+        assert again.status_code == 200, again.text

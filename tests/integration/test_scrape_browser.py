@@ -11,7 +11,9 @@ from __future__ import annotations
 import os
 import signal
 import sys
+import time
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import httpx
@@ -191,3 +193,33 @@ def test_recycling_and_no_browser_process_outlives_the_service(
         os.killpg(p.pid, signal.SIGTERM if how == "SIGTERM" else signal.SIGKILL)
         p.popen.wait(30)
     wait_until(lambda: not any(alive(pid) for pid in tree), 30, f"no browser left after {how}")
+
+
+def test_busy_browser_pages_are_a_503_with_retry_after_and_nothing_is_lost(
+    tmp_path: Path, web: str
+) -> None:
+    """Past `SCRAPE_BROWSER_MAX_PAGES`, a render waits `SCRAPE_BROWSER_QUEUE_WAIT_S` for a page,
+    then is refused as busy (not a timeout at the end of its budget); the page in use finishes,
+    and the refused render succeeds when sent again."""
+    env = {
+        "SCRAPE_ALLOW_CIDRS": "127.0.0.0/8",
+        "SCRAPE_SYSTEM_DNS": "false",
+        "SCRAPE_BROWSER_MAX_PAGES": "1",
+        "SCRAPE_BROWSER_QUEUE_WAIT_S": "0.5",
+    }
+    with scrape_service(tmp_path, env) as url, ThreadPoolExecutor(1) as pool:
+        slow = pool.submit(scrape, url, url=f"{web}/slow/browser-busy?s=4", render=True)
+
+        def page_in_use() -> bool:
+            hits = httpx.get(f"{web}/hits", params={"path": "/slow/browser-busy"}, timeout=5)
+            return bool(hits.json()["hits"] >= 1)
+
+        wait_until(page_in_use, 60, "the slow render holds the only page")
+        started = time.monotonic()
+        resp = scrape(url, url=f"{web}/article", render=True)
+        body = err(resp, 503, "ENGINE_UNAVAILABLE")
+        assert time.monotonic() - started < 5  # the queue wait, not the 60 s budget
+        assert body.retryable and body.engine == "browser" and "busy" in body.message
+        assert resp.headers.get("retry-after") == "2"
+        assert ok(slow.result(60)).engine == "browser"
+        assert ok(scrape(url, url=f"{web}/article", render=True)).engine == "browser"

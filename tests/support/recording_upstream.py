@@ -56,9 +56,20 @@ def _handler(upstream: RecordingUpstream) -> type[BaseHTTPRequestHandler]:
     class Handler(BaseHTTPRequestHandler):
         protocol_version = "HTTP/1.1"
 
+        def _body(self) -> bytes:
+            if "chunked" not in self.headers.get("Transfer-Encoding", "").lower():
+                length = int(self.headers.get("Content-Length") or 0)
+                return self.rfile.read(length) if length else b""
+            body = b""
+            while size := int(self.rfile.readline().split(b";")[0].strip() or b"0", 16):
+                body += self.rfile.read(size)
+                self.rfile.readline()  # the CRLF after each chunk
+            while self.rfile.readline().strip():  # trailers, up to the blank line
+                pass
+            return body
+
         def _answer(self) -> None:
-            length = int(self.headers.get("Content-Length") or 0)
-            body = self.rfile.read(length) if length else b""
+            body = self._body()
             with upstream.lock:
                 upstream.seen.append(
                     Seen(self.command, self.path, list(self.headers.items()), body)

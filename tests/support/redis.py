@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 import redis
+from openmono.stack.services import REDIS_BOUNDS
 
 from tests.support.procs import Proc, free_port, start, wait_until
 
@@ -38,10 +39,11 @@ class RedisServer:
 
 
 def redis_cmd(port: int) -> list[str]:
-    """The command line the native stack uses too: loopback only, no RDB, no AOF."""
+    """The command line the native stack uses too: loopback only, no RDB, no AOF, its memory
+    bound and eviction policy."""
     return [
         "redis-server", "--bind", "127.0.0.1", "--port", str(port),
-        "--save", "", "--appendonly", "no",
+        "--save", "", "--appendonly", "no", *REDIS_BOUNDS,
     ]  # fmt: skip
 
 

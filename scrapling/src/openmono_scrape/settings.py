@@ -65,6 +65,8 @@ class ScrapeSettings(BaseSettings):
         default_factory=lambda: list(DEFAULT_BROWSER_FLAGS)
     )
     browser_max_pages: int = Field(default=4, ge=1, le=50)
+    # A request waits this long (within its budget) for a free page, then gets 503 + Retry-After.
+    browser_queue_wait_s: float = Field(default=10.0, ge=0)
     browser_recycle_pages: int = Field(default=200, ge=1)
     # Wait this long after load for scripts that fill the page late (milliseconds).
     browser_settle_ms: int = Field(default=300, ge=0, le=10_000)

@@ -94,6 +94,16 @@ def venv_tool(name: str, root: Path) -> str:
     )
 
 
+# Redis holds the broker's keys (database 0: queues, unacknowledged messages, results, the claims
+# of calls) and, where the scrape service shares it, the scrape cache (database 1), which keeps
+# under its own byte bound (SCRAPE_CACHE_MAX_BYTES, 128 MiB by default). `noeviction`: past
+# maxmemory a write is refused with an error, and no key is ever dropped to make room. Any
+# eviction policy could drop the broker's keys: allkeys-* any of them, volatile-* those with a
+# TTL, which are the results not read yet and the claims that keep a call from running twice.
+REDIS_MAXMEMORY = "256mb"
+REDIS_BOUNDS = ("--maxmemory", REDIS_MAXMEMORY, "--maxmemory-policy", "noeviction")
+
+
 def _redis_command(ctx: Context) -> list[str]:
     server = shutil.which("redis-server")
     if not server:
@@ -114,6 +124,7 @@ def _redis_command(ctx: Context) -> list[str]:
         "no",
         "--dir",
         str(s.stack_dir),
+        *REDIS_BOUNDS,
     ]
 
 

@@ -5,7 +5,9 @@
   limit, final URL and status) and as its only way out (`egress`: a forward proxy on 127.0.0.1
   that checks and pins every connection, including the preconnects, beacons and keepalive
   requests no route sees; without it a refused address still received TCP connections).
-- At most `browser_max_pages` pages at once (a semaphore; a request waits within its own budget).
+- At most `browser_max_pages` pages at once (a semaphore). A request waits for a free page up to
+  `browser_queue_wait_s` within its own budget; past that wait it is refused as busy (503 +
+  Retry-After), and a budget that runs out first is a timeout.
 - Recycled after `browser_recycle_pages` fetches, or at once after a crash-like error: recycling
   takes every page slot first, so no fetch is cut off, then closes the session.
 - `close()` stops the browser, Playwright's driver and every Chromium process under it; the app
@@ -33,6 +35,9 @@ from openmono_scrape.page import Budget, FetchedPage
 from openmono_scrape.settings import ScrapeSettings
 
 log = logging.getLogger("openmono_scrape.engines.browser")
+
+# What a request refused for want of a free page is told to wait before it asks again.
+_BUSY_RETRY_AFTER_S = 2.0
 
 
 class BrowserEngine:
@@ -155,9 +160,19 @@ class BrowserEngine:
         except ScrapeError as exc:
             exc.engine = "browser"
             raise
+        left = budget.require(url, "browser")
+        queue_wait = self.settings.browser_queue_wait_s
         try:
-            await asyncio.wait_for(self._slots.acquire(), budget.require(url, "browser"))
+            await asyncio.wait_for(self._slots.acquire(), min(left, queue_wait) or 0.001)
         except TimeoutError as exc:
+            if queue_wait < left:
+                raise EngineUnavailable(
+                    f"all {self.settings.browser_max_pages} browser pages are busy",
+                    url=url,
+                    engine="browser",
+                    retryable=True,
+                    retry_after_s=_BUSY_RETRY_AFTER_S,
+                ) from exc
             raise FetchTimeout(
                 "no browser page became free in time", url=url, engine="browser"
             ) from exc
