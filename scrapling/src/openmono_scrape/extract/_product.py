@@ -22,31 +22,12 @@ before selection they shift trafilatura's choice of container (measured: one pag
 recall), while removed from the visible tree their text is taken out of the selection afterwards
 by the unseen-text pass (`_cleanup.drop_unseen_text`), whatever trafilatura chose.
 
-Measured on the wcxb development split's product pages (a loaded machine, December 2026), mean
-word F1: 0.637 -> 0.652 with the chrome pass (both page-id halves up: reviews +0.014, cookie
-banners +0.002, related rails +0.0003; some annotators keep the reviews, 3 pages lose, most drop
-them), 0.661 with `_pagetype`'s microdata signal, 0.670 with the rail headings (three pages
-gain, none lose), 0.673 once testimonials and star ratings were kept, 0.674 with short
-review summaries kept, 0.677 once blocks named testimonial were never review widgets and
-`cmp-` (a page builder's prefix) no consent banner, 0.676 -> 0.680 with repeated blocks of 3+
-words dropped (both halves up: +0.0065 / +0.0012; 2 or 5 words put the odd half below), 0.680
--> 0.6804 with the widget lines (even +0.0008, odd +0.0006: 12 pages up, 2 down); no other page
-type moves. Then, from main at 0.6856 (same split and caveat, both halves checked each time):
-0.6886 with the script notices and newsletter blocks as chrome (even +0.0008, odd +0.0051; a
-collection page typed product +0.6), 0.6899 without a JSON-LD name over the page's own h1
-(`_jsonld`), 0.6912 with the delivery, seller, stock and price-label lines, 0.6914 with a review
-widget's leftovers ("Verified buyer", "No reviews yet"), 0.6949 with the spec rows (even
-+0.0059, odd +0.0012; 4 pages up, none down; 0.7% of the extraction time on product pages),
-0.6967 with comments and feedback blocks as review widgets (even +0.0038, odd 0).
-
 `drop_product_chrome` also runs on shops' category pages (detected "collection": their review
-widgets, rails and newsletter blocks are the same chrome), where a review-named block that is
-one of a run of same-class siblings is a card, not a widget, and "truste" names TrustArc's
-banner only, not a "trusted-by" section. Wcxb dev split against main before it (mean word F1,
-all/even/odd ids): products 0.7011/0.6551/0.7448 -> 0.7031/0.6591/0.7448, collections
-0.7185/0.7322/0.7072 -> 0.7194/0.7322/0.7088, articles 0.9444 -> 0.9445 (a roundup read as a
-collection keeps its cards, loses its comments), service level (one page -0.007); 6 pages up,
-1 down.
+widgets, rails and newsletter blocks are the same chrome), where a review-named block that is one
+of a run of same-class siblings is a card, not a widget, and "truste" names TrustArc's banner
+only, not a "trusted-by" section.
+
+What this module gained, measured as it was added: docs/extraction.md (`_product`).
 """
 
 from __future__ import annotations

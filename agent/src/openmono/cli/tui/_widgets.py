@@ -6,7 +6,7 @@ from __future__ import annotations
 import asyncio
 import difflib
 import json
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from typing import Any, ClassVar
 
 from rich.markup import escape
@@ -14,7 +14,6 @@ from rich.text import Text
 from textual import events
 from textual.binding import Binding, BindingType
 from textual.message import Message
-from textual.widget import Widget
 from textual.widgets import Collapsible, OptionList, Static, TextArea
 from textual.widgets.option_list import Option
 
@@ -24,7 +23,6 @@ from openmono.loop import ToolFinished, ToolStarted
 from openmono.permissions import Answer, PermissionRequest
 
 OUTPUT_TAIL_LINES = 15
-EDIT_TOOLS = ("FileEdit", "FileWrite", "ApplyPatch", "MultiEdit")
 
 
 class PromptArea(TextArea):
@@ -266,9 +264,3 @@ class StatusBar(Static):
 
     def show(self, parts: Sequence[str]) -> None:
         self.update(Text("  ·  ".join(p for p in parts if p)))
-
-
-def keep_scrolled(widget: Widget, at_end: Callable[[], bool]) -> None:
-    """Scroll to the end after a change when the user had not scrolled away."""
-    if at_end():
-        widget.scroll_end(animate=False, immediate=False)
