@@ -5,7 +5,9 @@ Rules over the product packages:
    private modules are its business (`openmono.cli._main` may use `openmono.cli._options`, but
    `openmono.acp` may not).
 2. The agent uses the worker only through `openmono_worker.__all__` (no `openmono_worker.tools`,
-   `.callstate`, ...): protocol both sides share lives in `openmono_contracts`.
+   `.callstate`, ...): protocol both sides share lives in `openmono_contracts`. Likewise the rest
+   of the agent uses `openmono.stack` through its face (`openmono.stack.__all__`), whose modules
+   keep public names because the stack runs one of them as a process (`llama_server`).
 3. No circles: between the agent's subpackages, and between the modules of each top-level
    package. Every import counts, also one made for type checking only or inside a function: a
    circle hidden that way is still two modules that cannot be read (or changed) one at a time.
@@ -18,8 +20,15 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import openmono_worker
+from openmono import stack as native_stack
 
 from tests.support.product import PACKAGES, product_modules
+
+# Packages used from outside only through the names of their `__all__`.
+FACES = {
+    "openmono_worker": set(openmono_worker.__all__),
+    "openmono.stack": set(native_stack.__all__),
+}
 
 
 def _imported(tree: ast.AST) -> Iterator[tuple[int, str]]:
@@ -53,10 +62,13 @@ def violations(module: str, is_package: bool, source: str) -> list[str]:
         owner = _private_owner(dotted)
         if owner is not None and owner != own:
             found.append(f"{module}:{line}: {dotted} is private to {owner}")
-        if module.split(".")[0] == "openmono" and dotted.startswith("openmono_worker."):
-            head, _, name = dotted.partition(".")[2].partition(".")
-            if name or head not in openmono_worker.__all__:
-                found.append(f"{module}:{line}: {dotted} is not in openmono_worker.__all__")
+        for face, names in FACES.items():
+            if module == face or module.startswith(f"{face}.") or not module.startswith("openmono"):
+                continue
+            if dotted.startswith(f"{face}."):
+                head, _, name = dotted.removeprefix(f"{face}.").partition(".")
+                if name or head not in names:
+                    found.append(f"{module}:{line}: {dotted} is not in {face}.__all__")
     return found
 
 
@@ -82,6 +94,9 @@ def test_the_rules_catch_what_they_should() -> None:
     assert violations("openmono.executor.c", False, "from openmono_worker import nothing") != []
     assert violations("openmono.executor.c", False, "from openmono_worker import get_tool") == []
     assert violations("openmono_worker.x", False, "from openmono_worker.tools import Tool") == []
+    assert violations("openmono.cli.x", False, "from openmono.stack.runner import up") != []
+    assert violations("openmono.cli.x", False, "from openmono.stack import up") == []
+    assert violations("openmono.stack.runner", False, "from openmono.stack.tls import x") == []
 
 
 def _subpackage_graph() -> dict[str, set[str]]:

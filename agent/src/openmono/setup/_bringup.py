@@ -94,11 +94,9 @@ def compose_gateway_runs(root: Path, env_file: Path) -> bool:
 
 def native_gateway_pid(root: Path) -> int | None:
     """The pid of this checkout's native gateway when it runs (started by `openmono up`)."""
-    from openmono.stack import runner
-    from openmono.stack.services import GATEWAY, Context
-    from openmono.stack.settings import load_settings
+    from openmono.stack import GATEWAY, Context, load_settings, running_pid
 
-    return runner.running_pid(Context(root, load_settings(root)), GATEWAY)
+    return running_pid(Context(root, load_settings(root)), GATEWAY)
 
 
 def pick(root: Path, env_file: Path, via: str) -> Choice:
@@ -149,12 +147,9 @@ def run_compose(bring: BringUp, say: Say) -> None:
 
 def run_native(root: Path, say: Say) -> None:
     """Restart the native gateway (it reads `.env` only at start), then `openmono up`."""
-    from openmono.stack import runner
-    from openmono.stack.errors import StackError
-    from openmono.stack.services import GATEWAY, Context
-    from openmono.stack.settings import load_settings
+    from openmono.stack import GATEWAY, Context, StackError, load_settings, restart
 
     try:
-        runner.restart(Context(root, load_settings(root)), [GATEWAY.name], say)
+        restart(Context(root, load_settings(root)), [GATEWAY.name], say)
     except StackError as exc:
         raise SetupError(str(exc)) from exc

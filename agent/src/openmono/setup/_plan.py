@@ -31,15 +31,16 @@ from openmono.setup import frpc
 from openmono.setup._bringup import PROFILES, BringUp, Say, pick
 from openmono.setup._bringup import compose_command as _compose_command
 from openmono.setup._errors import SetupError
-from openmono.stack.envfile import (
+from openmono.stack import (
+    StackError,
+    StackSettings,
     ensure_compose_env,
     is_placeholder,
+    load_settings,
     read_env,
     set_env,
     write_private,
 )
-from openmono.stack.errors import StackError
-from openmono.stack.settings import StackSettings, load_settings
 
 Target = Literal["gateway", "search", "scraper"]
 Via = Literal["auto", "compose", "native"]

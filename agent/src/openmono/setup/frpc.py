@@ -23,7 +23,7 @@ from openmono_contracts.facts import FRP_TOKEN_ENV
 from openmono.config import current_environ
 from openmono.setup._errors import SetupError
 from openmono.setup._toml import dumps
-from openmono.stack.envfile import write_private
+from openmono.stack import write_private
 
 PROXY_NAME = "openmono-gateway"
 TOKEN_ENV = FRP_TOKEN_ENV

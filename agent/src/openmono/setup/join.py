@@ -25,7 +25,7 @@ from urllib.parse import urlsplit
 from openmono_contracts.facts import API_KEY_ENV, UPSTREAM_KEY_ENV
 
 from openmono.setup._errors import SetupError
-from openmono.stack.envfile import read_env, set_env
+from openmono.stack import read_env, set_env
 
 Say = Callable[[str], None]
 RELAY_URL_ENV = "GATEWAY_RELAY_URL"
@@ -79,8 +79,7 @@ def _stack_ca(root: Path, env_file: Path, via: str) -> str:
     """The CA of the gateway that runs: a native CA file outlives its stack, so a box that once ran
     the native stack and now runs compose must not hand out the stale one (auto: a running native
     gateway, else the compose caddy's, else the native file)."""
-    from openmono.stack.settings import load_settings
-    from openmono.stack.tls import ca_cert_path
+    from openmono.stack import ca_cert_path, load_settings
 
     native = ca_cert_path(load_settings(root))
     native_pem = native.read_text() if native.is_file() else ""
@@ -235,17 +234,14 @@ def _update_local_agent(key: str, say: Say) -> None:
 
 
 def _reload_native(root: Path, say: Say) -> None:
-    from openmono.stack import runner
-    from openmono.stack.errors import StackError
-    from openmono.stack.services import GATEWAY, Context
-    from openmono.stack.settings import load_settings
+    from openmono.stack import GATEWAY, Context, StackError, is_running, load_settings, restart
 
     ctx = Context(root, load_settings(root))
-    if not runner.is_running(ctx, GATEWAY):
+    if not is_running(ctx, GATEWAY):
         say("the native gateway is not running: the new key applies at the next `openmono up`")
         return
     try:
-        runner.restart(ctx, [GATEWAY.name], say)
+        restart(ctx, [GATEWAY.name], say)
     except StackError as exc:
         raise SetupError(str(exc)) from exc
     say("the gateway restarted: the old key is refused from now on")

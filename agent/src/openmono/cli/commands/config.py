@@ -37,7 +37,7 @@ _SHOW_WIDTH = 64
 @click.pass_context
 def show(ctx: click.Context, as_json: bool) -> None:
     """Every resolved value (the agent's and the stack's), where it came from, secrets masked."""
-    from openmono.stack.settings import StackSettings
+    from openmono.stack import StackSettings
 
     opts: RunOptions = ctx.obj
     env = current_environ()

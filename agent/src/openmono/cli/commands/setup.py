@@ -84,7 +84,7 @@ def gateway(
 
 def _rotate(via: Via, relay_url: str | None, dry_run: bool) -> None:
     from openmono.setup import join as joining
-    from openmono.stack.envfile import read_env
+    from openmono.stack import read_env
 
     try:
         root = _root()
@@ -163,7 +163,7 @@ def model(force: bool) -> None:
     MODELS_DIR/LLAMA_MODEL_FILE of the .env (a relative MODELS_DIR is relative to compose/)."""
     import shutil
 
-    from openmono.stack.llama_server import ModelNotFoundError, default_model_path
+    from openmono.stack import ModelNotFoundError, default_model_path
 
     try:
         root = _root()

@@ -10,12 +10,17 @@ from openmono_contracts.gateway import ServicesUnreadable, read_services_sync
 from rich.console import Console
 from rich.table import Table
 
-from openmono.stack import runner
-from openmono.stack.envfile import ensure_compose_env
-from openmono.stack.errors import StackError
-from openmono.stack.services import HOST, Context
-from openmono.stack.settings import env_file_path, find_project_root, load_settings
-from openmono.stack.tls import ca_cert_path
+from openmono import stack as native
+from openmono.stack import (
+    HOST,
+    Context,
+    StackError,
+    ca_cert_path,
+    ensure_compose_env,
+    env_file_path,
+    find_project_root,
+    load_settings,
+)
 
 
 def _context() -> Context:
@@ -37,7 +42,7 @@ def up() -> None:
         if generated:
             click.echo(f"generated {', '.join(generated)} into {env_file} (mode 0600)")
         ctx = Context(root, load_settings(root))
-        runner.up(ctx, _say)
+        native.up(ctx, _say)
     except StackError as exc:
         click.echo(f"error: {exc}", err=True)
         sys.exit(1)
@@ -63,7 +68,7 @@ def up() -> None:
 def down() -> None:
     """Stop exactly the processes this stack started (whole process groups)."""
     try:
-        runner.down(_context(), _say)
+        native.down(_context(), _say)
     except StackError as exc:
         click.echo(f"error: {exc}", err=True)
         sys.exit(1)
@@ -74,7 +79,7 @@ def down() -> None:
 def restart(services: tuple[str, ...]) -> None:
     """Restart SERVICES (e.g. `gateway`) so they re-read .env; starts what else is missing."""
     try:
-        runner.restart(_context(), list(services), _say)
+        native.restart(_context(), list(services), _say)
     except StackError as exc:
         click.echo(f"error: {exc}", err=True)
         sys.exit(1)
@@ -85,8 +90,8 @@ def restart(services: tuple[str, ...]) -> None:
 def status(as_json: bool) -> None:
     """Each service: pid, address, healthy, what the gateway's /services says of it, detail.
     Exit code 0 when all agree or nothing runs, 1 when something is unhealthy or disagrees."""
-    from openmono.stack.status import running_anything
-    from openmono.stack.status import status as rows_of
+    from openmono.stack import running_anything
+    from openmono.stack import status_rows as rows_of
 
     try:
         ctx = _context()

@@ -10,9 +10,7 @@ from openmono_contracts.facts import LOOPBACK
 
 from openmono.config import current_environ
 from openmono.setup import SetupError, frpc
-from openmono.stack.envfile import set_env
-from openmono.stack.errors import StackError
-from openmono.stack.settings import load_settings
+from openmono.stack import StackError, load_settings, set_env
 
 
 @click.group()
