@@ -31,7 +31,8 @@ def test_a_healthy_process_the_gateway_calls_off_is_a_disagreement() -> None:
     fine = _beside(row, {"scrape": True})
     assert fine.agrees and fine.detail == "200 /health"
     gateway = _beside(Row("gateway", 7, "x", True, "200 /health"), {"llm": True, "scrape": False})
-    assert gateway.gateway == "/services: llm=true scrape=false" and gateway.agrees
+    assert gateway.gateway == "/services read" and gateway.agrees
+    assert gateway.detail == "200 /health; /services: llm=true scrape=false"
     assert _beside(row, "") == row  # no gateway running: nothing to compare
 
 

@@ -87,7 +87,7 @@ def _beside(row: Row, view: dict[str, bool] | str) -> Row:
     if row.service == GATEWAY.name:
         if isinstance(view, dict):
             flags = " ".join(f"{k}={str(v).lower()}" for k, v in view.items())
-            return _with(row, f"/services: {flags}", True, row.detail)
+            return _with(row, "/services read", True, f"{row.detail}; /services: {flags}")
         return _with(row, view, not view, f"{row.detail}; {view}" if view else row.detail)
     key = _VIEW.get(row.service)
     if key is None or not isinstance(view, dict) or key not in view:

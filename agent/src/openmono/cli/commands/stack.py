@@ -103,7 +103,10 @@ def status(as_json: bool) -> None:
     if as_json:
         click.echo(json.dumps([row.__dict__ for row in rows]))
     else:
-        table = Table("service", "pid", "address", "healthy", "gateway says", "detail")
+        table = Table()
+        for name in ("service", "pid", "address", "healthy", "gateway says"):
+            table.add_column(name, no_wrap=True)  # the detail wraps, never an address
+        table.add_column("detail")
         for row in rows:
             table.add_row(
                 row.service,
@@ -113,7 +116,9 @@ def status(as_json: bool) -> None:
                 row.gateway if row.agrees else f"[red]{row.gateway}[/]",
                 row.detail,
             )
-        Console().print(table)
+        console = Console()
+        # piped (`make status | ...`, a log): lines as long as the rows, not 80 columns of wraps
+        (console if console.is_terminal else Console(width=200)).print(table)
         if not running:
             click.echo(f"the native stack is not running (data dir {ctx.settings.data_dir})")
     if running and not all(row.healthy and row.agrees for row in rows):
