@@ -12,11 +12,10 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import Callable, Mapping
-from typing import Any
 
 import mcp.types as mt
 from openmono_contracts import ToolRequest, ToolResult
-from openmono_contracts.toolfacts import ToolFacts
+from openmono_contracts.toolfacts import ToolFacts, params_schema
 from pydantic import AnyUrl, BaseModel, Field, ValidationError
 
 from openmono.llm import ToolSpec
@@ -41,20 +40,12 @@ class ReadParams(BaseModel):
     uri: str = Field(description="The resource's URI, as ListMcpResources showed it.")
 
 
-def _schema(model: type[BaseModel]) -> dict[str, Any]:
-    schema = model.model_json_schema()
-    schema.pop("title", None)
-    for prop in schema.get("properties", {}).values():
-        prop.pop("title", None)
-    return schema
-
-
 RESOURCE_TOOLS = {
     LIST_RESOURCES: OfferedTool(
         ToolSpec(
             name=LIST_RESOURCES,
             description="List the resources (files, documents, data) the MCP servers expose.",
-            parameters=_schema(ListParams),
+            parameters=params_schema(ListParams),
         ),
         ToolFacts(read_only=True, concurrency_safe=True, kind="search"),
     ),
@@ -62,7 +53,7 @@ RESOURCE_TOOLS = {
         ToolSpec(
             name=READ_RESOURCE,
             description="Read one resource of an MCP server by its URI.",
-            parameters=_schema(ReadParams),
+            parameters=params_schema(ReadParams),
         ),
         ToolFacts(read_only=True, concurrency_safe=True, kind="read"),
     ),

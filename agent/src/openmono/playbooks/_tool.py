@@ -15,7 +15,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from openmono_contracts import ToolRequest, ToolResult
-from openmono_contracts.toolfacts import DeclaresFacts
+from openmono_contracts.toolfacts import DeclaresFacts, params_schema
 from pydantic import BaseModel, Field, ValidationError
 
 from openmono.llm import ToolSpec
@@ -66,15 +66,11 @@ class PlaybookTool(DeclaresFacts):
             )
             for p in catalog.playbooks.values()
         )
-        schema = Params.model_json_schema()
-        schema.pop("title", None)
-        for prop in schema.get("properties", {}).values():
-            prop.pop("title", None)
         description = (
             "Run a playbook: a repeatable multi-step workflow with approval gates. It runs all "
             "its steps and returns their results.\n" + (listed or "(no playbooks are installed)")
         )
-        return ToolSpec(name=NAME, description=description, parameters=schema)
+        return ToolSpec(name=NAME, description=description, parameters=params_schema(Params))
 
     def install(self) -> None:
         """Offer `Playbook` (listing the playbooks found now) in the session's catalog."""

@@ -21,7 +21,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from openmono_contracts import ToolRequest, ToolResult
-from openmono_contracts.toolfacts import DeclaresFacts
+from openmono_contracts.toolfacts import DeclaresFacts, params_schema
 from pydantic import BaseModel, Field, ValidationError
 
 from openmono.llm import Model, ToolSpec
@@ -64,11 +64,7 @@ def _description() -> str:
 
 
 def agent_spec() -> ToolSpec:
-    schema = Params.model_json_schema()
-    schema.pop("title", None)
-    for prop in schema.get("properties", {}).values():
-        prop.pop("title", None)
-    return ToolSpec(name=NAME, description=_description(), parameters=schema)
+    return ToolSpec(name=NAME, description=_description(), parameters=params_schema(Params))
 
 
 class AgentTool(DeclaresFacts):

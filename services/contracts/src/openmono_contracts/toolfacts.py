@@ -4,6 +4,9 @@ A worker tool (and the agent's own `Agent` tool) declares its facts as class att
 `DeclaresFacts`; a tool made at run time (an MCP server's) builds a `ToolFacts` directly. The loop,
 the permission engine, the mode guard, the sub-agent allow-lists and the ACP surface read these
 facts instead of keeping lists of tool names.
+
+`params_schema(Params)` is the JSON schema a tool's parameters are offered as, the same for the
+worker's tools and the agent's own (pydantic's generated titles left out).
 """
 
 from __future__ import annotations
@@ -12,7 +15,7 @@ from typing import Any, ClassVar, Literal
 
 from pydantic import BaseModel, ConfigDict
 
-__all__ = ["DeclaresFacts", "PlanSwitch", "ToolFacts", "ToolKind"]
+__all__ = ["DeclaresFacts", "PlanSwitch", "ToolFacts", "ToolKind", "params_schema"]
 
 # What a call does, as editors show it (the Agent Client Protocol's tool kinds).
 ToolKind = Literal[
@@ -75,3 +78,22 @@ class DeclaresFacts:
     def facts(cls) -> ToolFacts:
         values: dict[str, Any] = {name: getattr(cls, name) for name in ToolFacts.model_fields}
         return ToolFacts(**values)
+
+
+def _strip_titles(node: Any) -> Any:
+    if isinstance(node, dict):
+        return {
+            k: _strip_titles(v)
+            for k, v in node.items()
+            if not (k == "title" and isinstance(v, str))
+        }
+    if isinstance(node, list):
+        return [_strip_titles(v) for v in node]
+    return node
+
+
+def params_schema(model: type[BaseModel]) -> dict[str, Any]:
+    """`model`'s JSON schema without pydantic's generated `title` keys: they cost tokens and tell
+    the model nothing (a property named `title` stays)."""
+    schema: dict[str, Any] = _strip_titles(model.model_json_schema())
+    return schema

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any, ClassVar, Generic, TypeVar
 
 from openmono_contracts import ToolEffect, WebAccess
-from openmono_contracts.toolfacts import DeclaresFacts
+from openmono_contracts.toolfacts import DeclaresFacts, params_schema
 from pydantic import BaseModel
 
 from openmono_worker.errors import CallCancelled
@@ -70,19 +70,6 @@ class ToolContext:
             raise CallCancelled
 
 
-def _strip_titles(node: Any) -> Any:
-    """Drop pydantic's generated `title` keys: they cost tokens and tell the model nothing."""
-    if isinstance(node, dict):
-        return {
-            k: _strip_titles(v)
-            for k, v in node.items()
-            if not (k == "title" and isinstance(v, str))
-        }
-    if isinstance(node, list):
-        return [_strip_titles(v) for v in node]
-    return node
-
-
 class Tool(DeclaresFacts, ABC, Generic[P]):
     """Base of every tool. Subclasses set the class attributes and implement `execute`.
 
@@ -108,7 +95,7 @@ class Tool(DeclaresFacts, ABC, Generic[P]):
 
     def spec(self) -> dict[str, Any]:
         """The tool as the agent advertises it to the model, plus the flags the loop needs."""
-        schema = _strip_titles(self.params_model.model_json_schema())
+        schema = params_schema(self.params_model)
         return {
             "name": self.name,
             "description": self.description,

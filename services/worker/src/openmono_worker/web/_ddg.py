@@ -20,6 +20,7 @@ import httpx
 from openmono_contracts.searxng import SearchHit, SearchPage
 
 from openmono_worker.web._errors import FallbackError, SearchDegraded
+from openmono_worker.web._http import request
 
 _VOID = frozenset({"br", "img", "hr", "input", "meta", "link", "wbr", "source", "col", "area"})
 _CHALLENGE = re.compile(
@@ -136,18 +137,17 @@ async def search(
     user_agent: str,
 ) -> SearchPage:
     """Ask DuckDuckGo's HTML endpoint (a form POST, as its own search box does)."""
-    try:
-        resp = await client.post(
-            base_url,
-            data={"q": query, "b": "", "kl": ""},
-            headers={"User-Agent": user_agent, "Accept": "text/html"},
-            timeout=timeout_s,
-            follow_redirects=True,
-        )
-    except httpx.TimeoutException as exc:
-        raise FallbackError(f"DuckDuckGo did not answer within {timeout_s:g} s") from exc
-    except httpx.HTTPError as exc:
-        raise FallbackError(f"DuckDuckGo unreachable ({type(exc).__name__})") from exc
+    resp = await request(
+        client,
+        "POST",
+        base_url,
+        who="DuckDuckGo",
+        error=FallbackError,
+        timeout_s=timeout_s,
+        data={"q": query, "b": "", "kl": ""},
+        headers={"User-Agent": user_agent, "Accept": "text/html"},
+        follow_redirects=True,
+    )
     if resp.status_code == 202:
         raise SearchDegraded("DuckDuckGo answered HTTP 202 (a bot challenge) instead of results")
     if resp.status_code in (403, 429):

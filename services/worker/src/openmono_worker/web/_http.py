@@ -1,4 +1,5 @@
-"""Small HTTP helpers of the web paths: the open-web client, time budgets, cancellable runs.
+"""Small HTTP helpers of the web paths: the open-web client, one request as a path's error, time
+budgets, cancellable runs.
 
 Gateway requests (bearer, TLS trust, `/services`) are built by `openmono_contracts.gateway`; the
 client here is for the open web (DuckDuckGo, the direct fetch) and trusts the system's CAs only.
@@ -17,6 +18,7 @@ from typing import Any, TypeVar
 import httpx
 
 from openmono_worker.errors import CallCancelled
+from openmono_worker.web._errors import WebPathError
 
 T = TypeVar("T")
 
@@ -33,6 +35,26 @@ def _ssl_context() -> ssl.SSLContext:
 def client(**kw: Any) -> httpx.AsyncClient:
     """An async HTTP client for the open web, sharing the process's TLS context."""
     return httpx.AsyncClient(verify=_ssl_context(), **kw)
+
+
+async def request(
+    client: httpx.AsyncClient,
+    method: str,
+    url: str,
+    *,
+    who: str,
+    error: type[WebPathError],
+    timeout_s: float,
+    **kw: Any,
+) -> httpx.Response:
+    """One request of a web path; no answer becomes `error`, saying `who` did not answer (a
+    timeout) or is unreachable, never the transport's own message (it may name an address)."""
+    try:
+        return await client.request(method, url, timeout=timeout_s, **kw)
+    except httpx.TimeoutException as exc:
+        raise error(f"{who} did not answer within {timeout_s:g} s") from exc
+    except httpx.HTTPError as exc:
+        raise error(f"{who} unreachable ({type(exc).__name__})") from exc
 
 
 def gateway_budget(configured_s: float, total_s: float | None, fallback_s: float) -> float:

@@ -12,6 +12,7 @@ from openmono_contracts import ScrapeErrorBody, ScrapeRequest, ScrapeResponse
 from openmono_contracts.gateway import bearer
 from pydantic import ValidationError
 
+from openmono_worker.web import _http
 from openmono_worker.web._errors import GatewayError
 
 
@@ -32,17 +33,16 @@ async def scrape(
     timeout_s: float,
 ) -> ScrapeResponse:
     """Ask the gateway's scrape service for one page."""
-    try:
-        resp = await client.post(
-            f"{gateway}/scrape",
-            content=request.model_dump_json(exclude_none=True),
-            headers={**bearer(api_key), "Content-Type": "application/json"},
-            timeout=timeout_s,
-        )
-    except httpx.TimeoutException as exc:
-        raise GatewayError(f"gateway scrape did not answer within {timeout_s:g} s") from exc
-    except httpx.HTTPError as exc:
-        raise GatewayError(f"gateway scrape unreachable ({type(exc).__name__})") from exc
+    resp = await _http.request(
+        client,
+        "POST",
+        f"{gateway}/scrape",
+        who="gateway scrape",
+        error=GatewayError,
+        timeout_s=timeout_s,
+        content=request.model_dump_json(exclude_none=True),
+        headers={**bearer(api_key), "Content-Type": "application/json"},
+    )
     if resp.status_code != 200:
         raise GatewayError(_error_reason(resp))
     try:

@@ -18,6 +18,7 @@ from openmono_contracts.searxng import SearchPage, SearxngError
 from openmono_contracts.searxng import normalise as normalise_answer
 
 from openmono_worker.web._errors import GatewayError
+from openmono_worker.web._http import request
 
 
 def normalise(body: Any, max_results: int | None = None) -> SearchPage:
@@ -37,17 +38,16 @@ async def search(
     timeout_s: float,
 ) -> SearchPage:
     """Ask the gateway's SearXNG; any failure is a `GatewayError` (the caller falls back)."""
-    try:
-        resp = await client.get(
-            f"{gateway}/search",
-            params={"q": query, "format": "json"},
-            headers={**bearer(api_key), "Accept": "application/json"},
-            timeout=timeout_s,
-        )
-    except httpx.TimeoutException as exc:
-        raise GatewayError(f"gateway search did not answer within {timeout_s:g} s") from exc
-    except httpx.HTTPError as exc:
-        raise GatewayError(f"gateway search unreachable ({type(exc).__name__})") from exc
+    resp = await request(
+        client,
+        "GET",
+        f"{gateway}/search",
+        who="gateway search",
+        error=GatewayError,
+        timeout_s=timeout_s,
+        params={"q": query, "format": "json"},
+        headers={**bearer(api_key), "Accept": "application/json"},
+    )
     if resp.status_code != 200:
         kind = resp.headers.get("content-type", "").split(";")[0] or "no content type"
         hint = " (SearXNG has JSON output disabled?)" if resp.status_code == 403 else ""
