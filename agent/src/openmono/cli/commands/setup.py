@@ -163,13 +163,14 @@ def model(force: bool) -> None:
     MODELS_DIR/LLAMA_MODEL_FILE of the .env (a relative MODELS_DIR is relative to compose/)."""
     import shutil
 
-    from openmono.stack import ModelNotFoundError, default_model_path
+    from openmono.errors import OpenMonoError
+    from openmono.stack import default_model_path
 
     try:
         root = _root()
         environ = current_environ()
         source = default_model_path()
-    except (SetupError, ModelNotFoundError) as exc:
+    except OpenMonoError as exc:
         click.echo(f"error: {exc}", err=True)
         sys.exit(1)
     folder = Path(environ.get("MODELS_DIR") or "../models").expanduser()
