@@ -137,7 +137,8 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--items", type=int, default=81)
     parser.add_argument("--latency-ms", type=float, default=100.0)
-    parser.add_argument("--memory-items", type=int, default=331)
+    parser.add_argument("--memory-items", type=int, default=331, help="0: no memory run")
+    parser.add_argument("--memory-crawls", type=int, default=2)
     args = parser.parse_args()
     tmp = Path(tempfile.mkdtemp(prefix="bench-crawl-"))
     print(f"load average before: {load()}")
@@ -159,15 +160,17 @@ def main() -> None:
                     n_ours = our_crawl(client, base, site.url + "/")
                     ours.append(n_ours / (time.perf_counter() - t0))
                     counts.add((n_plain, n_ours))
-            with (
-                crawl_site(tmp, items=args.memory_items, latency_ms=0, slow_s=0) as big,
-                RssWatch(pid) as watch,
-            ):
-                start_rss = rss_mb(pid)
-                t0 = time.perf_counter()
-                n_big = our_crawl(client, base, big.url + "/")
-                big_s = time.perf_counter() - t0
-                end_rss = rss_mb(pid)
+            memory: list[tuple[int, float, float]] = []  # pages, seconds, peak RSS
+            start_rss = rss_mb(pid)
+            for _ in range(args.memory_crawls if args.memory_items else 0):
+                with (
+                    crawl_site(tmp, items=args.memory_items, latency_ms=0, slow_s=0) as big,
+                    RssWatch(pid) as watch,
+                ):
+                    t0 = time.perf_counter()
+                    n_big = our_crawl(client, base, big.url + "/")
+                    memory.append((n_big, time.perf_counter() - t0, watch.peak))
+            end_rss = rss_mb(pid)
     m_ours, m_plain = statistics.median(ours), statistics.median(plain)
     print(
         f"crawl of a {args.items * 6 + 15}-page local site answering in {args.latency_ms:g} ms, "
@@ -176,10 +179,17 @@ def main() -> None:
     print(f"  plain asyncio+httpx crawler  median {m_plain:7.1f} pages/s  {plain}")
     print(f"  /firecrawl/v2/crawl (worker) median {m_ours:7.1f} pages/s  {ours}")
     print(f"  ratio ours/plain = {m_ours / m_plain:.2f}")
-    print(f"scrape service RSS over a {n_big}-page crawl ({big_s:.1f} s, {n_big / big_s:.1f} p/s):")
-    print(f"  ready {ready_rss:.1f} MB, after one page {warm_rss:.1f} MB, at the crawl's start "
-          f"{start_rss:.1f} MB, peak {watch.peak:.1f} MB, end {end_rss:.1f} MB; "
-          f"peak - start = {watch.peak - start_rss:.1f} MB")  # fmt: skip
+    if memory:
+        print(
+            f"scrape service RSS: ready {ready_rss:.1f} MB, after one page {warm_rss:.1f} MB, "
+            f"after the speed rounds {start_rss:.1f} MB"
+        )
+        for i, (pages, took, peak) in enumerate(memory, 1):
+            print(
+                f"  crawl {i}: {pages} pages in {took:.1f} s ({pages / took:.1f} p/s, no latency),"
+                f" peak {peak:.1f} MB = start + {peak - start_rss:.1f} MB"
+            )
+        print(f"  end {end_rss:.1f} MB = start + {end_rss - start_rss:.1f} MB")
     print(f"load average after: {load()}")
 
 
