@@ -77,6 +77,8 @@ def test_v2_crawl_reads_the_whole_site_once_and_honours_robots_and_the_guard(
     assert not [p for p in hits if p.startswith("/private")], "robots.txt was not honoured"
     assert hits["/sitemap-orphans.xml.gz"] >= 1
     assert canary.connections == 0, "a private address was contacted"
+    # the per-host limit (SCRAPE_PER_HOST_CONCURRENCY, 4) held over two drivers
+    assert 1 < hits["_max_inflight"] <= 4
     errors = fc.get_crawl_errors(job.id)  # type: ignore[arg-type]
     by_url = {e.url: e for e in errors.errors}
     assert by_url[canary.url + "/secret"].code == "BLOCKED_URL"

@@ -16,7 +16,8 @@ With the default 40 items per section it has 250+ pages:
     /slow                     answers after --slow-s seconds (default 1.5)
     /robots.txt               Disallow: /private/ ; Sitemap: /sitemap_index.xml
     /sitemap_index.xml        a sitemap index: /sitemap-pages.xml and /sitemap-orphans.xml.gz
-    /_hits                    JSON {path: requests seen} (not part of the site)
+    /_hits                    JSON {path: requests seen, "_max_inflight": most requests at once}
+                              (not part of the site)
 
 Every page takes --latency-ms to answer (a remote site's latency, for the bench). `expected_pages`
 says which pages a default crawl from / must return.
@@ -92,6 +93,7 @@ class _Handler(BaseHTTPRequestHandler):
     shape: SiteShape
     hits: Counter[str]
     lock: threading.Lock
+    inflight: list[int]  # [now, most at once]
     protocol_version = "HTTP/1.1"
 
     def log_message(self, format: str, *args: object) -> None:
@@ -113,13 +115,20 @@ class _Handler(BaseHTTPRequestHandler):
         path = urlsplit(self.path).path
         if path == "/_hits":
             with self.lock:
-                self._send(200, json.dumps(dict(self.hits)).encode(), "application/json")
+                seen = {**self.hits, "_max_inflight": self.inflight[1]}
+            self._send(200, json.dumps(seen).encode(), "application/json")
             return
         with self.lock:
             self.hits[path] += 1
-        if self.shape.latency_s:
-            time.sleep(self.shape.latency_s)
-        self._route(path)
+            self.inflight[0] += 1
+            self.inflight[1] = max(self.inflight)
+        try:
+            if self.shape.latency_s:
+                time.sleep(self.shape.latency_s)
+            self._route(path)
+        finally:
+            with self.lock:
+                self.inflight[0] -= 1
 
     def _route(self, path: str) -> None:
         shape, base = self.shape, self._base()
@@ -180,7 +189,7 @@ class _Handler(BaseHTTPRequestHandler):
 
 
 def make_server(shape: SiteShape, host: str = "127.0.0.1", port: int = 0) -> ThreadingHTTPServer:
-    attrs = {"shape": shape, "hits": Counter(), "lock": threading.Lock()}
+    attrs = {"shape": shape, "hits": Counter(), "lock": threading.Lock(), "inflight": [0, 0]}
     handler = type("Handler", (_Handler,), attrs)
     server = ThreadingHTTPServer((host, port), handler)
     server.daemon_threads = True
