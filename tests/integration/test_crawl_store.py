@@ -21,6 +21,7 @@ from openmono_contracts.crawl import (
     JobStore,
     MemoryJobStore,
     RedisJobStore,
+    StoreFull,
 )
 
 from tests.support.redis import RedisServer, redis_server
@@ -36,8 +37,13 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RedisServer]:
 
 @pytest.fixture(params=["memory", "redis"])
 async def store(request: pytest.FixtureRequest, server: RedisServer) -> AsyncIterator[JobStore]:
+    with server.client() as c:  # each test starts with no reservation
+        c.delete("openmono:crawl:reserved", "openmono:crawl:reserved-bytes")
+    total = 10 * 1024 * 1024
     made: JobStore = (
-        MemoryJobStore() if request.param == "memory" else RedisJobStore.from_url(server.url)
+        MemoryJobStore(total)
+        if request.param == "memory"
+        else RedisJobStore.from_url(server.url, total)
     )
     yield made
     await made.close()
@@ -58,6 +64,7 @@ def _spec(**kw: object) -> JobSpec:
         "rules": CrawlRules(limit=5),
         "concurrency": 2,
         "lease_s": 5.0,
+        "max_bytes": 1024 * 1024,
     }
     base.update(kw)
     return JobSpec.model_validate(base)
@@ -202,3 +209,15 @@ async def test_memory_store_drops_expired_jobs(tmp_path: Path) -> None:
     spec = _spec(expires_at=time.time() - 1)
     await store.create(spec, [_item(1)])
     assert await store.spec(spec.id) is None
+
+
+async def test_all_jobs_together_hold_at_most_the_total_bytes(store: JobStore) -> None:
+    big = 6 * 1024 * 1024  # of the 10 MiB the fixture's stores allow
+    first = _spec(max_bytes=big, concurrency=1, rules=CrawlRules(limit=1))
+    await store.create(first, [_item(1)])
+    with pytest.raises(StoreFull):
+        await store.create(_spec(max_bytes=big), [_item(1)])
+    # once the first job ended it holds only what it stored, so the second fits
+    (item,) = await store.claim(first.id, 1, time.time())
+    await store.finish(first.id, item, Finished(document=_doc(1)), time.time())
+    await store.create(_spec(max_bytes=big), [_item(1)])

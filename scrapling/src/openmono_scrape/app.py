@@ -153,10 +153,13 @@ def _runner(
 ) -> firecrawl.JobRunner:
     """Celery and Redis when a broker is configured (durable jobs), else this process."""
     if cfg.crawl_broker_url:
-        return crawljobs.CeleryRunner(cfg.crawl_broker_url)
+        return crawljobs.CeleryRunner(cfg.crawl_broker_url, cfg.crawl_max_total_bytes)
     limits = SliceLimits(seconds=3600.0)
     return crawljobs.LocalRunner(
-        crawljobs.DirectSource(api, admit), cfg.crawl_max_local_jobs, limits
+        crawljobs.DirectSource(api, admit),
+        cfg.crawl_max_local_jobs,
+        limits,
+        cfg.crawl_max_total_bytes,
     )
 
 

@@ -91,8 +91,12 @@ class ScrapeSettings(BaseSettings):
     crawl_broker_url: str | None = None
     # A job, its results and its errors are dropped this long after it started.
     crawl_ttl_s: float = Field(default=24 * 3600.0, ge=60)
-    # Bound on one job's stored documents; past it the job stops taking pages.
-    crawl_max_bytes: int = Field(default=100 * 1024 * 1024, ge=1024 * 1024)
+    # Bound on one job's stored documents; past it the job stops taking pages. All jobs together
+    # (running, and ended ones until they expire) hold at most crawl_max_total_bytes: a new job
+    # past it gets 429. In the stack's Redis this sits beside the scrape cache (128 MiB) under
+    # Redis's own 256 MB (docs/operations.md): raise them together.
+    crawl_max_bytes: int = Field(default=32 * 1024 * 1024, ge=1024 * 1024)
+    crawl_max_total_bytes: int = Field(default=64 * 1024 * 1024, ge=1024 * 1024)
     # Pages in flight at once for one batch scrape (a crawl takes per_host_concurrency); a job's
     # `maxConcurrency` can only lower it.
     crawl_concurrency: int = Field(default=8, ge=1, le=64)

@@ -42,8 +42,10 @@ _KICK_EVERY_S = 15.0
 class LocalRunner:
     durable = False
 
-    def __init__(self, source: PageSource, max_jobs: int, limits: SliceLimits) -> None:
-        self.memory = MemoryJobStore()
+    def __init__(
+        self, source: PageSource, max_jobs: int, limits: SliceLimits, total_bytes: int
+    ) -> None:
+        self.memory = MemoryJobStore(total_bytes)
         self.store: JobStore = self.memory
         self.source = source
         self.max_jobs = max_jobs
@@ -84,10 +86,10 @@ class LocalRunner:
 class CeleryRunner:
     durable = True
 
-    def __init__(self, broker_url: str) -> None:
+    def __init__(self, broker_url: str, total_bytes: int) -> None:
         from celery import Celery
 
-        self.store: JobStore = RedisJobStore.from_url(broker_url)
+        self.store: JobStore = RedisJobStore.from_url(broker_url, total_bytes)
         self.app = Celery("openmono-scrape", broker=broker_url)
         self.app.conf.update(
             task_serializer="json",

@@ -31,6 +31,7 @@ from openmono_contracts.crawl import (
     JobSpec,
     JobStore,
     JobVersion,
+    StoreFull,
     Webhooks,
     WebhookSpec,
     check_patterns,
@@ -53,7 +54,13 @@ from openmono_contracts.firecrawl_jobs import (
 from pydantic import BaseModel
 
 from openmono_scrape.engines import check_url
-from openmono_scrape.errors import BadRequest, JobEnded, JobNotFound, NotImplementedHere
+from openmono_scrape.errors import (
+    BadRequest,
+    JobEnded,
+    JobNotFound,
+    NotImplementedHere,
+    TooManyJobs,
+)
 from openmono_scrape.firecrawl._document import parse_formats
 from openmono_scrape.firecrawl._fallback import not_served
 from openmono_scrape.firecrawl._scrape import PageScraper
@@ -176,7 +183,7 @@ class JobsAPI:
             delay_s=req.delay or 0.0,
         )
         key = Scope(rules, start).key(start)
-        await self.runner.create(spec, [Item(start, 0, key, kickoff=True)])
+        await self._create(spec, [Item(start, 0, key, kickoff=True)])
         return _json(
             FirecrawlJobStarted(id=spec.id, url=job_url(request, version, "crawl", spec.id))
         )
@@ -212,13 +219,19 @@ class JobsAPI:
             webhook=_webhook(req.webhook),
             concurrency=min(req.max_concurrency or cap, cap),
         )
-        await self.runner.create(spec, [Item(url, 0, key) for key, url in valid.items()])
+        await self._create(spec, [Item(url, 0, key) for key, url in valid.items()])
         started = FirecrawlJobStarted(
             id=spec.id,
             url=job_url(request, version, "batch", spec.id),
             invalid_urls=invalid or None,
         )
         return _json(started)
+
+    async def _create(self, spec: JobSpec, items: list[Item]) -> None:
+        try:
+            await self.runner.create(spec, items)
+        except StoreFull as exc:
+            raise TooManyJobs(str(exc)) from exc
 
     async def _known(self, job_id: str, kind: Kind, version: JobVersion, method: str) -> JobSpec:
         if not _JOB_ID.match(job_id):

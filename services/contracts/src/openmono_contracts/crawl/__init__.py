@@ -32,7 +32,14 @@ from openmono_contracts.crawl.memstore import MemoryJobStore, iso
 from openmono_contracts.crawl.redisstore import RedisJobStore
 from openmono_contracts.crawl.robots import Robots
 from openmono_contracts.crawl.scope import Scope, check_patterns, normalise, page_key
-from openmono_contracts.crawl.store import Finished, FinishResult, Item, JobState, JobStore
+from openmono_contracts.crawl.store import (
+    Finished,
+    FinishResult,
+    Item,
+    JobState,
+    JobStore,
+    StoreFull,
+)
 from openmono_contracts.crawl.webhook import Webhooks
 
 __all__ = [
@@ -62,6 +69,7 @@ __all__ = [
     "SliceLimits",
     "SliceTask",
     "SourceUnavailable",
+    "StoreFull",
     "WebhookSpec",
     "Webhooks",
     "check_patterns",

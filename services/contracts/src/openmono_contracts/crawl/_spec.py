@@ -76,7 +76,7 @@ class JobSpec(BaseModel):
     concurrency: int = Field(default=4, ge=1)
     delay_s: float = Field(default=0.0, ge=0)
     # bound on the stored documents' bytes; past it the job stops taking pages
-    max_bytes: int = Field(default=100 * 1024 * 1024, ge=1024)
+    max_bytes: int = Field(default=32 * 1024 * 1024, ge=1024)
     # a page a driver took is handed to another after this long without the driver's heartbeat
     lease_s: float = Field(default=20.0, gt=0)
     # a page whose driver died this many times is given up (an error, not a loop)

@@ -21,6 +21,7 @@ from openmono_contracts.crawl.store import (
     FinishResult,
     Item,
     JobState,
+    StoreFull,
     Verdict,
     abandoned_error,
 )
@@ -64,8 +65,9 @@ class _Job:
 class MemoryJobStore:
     durable = False
 
-    def __init__(self) -> None:
+    def __init__(self, total_bytes: int | None = None) -> None:
         self._jobs: dict[str, _Job] = {}
+        self.total_bytes = total_bytes
 
     def _sweep(self, now: float) -> None:
         for job_id in [j for j, job in self._jobs.items() if job.spec.expires_at <= now]:
@@ -80,6 +82,12 @@ class MemoryJobStore:
 
     async def create(self, spec: JobSpec, items: list[Item]) -> None:
         self._sweep(time.time())
+        if self.total_bytes is not None:
+            used = sum(
+                j.spec.max_bytes if j.status == "scraping" else j.bytes for j in self._jobs.values()
+            )
+            if used + spec.max_bytes > self.total_bytes:
+                raise StoreFull(used, self.total_bytes)
         job = _Job(spec)
         for item in items:
             if item.key not in job.seen:

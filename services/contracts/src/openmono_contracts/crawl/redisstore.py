@@ -9,6 +9,9 @@ Keys, `openmono:crawl:<id>:<part>`, all expiring at the job's `expires_at`:
     blocked   list of URLs robots.txt refused          robots  hash: origin -> robots.txt text
     drivers   sorted set: driver chain token -> heartbeat deadline
 
+and, for all jobs, `openmono:crawl:reserved` (job id -> expiry) and `openmono:crawl:reserved-bytes`
+(job id -> bytes it may hold: its bound while it runs, what it stored once it ended).
+
 A leased item is stored as the exact string the script read from the frontier (Lua re-encodes an
 item whose attempts it counts), so the store remembers, per item it handed out, that string:
 `renew`, `release` and `finish` name the lease by it.
@@ -17,6 +20,7 @@ item whose attempts it counts), so the store remembers, per item it handed out, 
 from __future__ import annotations
 
 import json
+import time
 from typing import Any
 
 from openmono_contracts.crawl._spec import JOB_KEY_PREFIX, JobSpec
@@ -28,16 +32,34 @@ from openmono_contracts.crawl.store import (
     FinishResult,
     Item,
     JobState,
+    StoreFull,
 )
 
-_PARTS = ("spec", "state", "frontier", "leases", "done", "seen", "docs", "errors", "blocked",
-          "robots", "drivers")  # fmt: skip
+_RESERVED = f"{JOB_KEY_PREFIX}reserved"
+_RESERVED_BYTES = f"{JOB_KEY_PREFIX}reserved-bytes"
+_PARTS = (
+    "spec",
+    "state",
+    "frontier",
+    "leases",
+    "done",
+    "seen",
+    "docs",
+    "errors",
+    "blocked",
+    "robots",
+    "drivers",
+)
 
 _COMMON = """
 local function expire_all()
   local at = redis.call('HGET', KEYS[2], 'expires_ms')
   if not at then return end
-  for i = 1, #KEYS do redis.call('PEXPIREAT', KEYS[i], at) end
+  for i = 1, 11 do redis.call('PEXPIREAT', KEYS[i], at) end
+end
+local function settle()
+  local id = redis.call('HGET', KEYS[2], 'id')
+  if id then redis.call('HSET', KEYS[12], id, redis.call('HGET', KEYS[2], 'bytes') or '0') end
 end
 local function end_if_drained(now)
   if redis.call('HGET', KEYS[2], 'status') ~= 'scraping' then return '' end
@@ -47,6 +69,7 @@ local function end_if_drained(now)
   local status = 'completed'
   if completed == 0 and failed > 0 then status = 'failed' end
   redis.call('HSET', KEYS[2], 'status', status, 'finished_at', now)
+  settle()
   return status
 end
 """
@@ -174,17 +197,35 @@ return {verdict, e}
 """
 )
 
+# KEYS: reserved, reserved-bytes; ARGV: now_ms, total, job id, bytes, expires_ms
+_RESERVE = """
+for _, id in ipairs(redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', ARGV[1])) do
+  redis.call('HDEL', KEYS[2], id)
+  redis.call('ZREM', KEYS[1], id)
+end
+local used = 0
+for _, v in ipairs(redis.call('HVALS', KEYS[2])) do used = used + tonumber(v) end
+if used + tonumber(ARGV[4]) > tonumber(ARGV[2]) then return used end
+redis.call('ZADD', KEYS[1], ARGV[5], ARGV[3])
+redis.call('HSET', KEYS[2], ARGV[3], ARGV[4])
+return -1
+"""
+
 # ARGV: now
-_CANCEL = """
+_CANCEL = (
+    _COMMON
+    + """
 local st = redis.call('HGET', KEYS[2], 'status')
 if not st then return 'missing' end
 if st == 'completed' or st == 'failed' then return st end
 if st ~= 'cancelled' then
   redis.call('HSET', KEYS[2], 'status', 'cancelled', 'finished_at', ARGV[1])
   redis.call('DEL', KEYS[3], KEYS[4])
+  settle()
 end
 return 'cancelled'
 """
+)
 
 # ARGV: token, until, now
 _BEAT = (
@@ -221,9 +262,12 @@ def _text(value: Any) -> str:
 class RedisJobStore:
     durable = True
 
-    def __init__(self, client: Any) -> None:
-        """`client`: a `redis.asyncio.Redis` (the caller owns its lifetime unless `close`)."""
+    def __init__(self, client: Any, total_bytes: int | None = None) -> None:
+        """`client`: a `redis.asyncio.Redis` (closed by `close`); `total_bytes`: what all jobs
+        may hold together (checked when a job is made; None: no check, as in a driver)."""
         self.redis = client
+        self.total_bytes = total_bytes
+        self._reserve = client.register_script(_RESERVE)
         self._raw: dict[Item, str] = {}
         self._claim = client.register_script(_CLAIM)
         self._renew = client.register_script(_RENEW)
@@ -234,27 +278,48 @@ class RedisJobStore:
         self._set_robots = client.register_script(_SET_ROBOTS)
 
     @classmethod
-    def from_url(cls, url: str) -> RedisJobStore:
+    def from_url(cls, url: str, total_bytes: int | None = None) -> RedisJobStore:
         import redis.asyncio as aioredis
 
-        return cls(aioredis.from_url(url, socket_timeout=5.0, socket_connect_timeout=3.0))
+        client = aioredis.from_url(url, socket_timeout=5.0, socket_connect_timeout=3.0)
+        return cls(client, total_bytes)
 
     @staticmethod
     def keys(job_id: str) -> list[str]:
-        return [f"{JOB_KEY_PREFIX}{job_id}:{part}" for part in _PARTS]
+        return [f"{JOB_KEY_PREFIX}{job_id}:{part}" for part in _PARTS] + [_RESERVED_BYTES]
 
     async def create(self, spec: JobSpec, items: list[Item]) -> None:
         keys = self.keys(spec.id)
+        if self.total_bytes is not None:
+            args = [
+                int(time.time() * 1000),
+                self.total_bytes,
+                spec.id,
+                spec.max_bytes,
+                int(spec.expires_at * 1000),
+            ]
+            used = int(await self._reserve(keys=[_RESERVED, _RESERVED_BYTES], args=args))
+            if used >= 0:
+                raise StoreFull(used, self.total_bytes)
         unique: dict[str, Item] = {}
         for item in items:
             unique.setdefault(item.key, item)
         state = {
-            "status": "scraping", "total": len(unique), "completed": 0, "failed": 0, "bytes": 0,
-            "limit": spec.rules.limit if spec.rules else 0, "concurrency": spec.concurrency,
-            "lease_s": spec.lease_s, "delay_s": spec.delay_s, "max_attempts": spec.max_attempts,
-            "max_bytes": spec.max_bytes, "max_drivers": spec.max_drivers,
+            "id": spec.id,
+            "status": "scraping",
+            "total": len(unique),
+            "completed": 0,
+            "failed": 0,
+            "bytes": 0,
+            "limit": spec.rules.limit if spec.rules else 0,
+            "concurrency": spec.concurrency,
+            "lease_s": spec.lease_s,
+            "delay_s": spec.delay_s,
+            "max_attempts": spec.max_attempts,
+            "max_bytes": spec.max_bytes,
+            "max_drivers": spec.max_drivers,
             "expires_ms": int(spec.expires_at * 1000),
-        }  # fmt: skip
+        }
         async with self.redis.pipeline(transaction=True) as pipe:
             pipe.set(keys[0], spec.model_dump_json())
             pipe.hset(keys[1], mapping=state)
@@ -307,10 +372,16 @@ class RedisJobStore:
     async def finish(self, job_id: str, item: Item, done: Finished, now: float) -> FinishResult:
         member = self._raw.pop(item, None) or item.encode()
         args: list[Any] = [
-            member, item.key, done.document or "", json.dumps(done.error) if done.error else "",
-            done.alias_key or "", "1" if done.self_blocked else "", now, BYTE_BOUND_WARNING,
+            member,
+            item.key,
+            done.document or "",
+            json.dumps(done.error) if done.error else "",
+            done.alias_key or "",
+            "1" if done.self_blocked else "",
+            now,
+            BYTE_BOUND_WARNING,
             len(done.discovered),
-        ]  # fmt: skip
+        ]
         for new in done.discovered:
             args += [new.key, new.encode()]
         args.append(len(done.blocked))

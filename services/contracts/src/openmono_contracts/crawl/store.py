@@ -18,6 +18,9 @@ it) and `MemoryJobStore` (the scrape service alone, when no Redis is configured)
   stops taking pages and completes with a warning. Everything expires at `expires_at`.
 - `drivers`: the driver chains working on a job, each with a heartbeat deadline; `beat` refuses a
   chain beyond `max_drivers`.
+- All jobs together hold at most the store's `total_bytes`: a job reserves its `max_bytes` when it
+  is made (`create` raises `StoreFull` past the total) and, once it ends, only what it stored, until
+  it expires.
 """
 
 from __future__ import annotations
@@ -27,10 +30,21 @@ from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
 
 from openmono_contracts.crawl._spec import JobSpec, JobStatus
+from openmono_contracts.errors import ContractError
 
 Verdict = Literal["stored", "error", "skipped", "duplicate", "dropped"]
 CancelOutcome = Literal["cancelled", "completed", "failed", "missing"]
 BYTE_BOUND_WARNING = "the job's results reached their byte bound: it stopped taking pages"
+
+
+class StoreFull(ContractError):
+    """Making the job would pass the bytes all jobs may hold together."""
+
+    def __init__(self, used: int, total: int) -> None:
+        super().__init__(
+            f"the results of running and recent jobs hold {used} of the {total} bytes allowed "
+            "(SCRAPE_CRAWL_MAX_TOTAL_BYTES); try again when one has ended or expired"
+        )
 
 
 @dataclass(frozen=True)
