@@ -100,6 +100,20 @@ def our_crawl(client: httpx.Client, base: str, start: str) -> int:
         time.sleep(0.1)
 
 
+_TICK = os.sysconf("SC_CLK_TCK")
+
+
+def cpu_s(pid: int) -> float:
+    """User + system CPU seconds of `pid` and, recursively, its children now alive."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+        own = (int(fields[11]) + int(fields[12])) / _TICK
+        kids = Path(f"/proc/{pid}/task/{pid}/children").read_text().split()
+    except FileNotFoundError:
+        return 0.0
+    return own + sum(cpu_s(int(k)) for k in kids)
+
+
 def rss_mb(pid: int) -> float:
     for line in Path(f"/proc/{pid}/status").read_text().splitlines():
         if line.startswith("VmRSS:"):
@@ -152,13 +166,19 @@ def main() -> None:
                 warm.raise_for_status()
                 warm_rss = rss_mb(pid)
                 ours, plain, counts = [], [], set()
+                # CPU per page: ours in the scrape service, the worker (with its pool) and
+                # Redis; the plain crawler in this process
+                stack_pids = [pid, stack.workers[0].proc.pid, stack.redis.proc.pid]  # type: ignore[union-attr]
+                cpu_ours, cpu_plain = [], []
                 for _ in range(args.rounds):
-                    t0 = time.perf_counter()
+                    t0, c0 = time.perf_counter(), time.process_time()
                     n_plain = asyncio.run(plain_crawl(site.url + "/"))
                     plain.append(n_plain / (time.perf_counter() - t0))
-                    t0 = time.perf_counter()
+                    cpu_plain.append((time.process_time() - c0) / n_plain * 1000)
+                    t0, c0 = time.perf_counter(), sum(cpu_s(p) for p in stack_pids)
                     n_ours = our_crawl(client, base, site.url + "/")
                     ours.append(n_ours / (time.perf_counter() - t0))
+                    cpu_ours.append((sum(cpu_s(p) for p in stack_pids) - c0) / n_ours * 1000)
                     counts.add((n_plain, n_ours))
             memory: list[tuple[int, float, float]] = []  # pages, seconds, peak RSS
             start_rss = rss_mb(pid)
@@ -179,6 +199,10 @@ def main() -> None:
     print(f"  plain asyncio+httpx crawler  median {m_plain:7.1f} pages/s  {plain}")
     print(f"  /firecrawl/v2/crawl (worker) median {m_ours:7.1f} pages/s  {ours}")
     print(f"  ratio ours/plain = {m_ours / m_plain:.2f}")
+    print(
+        f"  CPU per page: plain {statistics.median(cpu_plain):.1f} ms, ours "
+        f"{statistics.median(cpu_ours):.1f} ms (scrape service + worker + Redis)"
+    )
     if memory:
         print(
             f"scrape service RSS: ready {ready_rss:.1f} MB, after one page {warm_rss:.1f} MB, "

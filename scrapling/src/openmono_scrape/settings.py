@@ -97,8 +97,9 @@ class ScrapeSettings(BaseSettings):
     # Redis's own 256 MB (docs/operations.md): raise them together.
     crawl_max_bytes: int = Field(default=32 * 1024 * 1024, ge=1024 * 1024)
     crawl_max_total_bytes: int = Field(default=64 * 1024 * 1024, ge=1024 * 1024)
-    # Pages in flight at once for one batch scrape (a crawl takes per_host_concurrency); a job's
-    # `maxConcurrency` can only lower it.
+    # Pages in flight at once for one job; a job's `maxConcurrency` can only lower it. Fetches to
+    # one host still wait for per_host_concurrency (the pages beyond it are being extracted and
+    # recorded meanwhile).
     crawl_concurrency: int = Field(default=8, ge=1, le=64)
     # Driver chains per durable job (spread over workers); a page whose driver stops beating is
     # handed to another after crawl_lease_s.

@@ -171,7 +171,9 @@ class JobsAPI:
             deduplicate_similar_urls=req.deduplicate_similar_urls,
             sitemap=req.sitemap_mode(),
         )
-        limit = min(self.settings.per_host_concurrency, self.settings.crawl_concurrency)
+        # pages in flight may exceed the per-host limit: the service holds fetches to one host to
+        # it, and the others' extraction and bookkeeping overlap those fetches
+        limit = self.settings.crawl_concurrency
         spec = self._spec(
             "crawl",
             version,
