@@ -1,4 +1,5 @@
-"""Crawl jobs survive their processes: a worker killed mid-crawl, a scrape service restarted.
+"""Crawl jobs survive their processes: a worker killed mid-crawl, a scrape service restarted, the
+job store (Redis) out of reach for a while.
 
 Each test has its own stack (tests/support/crawl_stack.py) and site (every page answers after
 40 ms, so the crawl is still running when the fault comes). What must hold afterwards: the job
@@ -113,3 +114,22 @@ def test_a_crawl_outlives_a_restart_of_the_scrape_service(tmp_path: Path, site: 
         paths = _all_paths(stack, job_id)
         assert len(paths) == len(set(paths))
         assert set(paths) == expected_pages()
+
+
+def test_a_job_store_out_of_reach_is_a_503_with_retry_after(
+    tmp_path: Path, site: CrawlSite
+) -> None:
+    with crawl_stack(tmp_path, KEY, workers=0) as stack:
+        job_id = _start(stack, site)
+        assert stack.redis is not None
+        stack.redis.proc.stop()
+        for method, path in (
+            ("GET", f"/v2/crawl/{job_id}"),
+            ("DELETE", f"/v2/crawl/{job_id}"),
+            ("POST", "/v2/crawl"),
+        ):
+            body = {"url": site.url} if method == "POST" else None
+            r = httpx.request(method, stack.scrape + "/firecrawl" + path, json=body, timeout=60)
+            assert r.status_code == 503, (path, r.text)
+            assert r.json()["success"] is False and "Redis" in r.json()["error"]
+            assert r.headers["retry-after"] == "5"

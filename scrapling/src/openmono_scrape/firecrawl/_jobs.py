@@ -24,6 +24,7 @@ from typing import Any, Literal, Protocol
 
 from fastapi import APIRouter, Query, Request
 from fastapi.responses import JSONResponse
+from kombu.exceptions import OperationalError as KombuOperationalError
 from openmono_contracts.crawl import (
     CrawlRules,
     GuardPolicy,
@@ -52,10 +53,12 @@ from openmono_contracts.firecrawl_jobs import (
     FirecrawlWebhook,
 )
 from pydantic import BaseModel
+from redis.exceptions import RedisError
 
 from openmono_scrape.engines import check_url
 from openmono_scrape.errors import (
     BadRequest,
+    EngineUnavailable,
     JobEnded,
     JobNotFound,
     NotImplementedHere,
@@ -79,7 +82,8 @@ class JobRunner(Protocol):
 
 
 Kind = Literal["crawl", "batch"]
-Answer = Callable[[Callable[[], Awaitable[JSONResponse]], str], Awaitable[JSONResponse]]
+Make = Callable[[], Awaitable[JSONResponse]]
+Answer = Callable[[Make, str], Awaitable[JSONResponse]]
 PAGE_DOCS = 100
 PAGE_BYTES = 10 * 1024 * 1024
 _JOB_ID = re.compile(r"^[0-9a-f]{32}$")
@@ -308,6 +312,23 @@ class JobsAPI:
         return _json(FirecrawlJobErrors(errors=listed, robots_blocked=blocked))
 
 
+def _reachable(make: Make) -> Make:
+    """`make`, with the job store or broker out of reach answered as a busy service (503 +
+    Retry-After), not as a bug: the stack's Redis restarting is a wait, not an error."""
+
+    async def run() -> JSONResponse:
+        try:
+            return await make()
+        except (RedisError, KombuOperationalError) as exc:
+            raise EngineUnavailable(
+                "the job store (the stack's Redis) cannot be reached; try again shortly",
+                retryable=True,
+                retry_after_s=5.0,
+            ) from exc
+
+    return run
+
+
 def add_job_routes(
     router: APIRouter,
     jobs: JobsAPI,
@@ -323,7 +344,7 @@ def add_job_routes(
         tag = kind if kind == "crawl" else "batch_scrape"
 
         async def start(body: Any, request: Request) -> JSONResponse:
-            return await answer(lambda: starter(body, version, request), f"/firecrawl{base}")
+            return await answer(_reachable(lambda: starter(body, version, request)), base)
 
         # the body's model differs per kind: give FastAPI the class itself, not a name
         start.__annotations__["body"] = body_model
@@ -335,14 +356,14 @@ def add_job_routes(
             limit: int | None = Query(default=None, ge=1, le=1000),
         ) -> JSONResponse:
             return await answer(
-                lambda: jobs.status(kind, version, job_id, skip, limit, request), base
+                _reachable(lambda: jobs.status(kind, version, job_id, skip, limit, request)), base
             )
 
         async def cancel(job_id: str) -> JSONResponse:
-            return await answer(lambda: jobs.cancel(kind, version, job_id), base)
+            return await answer(_reachable(lambda: jobs.cancel(kind, version, job_id)), base)
 
         async def errors(job_id: str) -> JSONResponse:
-            return await answer(lambda: jobs.errors(kind, version, job_id), base)
+            return await answer(_reachable(lambda: jobs.errors(kind, version, job_id)), base)
 
         for name, fn in (
             ("start", start),
