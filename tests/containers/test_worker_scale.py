@@ -21,6 +21,7 @@ from pathlib import Path
 
 import pytest
 from openmono.stack.envfile import ensure_compose_env
+from openmono_contracts.crawl import CRAWL_QUEUE
 
 from tests.containers.conftest import Project, make_env
 from tests.support import bash_load
@@ -116,9 +117,10 @@ def test_scaled_workers_share_one_workspace_id_and_queue(scaled: Project) -> Non
     report = json.loads(done.stdout.strip().splitlines()[-1])
     queue = f"openmono.tools.ws.{ws_id}"
     assert report["route"] == {"kind": "workspace", "id": ws_id}
-    # Both replicas consume the workspace's queue, and nothing else.
+    # Both replicas consume the workspace's tool queue and the shared crawl queue, nothing else.
     assert len(report["queues"]) == 2, report["queues"]
-    assert all(qs == [queue] for qs in report["queues"].values()), report["queues"]
+    wanted = sorted([queue, CRAWL_QUEUE])
+    assert all(sorted(qs) == wanted for qs in report["queues"].values()), report["queues"]
     assert all(report["ok"]), report
     hostnames = {str(_inspect(c)["Config"]["Hostname"]) for c in _containers(scaled)}  # type: ignore[index]
     assert set(report["ran_on"]) <= hostnames and report["ran_on"], report

@@ -260,7 +260,7 @@ def test_public_paths_need_no_key_and_never_proxy(
     assert resp.header("Content-Type") == "application/json"
     json.loads(resp.body)
     # /services asks each upstream's health path (without any key), never anything else
-    health = {"/health", "/healthz"}
+    health = {"/health", "/healthz", "/health/crawl-durable"}
     for up in stack.upstreams.values():
         assert all(r.path in health and not r.header_values("Authorization") for r in up.requests())
     if path == "/health":

@@ -121,7 +121,8 @@ def create_app(settings: ScrapeSettings | None = None) -> FastAPI:
             "crawl": runner.info(),
         }
 
-    @app.get("/health/crawl-durable")
+    # The gateway's probe, not part of the API: its 503 means "no" (Caddy's probe reads the status).
+    @app.get("/health/crawl-durable", include_in_schema=False)
     async def crawl_durable() -> JSONResponse:
         """200 when crawl jobs outlive this process (the gateway's `/services` probe), else 503."""
         durable = runner.durable
