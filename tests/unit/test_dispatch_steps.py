@@ -20,6 +20,7 @@ from openmono.loop import (
     Step,
     StepContext,
     ToolCatalog,
+    ToolFinished,
     WorkerTools,
 )
 from openmono.permissions import PermissionEngine
@@ -135,3 +136,50 @@ def test_undo_snapshots_only_files_inside_the_workspace(tmp_path: Path) -> None:
     assert (tmp_path / "escape.txt").read_text() == "outside"
     assert snapshots.undo() == [(ws / "in.txt").resolve()]
     assert not (ws / "in.txt").exists()
+
+
+def test_the_sessions_own_outputs_are_readable_without_approval(tmp_path: Path) -> None:
+    """A spilled output and a background log live outside the workspace; the result tells the
+    model to FileRead them, so a non-interactive run must not deny that read. Other files
+    outside the workspace still need approval."""
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    settings = WorkerSettings(data_dir=tmp_path / "data", artifact_threshold_bytes=1024)
+    executor = LocalExecutor(settings)
+    ctx = DispatchContext(workspace=ws, session_id="s", timeout_s=30)
+    dispatcher = Dispatcher(
+        ToolCatalog([WorkerTools(executor)]), PermissionEngine(ws, allow=("Bash",)), ctx
+    )
+
+    def bash(call_id: str, command: str, background: bool = False) -> ToolCallComplete:
+        args = json.dumps({"command": command, "background": background})
+        return ToolCallComplete(index=0, id=call_id, name="Bash", arguments=args)
+
+    artifacts: dict[str, str] = {}
+
+    def note(event: LoopEvent) -> None:
+        if isinstance(event, ToolFinished) and event.artifact:
+            artifacts[event.call_id] = event.artifact
+
+    async def turn(*calls: ToolCallComplete) -> list[CallOutcome]:
+        out: list[CallOutcome] = []
+        await dispatcher.run(list(calls), "agent", "t", note, out.append)
+        return out
+
+    async def run() -> list[str]:
+        try:
+            spilled, started = await turn(bash("1", "seq 1 5000"), bash("2", "echo up", True))
+            artifact, log = artifacts["1"], artifacts["2"]
+            assert artifact in spilled.content and f"log: {log}" in started.content
+            assert not Path(artifact).is_relative_to(ws) and not Path(log).is_relative_to(ws)
+            outside = tmp_path / "elsewhere.txt"
+            outside.write_text("not ours\n")
+            reads = await turn(_read("3", artifact), _read("4", log), _read("5", str(outside)))
+            return [o.content for o in reads]
+        finally:
+            await executor.aclose()
+
+    artifact_read, log_read, other = asyncio.run(run())
+    assert "permission denied" not in artifact_read and "of 5001" in artifact_read
+    assert "permission denied" not in log_read
+    assert "permission denied" in other and "not ours" not in other

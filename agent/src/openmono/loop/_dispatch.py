@@ -244,6 +244,8 @@ class Dispatcher:
         # 7. the toolset that offers the name runs it
         request = self.request(call, args)
         result = await self.call(request, emit)
+        if result.artifact:
+            self.permissions.note_output(result.artifact)
         # 8. post-tool hooks; 9. the message for the model
         note = await self.hooks.post_tool_use(request, result) if self.hooks else None
         content = await self._content(result)

@@ -26,7 +26,7 @@ from openmono.config import ToolRules
 from openmono.permissions._bash import is_safe_read_only, segments
 from openmono.permissions._builtin import builtin_denial
 from openmono.permissions._errors import PermissionsError
-from openmono.permissions._subjects import call_paths, pattern_matches
+from openmono.permissions._subjects import call_paths, pattern_matches, resolve_path
 
 Action = Literal["allow", "ask", "deny"]
 Answer = Literal["once", "session", "deny", "deny_session"]
@@ -85,6 +85,9 @@ class PermissionEngine:
     deny_all: bool = False
     _granted: list[tuple[str, str]] = field(default_factory=list)
     _denied_tools: set[str] = field(default_factory=set)
+    # Files this session's own calls wrote for the model to read (spilled outputs, background
+    # logs): they live outside the workspace, and the result told the model to read them.
+    _outputs: set[Path] = field(default_factory=set)
 
     def __post_init__(self) -> None:
         self.workspace = self.workspace.resolve()
@@ -127,6 +130,10 @@ class PermissionEngine:
                 return Decision("allow", f"allowed by {granted_tool}:{pattern}", "flag")
         return self._default(tool, args, facts)
 
+    def note_output(self, path: str) -> None:
+        """A call of this session wrote `path` for the model: reading it needs no approval."""
+        self._outputs.add(resolve_path(path, self.workspace))
+
     def _default(self, tool: str, args: Mapping[str, Any], facts: ToolFacts) -> Decision:
         if facts.conversation or facts.permission == "allow":
             return Decision("allow", "changes nothing outside the conversation", "default")
@@ -141,6 +148,8 @@ class PermissionEngine:
             inside = all(p == self.workspace or self.workspace in p.parents for p in paths)
             if inside:
                 return Decision("allow", "a read inside the workspace", "default")
+            if paths and all(p in self._outputs for p in paths):
+                return Decision("allow", "a read of this session's own tool output", "default")
             return Decision("ask", "reading outside the workspace needs approval", "default")
         if facts.writes:
             return Decision("ask", f"{tool} changes files and needs approval", "default")

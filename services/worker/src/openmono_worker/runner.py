@@ -87,7 +87,7 @@ def run_tool(
     except Exception as exc:  # a bug in a tool must not kill the worker or the agent loop
         log.exception("tool %s crashed (call %s)", req.tool, req.call_id)
         return _finish(req, start, ok=False, error=f"internal error in {req.tool}: {exc!r}")
-    output, artifact, truncated = outcome.output, None, outcome.truncated
+    output, artifact, truncated = outcome.output, outcome.artifact, outcome.truncated
     spilled = spill(output, cfg, req.session_id, req.call_id)
     if spilled is not None:
         output, artifact, truncated = spilled.text, spilled.artifact, True

@@ -35,6 +35,9 @@ class ToolOutcome:
     error: str | None = None
     truncated: bool = False
     effect: ToolEffect | None = None
+    # A file the call wrote for the model to read later (a background command's log): the agent
+    # lets read-only tools read it like the artifact a big output spills into.
+    artifact: str | None = None
 
 
 @dataclass(frozen=True)

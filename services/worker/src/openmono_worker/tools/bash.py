@@ -121,7 +121,8 @@ class Bash(Tool[Params]):
             f"started in the background: pid {job.pid} (also its process group)\n"
             f"log: {log}\n"
             f"read the log with FileRead or `tail {log}`; stop it with `kill -- -{job.pid}`\n"
-            f"when it ends, its exit status is the log's last line and in {job.status}"
+            f"when it ends, its exit status is the log's last line and in {job.status}",
+            artifact=str(log),
         )
 
 
