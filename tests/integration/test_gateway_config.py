@@ -336,11 +336,18 @@ def test_defaults_are_the_compose_service_names(tmp_path: Path) -> None:
     env.pop("SEARXNG_UPSTREAM")
     env.pop("SCRAPE_UPSTREAM")
     env.pop("GATEWAY_TLS_LISTEN")
+    env.pop("KEYS_UPSTREAM")
     config = _adapt(env)
     servers = config["apps"]["http"]["servers"]
     assert sorted(s["listen"][0] for s in servers.values()) == [":8080", ":8443"]
     server = _server(config, ":8080")
-    assert sorted(set(_dials(server))) == ["llama-server:8080", "scrapling:5000", "searxng:8080"]
+    # keys:8090: the key service, asked only for a box key with a rate limit
+    assert sorted(set(_dials(server))) == [
+        "keys:8090",
+        "llama-server:8080",
+        "scrapling:5000",
+        "searxng:8080",
+    ]
     assert config["admin"]["disabled"] is True
 
 
@@ -396,10 +403,12 @@ def test_upstream_connections_are_pooled_with_a_short_idle_timeout(tmp_path: Pat
     env = gateway_env(tmp_path, api_key=KEY, listen=":8080", llama_upstream="127.0.0.1:7474")
     config = _adapt(env)
     proxies = _proxies(config)
-    assert len(proxies) == 16  # (4 routes, /firecrawl included, + 4 probes) x 2 listeners
+    # (4 routes, /firecrawl included, + 4 probes + 2 rate checks) x 2 listeners
+    assert len(proxies) == 20
+    keys = [p for p in proxies if _dials(p) == [env["KEYS_UPSTREAM"]]]
     routes = [p for p in proxies if "health_checks" in p]
-    probes = [p for p in proxies if "health_checks" not in p]
-    assert (len(routes), len(probes)) == (8, 8)
+    probes = [p for p in proxies if "health_checks" not in p and p not in keys]
+    assert (len(routes), len(probes), len(keys)) == (8, 8, 4)
     for proxy in routes:
         transport = proxy["transport"]
         assert transport["keep_alive"]["idle_timeout"] < 5 * 10**9

@@ -56,7 +56,7 @@ def test_up_status_down_leaves_nothing_running(stack_env: dict[str, str], tmp_pa
     status = run_openmono(["status", "--json"], stack_env, timeout=60)
     assert status.returncode == 0, status.stdout + status.stderr
     rows = {row["service"]: row for row in json.loads(status.stdout)}
-    assert set(rows) == {"llama-server", "gateway"}
+    assert set(rows) == {"llama-server", "keys", "gateway"}
     assert all(row["healthy"] and row["pid"] for row in rows.values())
     assert rows["gateway"]["address"] == f"127.0.0.1:{stack_env['GATEWAY_PORT']}"
 
@@ -74,7 +74,7 @@ def test_up_status_down_leaves_nothing_running(stack_env: dict[str, str], tmp_pa
 
     again = run_openmono(["up"], stack_env)
     assert again.returncode == 0
-    assert again.stdout.count("already running") == 2
+    assert again.stdout.count("already running") == 3
     assert "generated" not in again.stdout  # the key is generated once
 
     assert our_processes(tmp_path / "data")
@@ -158,13 +158,13 @@ def test_full_native_stack_with_worker_and_scrape(
     )
     up = run_openmono(["up"], stack_env)
     assert up.returncode == 0, up.stdout + up.stderr
-    for name in ("redis", "worker", "scrape", "gateway"):
+    for name in ("redis", "worker", "scrape", "keys", "gateway"):
         assert f"{name:<13} healthy in" in up.stdout, name
     assert '"scrape": true' in up.stdout
     rows = {
         r["service"]: r for r in json.loads(run_openmono(["status", "--json"], stack_env).stdout)
     }
-    assert {"redis", "worker", "scrape", "gateway", "llama (external)"} <= set(rows)
+    assert {"redis", "worker", "scrape", "keys", "gateway", "llama (external)"} <= set(rows)
     assert all(r["healthy"] for r in rows.values()), rows
 
     gateway = f"http://127.0.0.1:{stack_env['GATEWAY_PORT']}"
@@ -188,7 +188,7 @@ def test_full_native_stack_with_worker_and_scrape(
 
     down = run_openmono(["down"], stack_env, timeout=60)
     assert down.returncode == 0
-    assert down.stdout.count("stopped ") == 2
+    assert down.stdout.count("stopped ") == 3
     assert our_processes(tmp_path / "data") == []
 
 

@@ -86,6 +86,10 @@ def gateway_env(
         "SCRAPE_UPSTREAM": scrape_upstream or closed_upstream(),
         "WEB_SEARCH_ENABLED": search_enabled,
         "WEB_SCRAPE_ENABLED": scrape_enabled,
+        # box keys: a store folder of the test's own (empty unless a test adds keys) and a key
+        # service nobody listens on unless the test starts one
+        "GATEWAY_KEYS_DIR": str(tmp / "gateway-keys"),
+        "KEYS_UPSTREAM": closed_upstream(),
     }
     env.update(extra_env or {})
     return {k: v for k, v in env.items() if v is not None}

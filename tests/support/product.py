@@ -10,6 +10,7 @@ PACKAGES = {
     "openmono": ROOT / "agent/src/openmono",
     "openmono_worker": ROOT / "services/worker/src/openmono_worker",
     "openmono_contracts": ROOT / "services/contracts/src/openmono_contracts",
+    "openmono_keys": ROOT / "services/keys/src/openmono_keys",
     "openmono_scrape": ROOT / "scrapling/src/openmono_scrape",
 }
 

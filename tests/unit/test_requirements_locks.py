@@ -15,7 +15,12 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
-DOCKERFILES = ["agent/Dockerfile", "scrapling/Dockerfile", "services/worker/Dockerfile"]
+DOCKERFILES = [
+    "agent/Dockerfile",
+    "scrapling/Dockerfile",
+    "services/keys/Dockerfile",
+    "services/worker/Dockerfile",
+]
 
 
 def _export_command(dockerfile: Path) -> list[str]:

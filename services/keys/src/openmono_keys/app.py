@@ -1,0 +1,102 @@
+"""The key service's HTTP face: `GET /health` and `GET /v1/rate` (Caddy's `forward_auth`).
+
+The gateway calls `/v1/rate` for a key that has a rate limit, after Caddy checked the key itself,
+with the key's name and limit in headers (never the key). 204 lets the request through; 429
+(`Retry-After`, the JSON error shape of the route) goes back to the client as it is. A plain ASGI
+callable: two routes do not need a framework, and this sits in front of a rate-limited key's
+every request.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Awaitable, Callable, MutableMapping
+from typing import Any
+
+from openmono_contracts.gatewaykeys import (
+    KEY_HEADER,
+    KEY_NAME,
+    RATE_HEADER,
+    SHAPE_HEADER,
+    RateLimitedBody,
+)
+
+from openmono_keys.ratelimit import RateLimiter
+
+Scope = MutableMapping[str, Any]
+Receive = Callable[[], Awaitable[MutableMapping[str, Any]]]
+Send = Callable[[MutableMapping[str, Any]], Awaitable[None]]
+
+_JSON = (b"content-type", b"application/json")
+
+
+class KeyService:
+    """The ASGI application."""
+
+    def __init__(self, limiter: RateLimiter | None = None) -> None:
+        self.limiter = limiter or RateLimiter()
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "lifespan":
+            await _lifespan(receive, send)
+            return
+        if scope["type"] != "http":
+            return
+        path = scope.get("path", "")
+        if path == "/health":
+            await _respond(send, 200, {"status": "ok"})
+        elif path == "/v1/rate":
+            await self._rate(scope, send)
+        else:
+            await _respond(send, 404, {"error": "not_found"})
+
+    async def _rate(self, scope: Scope, send: Send) -> None:
+        headers = _headers(scope)
+        name = headers.get(KEY_HEADER.lower(), "")
+        rate_text = headers.get(RATE_HEADER.lower(), "")
+        if not KEY_NAME.fullmatch(name) or not rate_text.isdigit() or int(rate_text) < 1:
+            await _respond(send, 400, {"error": "bad_rate_request"})
+            return
+        rate = int(rate_text)
+        wait = self.limiter.take(name, rate)
+        if wait == 0:
+            await send({"type": "http.response.start", "status": 204, "headers": []})
+            await send({"type": "http.response.body", "body": b""})
+            return
+        body: dict[str, Any] = RateLimitedBody(
+            key=name, limit_per_min=rate, retry_after_s=wait
+        ).model_dump()
+        if headers.get(SHAPE_HEADER.lower()) == "firecrawl":
+            body = {"success": False, **body}
+        await _respond(send, 429, body, [(b"retry-after", str(wait).encode())])
+
+
+def _headers(scope: Scope) -> dict[str, str]:
+    out: dict[str, str] = {}
+    for raw_name, raw_value in scope.get("headers", []):
+        name = raw_name.decode("latin-1").lower()
+        # a header given twice is not one value: make it fail the checks above
+        out[name] = "\x00" if name in out else raw_value.decode("latin-1")
+    return out
+
+
+async def _respond(
+    send: Send,
+    status: int,
+    body: dict[str, Any],
+    extra: list[tuple[bytes, bytes]] | None = None,
+) -> None:
+    data = json.dumps(body, separators=(",", ":")).encode()
+    headers = [_JSON, (b"content-length", str(len(data)).encode()), *(extra or [])]
+    await send({"type": "http.response.start", "status": status, "headers": headers})
+    await send({"type": "http.response.body", "body": data})
+
+
+async def _lifespan(receive: Receive, send: Send) -> None:
+    while True:
+        message = await receive()
+        if message["type"] == "lifespan.startup":
+            await send({"type": "lifespan.startup.complete"})
+        elif message["type"] == "lifespan.shutdown":
+            await send({"type": "lifespan.shutdown.complete"})
+            return

@@ -1,0 +1,111 @@
+"""Usage per key from the gateway's own access records (caddy/Caddyfile, "usage").
+
+Caddy writes one JSON object a line to `access.log` and rolls it by size into
+`access-<time>.log[.gz]` beside it. Each line carries the key's name (`key`: a box's name,
+`operator`, or empty for a refused request), the route (the path, no query), the status, the
+bytes sent (`size`), the upstream time and, where the response said so, token counts. Nothing else
+of the request is kept (the Caddyfile's filter drops headers, URI, TLS details), so these files
+never hold a key, a prompt or a body. A line that is not such a record is counted, not fatal.
+"""
+
+from __future__ import annotations
+
+import gzip
+import re
+from collections.abc import Iterable, Iterator
+from datetime import UTC, datetime
+from pathlib import Path
+
+from openmono_contracts.gatewaykeys import AccessRecord, UsageReport, UsageRow
+from pydantic import ValidationError
+
+from openmono_keys.errors import ValueInvalid
+
+_SPAN = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(m|min|h|d|w)\s*$")
+_SECONDS = {"m": 60, "min": 60, "h": 3600, "d": 86400, "w": 7 * 86400}
+
+
+def parse_since(text: str, now: float) -> float:
+    """`30m`, `24h`, `7d`, `2w` ago, or an ISO date/time (UTC unless it names a zone)."""
+    span = _SPAN.match(text)
+    if span:
+        return now - float(span.group(1)) * _SECONDS[span.group(2)]
+    try:
+        when = datetime.fromisoformat(text.strip())
+    except ValueError:
+        raise ValueInvalid(
+            f"--since {text!r}: give a span (30m, 24h, 7d) or a date (2026-01-31, 2026-01-31T08:00)"
+        ) from None
+    if when.tzinfo is None:
+        when = when.replace(tzinfo=UTC)
+    return when.timestamp()
+
+
+def record_files(folder: Path) -> list[Path]:
+    """The current file and the rolled ones, oldest first."""
+    if not folder.is_dir():
+        return []
+    rolled = sorted(p for p in folder.glob("access-*.log*") if p.is_file())
+    current = folder / "access.log"
+    return [*rolled, current] if current.is_file() else rolled
+
+
+def _lines(path: Path) -> Iterator[bytes]:
+    try:
+        if path.suffix == ".gz":
+            with gzip.open(path, "rb") as fh:
+                yield from fh
+        else:
+            with path.open("rb") as fh:
+                yield from fh
+    except (OSError, EOFError):
+        return  # rolled away or cut short while we read: the rest of the files still count
+
+
+def read_records(files: Iterable[Path]) -> Iterator[AccessRecord | None]:
+    """Each line as a record, or None for a line that is not one."""
+    for path in files:
+        for line in _lines(path):
+            if not line.strip():
+                continue
+            try:
+                yield AccessRecord.model_validate_json(line)
+            except ValidationError:
+                yield None
+
+
+def summarize(records: Iterable[AccessRecord | None], since: float | None = None) -> UsageReport:
+    report = UsageReport(since=since)
+    rows: dict[tuple[str, str], UsageRow] = {}
+    for record in records:
+        if record is None:
+            report.unreadable += 1
+            continue
+        if since is not None and record.ts < since:
+            continue
+        report.records += 1
+        where = (record.key, record.route)
+        row = rows.setdefault(where, UsageRow(key=record.key, route=record.route))
+        row.requests += 1
+        status = str(record.status)
+        row.statuses[status] = row.statuses.get(status, 0) + 1
+        row.bytes_out += record.size
+        row.upstream_ms += record.upstream_ms or 0.0
+        row.prompt_tokens += record.prompt_tokens or 0
+        row.completion_tokens += record.completion_tokens or 0
+        row.last_used = max(row.last_used or 0.0, record.ts)
+    report.rows = sorted(rows.values(), key=lambda r: (r.key, r.route))
+    return report
+
+
+def usage(folder: Path, since: float | None = None) -> UsageReport:
+    return summarize(read_records(record_files(folder)), since)
+
+
+def last_used(report: UsageReport) -> dict[str, float]:
+    """Key name -> the time of its last request."""
+    out: dict[str, float] = {}
+    for row in report.rows:
+        if row.last_used is not None:
+            out[row.key] = max(out.get(row.key, 0.0), row.last_used)
+    return out

@@ -1,0 +1,72 @@
+"""A gateway with box keys: the real key service (`python -m openmono_keys serve`) and the real
+gateway reading a store folder of the test's own, with usage records on.
+
+`keyed_gateway(tmp)` yields a `KeyedGateway`: the gateway, the store (`openmono_keys.KeyStore`),
+the backend `openmono keys` uses natively (store change + SIGUSR1 + wait for the generation),
+and the folders of the store and of the access records.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+
+from openmono.keys import Native
+from openmono_keys import KeyStore
+
+from tests.support.gateway import Gateway, gateway
+from tests.support.procs import Proc, free_port, running
+
+
+@dataclass
+class KeyedGateway:
+    gw: Gateway
+    store: KeyStore
+    backend: Native
+    usage_dir: Path
+    keys_proc: Proc
+    notes: list[str]
+
+    def logs(self) -> str:
+        """Everything the gateway, the key service and the access records wrote."""
+        records = "".join(p.read_text(errors="replace") for p in self.usage_dir.glob("*"))
+        return self.gw.proc.output() + self.keys_proc.output() + records
+
+
+@contextmanager
+def key_service(tmp: Path, folder: Path, usage_dir: Path) -> Iterator[tuple[str, Proc]]:
+    port = free_port()
+    env = {
+        "KEYS_HOST": "127.0.0.1",
+        "KEYS_PORT": str(port),
+        "KEYS_DIR": str(folder),
+        "KEYS_USAGE_DIR": str(usage_dir),
+    }
+    cmd = [sys.executable, "-m", "openmono_keys", "serve"]
+    url = f"http://127.0.0.1:{port}"
+    with running(cmd, tmp / f"keys-{port}.log", env, ready_url=f"{url}/health") as proc:
+        yield f"127.0.0.1:{port}", proc
+
+
+@contextmanager
+def keyed_gateway(
+    tmp: Path, *, api_key: str, llama_upstream: str, **gateway_kw: object
+) -> Iterator[KeyedGateway]:
+    folder = tmp / "gateway-keys"
+    usage_dir = tmp / "usage"
+    with key_service(tmp, folder, usage_dir) as (keys_address, keys_proc):
+        env = {
+            "GATEWAY_KEYS_DIR": str(folder),
+            "KEYS_UPSTREAM": keys_address,
+            "GATEWAY_USAGE": "on",
+            "GATEWAY_ACCESS_LOG": str(usage_dir / "access.log"),
+        }
+        with gateway(
+            tmp, api_key=api_key, llama_upstream=llama_upstream, extra_env=env, **gateway_kw
+        ) as gw:  # type: ignore[arg-type]
+            notes: list[str] = []
+            backend = Native(folder, usage_dir, lambda: (gw.proc.pid, gw.url), notes.append)
+            yield KeyedGateway(gw, KeyStore(folder), backend, usage_dir, keys_proc, notes)
