@@ -23,6 +23,7 @@ SETTINGS_MODULES = {
     "openmono.stack.settings": "the native stack's settings class (its sources are _environ's)",
     "openmono_worker.settings": "the tool worker's settings class",
     "openmono_scrape.settings": "the scrape service's settings class",
+    "openmono_keys.settings": "the key service's settings class",
     "openmono_contracts.userenv": "the environment of a user's own commands (a scrubbed copy)",
 }
 _READS = {"environ", "environb", "getenv"}

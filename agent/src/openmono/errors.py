@@ -15,7 +15,8 @@ OpenMonoError
  ├── PlaybookError      playbooks    a playbook that cannot load or run (PlaybookInvalid, ...)
  ├── AcpError           acp          a request an ACP surface cannot serve
  ├── StackError         stack        the native stack cannot run (ModelNotFoundError, ...)
- └── SetupError         setup        `openmono setup` / `tunnel` cannot do what was asked
+ ├── SetupError         setup        `openmono setup` / `tunnel` cannot do what was asked
+ └── KeysCommandError   keys         `openmono keys` cannot do what was asked (`mistake`: exit 2)
 
 A surface catches `OpenMonoError` alone and shows its message, which says what to fix, without a
 traceback; anything else is a bug. The rule is held by `tests/unit/test_error_root.py`.

@@ -6,7 +6,7 @@ checks and retargets the frpc TOML that tunnels the gateway port, and nothing el
 """
 
 from openmono.setup import frpc
-from openmono.setup._bringup import BringUp, compose_command, docker_answers
+from openmono.setup._bringup import BringUp, compose_base, compose_command, docker_answers
 from openmono.setup._errors import SetupError
 from openmono.setup._plan import Plan, Target, Via, apply, plan
 
@@ -17,6 +17,7 @@ __all__ = [
     "Target",
     "Via",
     "apply",
+    "compose_base",
     "compose_command",
     "docker_answers",
     "frpc",
