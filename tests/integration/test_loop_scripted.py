@@ -346,3 +346,31 @@ async def test_cut_off_over_http_is_continued_not_dropped(
     assert "FileWrite call was cut off" in asked[-1]["content"]
     results = tool_messages(llm.chat_requests[2].json)
     assert len(results) == 1 and not results[0]["content"].startswith("Error")
+
+
+async def test_each_llm_request_names_its_conversation_and_a_sub_agent_its_own(
+    scripted_llm: Callable[..., ScriptedLLM], open_with: OpenAgent
+) -> None:
+    """X-OpenMono-Session: the gateway keeps a conversation on one replica by it."""
+    llm = scripted_llm(
+        [
+            Turn(
+                tool_calls=[
+                    Call("Agent", {"description": "d", "prompt": "look", "agent_type": "Explore"})
+                ]
+            ),  # fmt: skip
+            Turn(text="child done"),
+            Turn(text="parent done"),
+            Turn(text="second turn"),
+        ],
+        api_key=KEY,
+        n_ctx=32768,
+    )
+    agent = await open_with(llm)
+    assert (await agent.run_turn("go")).reason == "stop"
+    assert (await agent.run_turn("again")).reason == "stop"
+    sessions = [r.headers.get("x-openmono-session") for r in llm.chat_requests]
+    parent, child = agent.session_id, sessions[1]
+    assert sessions == [parent, child, parent, parent]
+    assert child and child != parent
+    assert (agent.writer.path.parent / agent.session_id / "agents" / f"{child}.jsonl").exists()

@@ -24,7 +24,14 @@ from openmono_contracts.facts import PROJECT_MEMORY_DIR, USER_MEMORY_DIR
 from openmono.agent._prompts import prompt_override
 from openmono.config import Settings
 from openmono.executor import Executor, select_executor
-from openmono.llm import LLMError, Model, ModelInfo, OpenAICompatModel, TrustError
+from openmono.llm import (
+    LLMError,
+    Model,
+    ModelInfo,
+    OpenAICompatModel,
+    TrustError,
+    conversation,
+)
 from openmono.loop import (
     AgentLoop,
     Asker,
@@ -110,7 +117,8 @@ class Agent:
             self._titled = True
         while self.pending_notices:
             emit(Notice(level="warning", message=self.pending_notices.pop(0)))
-        done = await self.loop.run_turn(prompt, emit)
+        with conversation(self.session_id):  # the gateway keeps its turns on one replica
+            done = await self.loop.run_turn(prompt, emit)
         if self.hooks:
             for problem in await self.hooks.stop(done.reason, done.text):
                 emit(Notice(level="warning", message=problem))

@@ -67,6 +67,13 @@ def _generation(body: str) -> int | None:
     return value if isinstance(value, int) else None
 
 
+def _read_generation(url: str) -> int | None:
+    try:
+        return _generation(httpx.get(f"{url}/_openmono/keys", timeout=2.0).text)
+    except httpx.HTTPError:
+        return None
+
+
 class Native:
     """The native stack's store, applied by signalling its running gateway."""
 
@@ -120,13 +127,7 @@ class Native:
         pid, url = running
         os.kill(pid, signal.SIGUSR1)
 
-        def read() -> int | None:
-            try:
-                return _generation(httpx.get(f"{url}/_openmono/keys", timeout=2.0).text)
-            except httpx.HTTPError:
-                return None
-
-        if not wait_for_generation(read, generation, _WAIT_S):
+        if not wait_for_generation(lambda: _read_generation(url), generation, _WAIT_S):
             raise KeysCommandError(
                 f"the gateway did not load key table {generation} within {_WAIT_S:.0f} s: "
                 "see its log (`openmono status`, logs/gateway.log)"
@@ -147,10 +148,12 @@ class Native:
 class Compose:
     """The compose project's store, in the `keys` container's volume."""
 
-    def __init__(self, base: list[str], say: Say) -> None:
-        """`base`: `docker compose --env-file ... -f ... --profile P` (no subcommand)."""
+    def __init__(self, base: list[str], say: Say, gateway: str | None = None) -> None:
+        """`base`: `docker compose --env-file ... -f ...` (no subcommand); `gateway`: the plain
+        URL the gateway is published on, asked for its generation (else through `exec`)."""
         self.base = base
         self._say = say
+        self._gateway = gateway
 
     def add(self, name: str, expires_days: float | None, rate: str | None) -> IssuedKey:
         args = ["add", name]
@@ -182,6 +185,10 @@ class Compose:
             raise KeysCommandError(f"could not signal the gateway: {killed.stderr.strip()[-300:]}")
 
         def read() -> int | None:
+            if self._gateway:
+                seen = _read_generation(self._gateway)
+                if seen is not None:
+                    return seen
             probe = ["wget", "-qO-", "http://127.0.0.1:8080/_openmono/keys"]
             done = self._run(["exec", "-T", "caddy", *probe], timeout=10)
             return _generation(done.stdout) if done.returncode == 0 else None

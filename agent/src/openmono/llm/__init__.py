@@ -13,6 +13,7 @@ live here and nowhere else; the loop sees only `StreamEvent`s and `LLMError`s.
 """
 
 from openmono.config import LLMSettings
+from openmono.llm._affinity import conversation
 from openmono.llm._client import OpenAICompatModel, RequestOptions
 from openmono.llm._errors import (
     AuthError,
@@ -72,6 +73,7 @@ __all__ = [
     "TransportError",
     "TrustError",
     "Usage",
+    "conversation",
     "model_label",
     "normalize_endpoint",
     "recover_tool_calls",

@@ -29,6 +29,7 @@ from openmono_contracts import gateway, trust
 
 from openmono.config import LLMSettings
 from openmono.errors import OpenMonoError
+from openmono.llm._affinity import affinity_header
 from openmono.llm._assemble import TurnAssembler
 from openmono.llm._errors import (
     AuthError,
@@ -196,7 +197,7 @@ class OpenAICompatModel:
             "POST",
             f"{self.root}/v1/chat/completions",
             json=body,
-            headers={**self._auth(), "Accept": "text/event-stream"},
+            headers={**self._auth(), **affinity_header(), "Accept": "text/event-stream"},
         )
         try:
             async with asyncio.timeout_at(deadline):

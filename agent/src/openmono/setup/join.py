@@ -131,8 +131,13 @@ def join(
     relay_url: str,
     ca_file: Path | None = None,
     via: str = "auto",
+    issue: Callable[[], str] | None = None,
 ) -> list[str]:
-    """`openmono setup join`: check, remember the relay URL in `.env`, return the lines."""
+    """`openmono setup join`: check, remember the relay URL in `.env`, return the lines.
+
+    `issue`: makes the box's own key (`--name`), asked only once everything else checked out, so
+    a refused URL or a missing CA leaves no key behind; without it the lines carry LLAMA_API_KEY.
+    """
     url = check_relay_url(relay_url)
     env = read_env(env_file)
     key = env.get(API_KEY_ENV, "")
@@ -140,6 +145,8 @@ def join(
         raise SetupError(f"no LLAMA_API_KEY in {env_file}: run `openmono setup gateway` first")
     mode = env.get("GATEWAY_TLS_MODE", "internal").strip() or "internal"
     ca = find_ca(root, env_file, ca_file, via) if mode == "internal" or ca_file else None
+    if issue is not None:
+        key = issue()
     if env.get(RELAY_URL_ENV) != url:
         set_env(env_file, {RELAY_URL_ENV: url})
     return join_lines(url, key, ca)

@@ -24,7 +24,7 @@ from openmono_contracts import ToolRequest, ToolResult
 from openmono_contracts.toolfacts import DeclaresFacts, params_schema
 from pydantic import BaseModel, Field, ValidationError
 
-from openmono.llm import Model, ToolSpec
+from openmono.llm import Model, ToolSpec, conversation
 from openmono.loop import (
     AgentLoop,
     Conversation,
@@ -119,7 +119,8 @@ class AgentTool(DeclaresFacts):
             return ToolResult(call_id=request.call_id, ok=False, error=str(exc))
         loop, writer, child_id = self._child(kind, params, request.call_id)
         try:
-            done = await loop.run_turn(params.prompt, self._relay(request.call_id, emit))
+            with conversation(child_id):  # its own prompt: its own replica at the gateway
+                done = await loop.run_turn(params.prompt, self._relay(request.call_id, emit))
         finally:
             writer.close()
         elapsed = (time.monotonic() - started) * 1000

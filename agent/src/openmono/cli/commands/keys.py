@@ -16,7 +16,7 @@ from typing import TypeVar
 import click
 from openmono_contracts.gatewaykeys import IssuedKey, KeyListing, UsageReport
 from rich.console import Console
-from rich.table import Table
+from rich.table import Column, Table
 
 from openmono.keys import Backend, KeysCommandError, open_backend
 
@@ -110,7 +110,10 @@ def list_(via: str, as_json: bool) -> None:
     if not listing.keys:
         click.echo("no box keys yet (`openmono keys add NAME`); LLAMA_API_KEY is the operator's")
     totals = _totals(listing.usage)
-    table = Table("name", "created", "last used", "expires", "rate", "requests", "tokens in/out")
+    table = Table(
+        Column("name", no_wrap=True), "created", "last used", "expires", "rate", "requests",
+        "tokens in/out", box=None,
+    )  # fmt: skip
     for key in listing.keys:
         requests, last, tokens_in, tokens_out = totals.get(key.name, (0, None, 0, 0))
         expires = _when(key.expires_at) + (" (expired)" if key.expired else "")
@@ -152,8 +155,9 @@ def usage(since: str | None, via: str, as_json: bool) -> None:
         click.echo(report.model_dump_json())
         return
     table = Table(
-        "key", "route", "requests", "statuses", "bytes out", "upstream s", "tokens in/out"
-    )
+        Column("key", no_wrap=True), Column("route", no_wrap=True), "requests", "statuses",
+        "bytes out", "upstream s", "tokens in/out", box=None,
+    )  # fmt: skip
     for row in report.rows:
         statuses = " ".join(f"{code}:{n}" for code, n in sorted(row.statuses.items()))
         table.add_row(

@@ -125,17 +125,48 @@ def _rotate(via: Via, relay_url: str | None, dry_run: bool) -> None:
     show_default=True,
     help="Whose CA: auto = a running native gateway's, else the compose caddy's.",
 )
-def join(relay_url: str, ca_file: Path | None, via: Via) -> None:
+@click.option(
+    "--name",
+    help="Issue this box its own key (as `openmono keys add NAME`) for the lines; without it "
+    "they carry LLAMA_API_KEY, the operator's key.",
+)
+@click.option("--expires", type=float, metavar="DAYS", help="With --name: the key's lifetime.")
+@click.option("--rate", metavar="N/min", help="With --name: the key's rate limit.")
+def join(
+    relay_url: str,
+    ca_file: Path | None,
+    via: Via,
+    name: str | None,
+    expires: float | None,
+    rate: str | None,
+) -> None:
     """Print the `export` lines that join an agent box to this gateway (endpoint, key, CA)."""
+    from openmono.keys import KeysCommandError, open_backend
     from openmono.setup import join as joining
+
+    if name is None and (expires is not None or rate is not None):
+        click.echo("error: --expires and --rate go with --name", err=True)
+        sys.exit(2)
+
+    def issue() -> str:
+        backend = open_backend(via, lambda line: click.echo(line, err=True))
+        issued = backend.add(str(name), expires, rate)
+        click.echo(f"issued key {issued.name!r} (shown once, below)", err=True)
+        return issued.key
 
     try:
         root = _root()
-        for line in joining.join(root, _env_file(root), relay_url, ca_file, via):
-            click.echo(line)
+        lines = joining.join(
+            root, _env_file(root), relay_url, ca_file, via, issue if name else None
+        )
     except SetupError as exc:
         click.echo(f"error: {exc}", err=True)
         sys.exit(1)
+    except KeysCommandError as exc:
+        click.echo(f"error: {exc}", err=True)
+        sys.exit(2 if exc.mistake else 1)
+    for line in lines:
+        click.echo(line)
 
 
 @setup.command()

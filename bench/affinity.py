@@ -1,0 +1,227 @@
+"""Conversations that stay on their replica: time to first token of an agent conversation through
+the gateway, with `X-OpenMono-Session` (hashed to one replica) vs without (least_conn).
+
+    uv run python bench/affinity.py [--rounds 3] [--turns 6] [--independent 12]
+
+Starts its own processes on free loopback ports and stops them at the end: three real llama.cpp
+servers (xllamacpp + the bundled SmolLM2-135M, one slot of 8192 tokens each, llama.cpp's default
+prompt cache settings) behind the gateway (caddy/Caddyfile as shipped).
+
+An agent conversation resends its whole context each turn: a system prompt of ~2,900 tokens (the
+size of the agent's tool catalogue), then per turn a user message or tool result of ~550 tokens
+and a short reply, so turn 6 sends ~6,000 tokens. A replica that served the previous turn has
+that prompt cached and evaluates only the new tokens; another one evaluates more (all of it, or
+what its cache lacks). Each round runs one conversation with the header and one without, in
+alternating order, each with its own random first line so no cache holds a prefix of it from an
+earlier conversation. Reported: the median time to first token of turns 2-6 per mode, their
+ratio, and the prompt tokens each turn evaluated (llama.cpp's `timings.prompt_n`).
+
+Independent requests (`--independent`, 3 at a time, ~200-token prompts, 32 tokens out): tokens/s
+with a fresh session id each (spread by the hash) vs none (least_conn), alternating, same run.
+Goals: median TTFT of turns 2-6 at least 5x lower with affinity; the same tokens/s (ratio ~1).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import random
+import signal
+import statistics
+import sys
+import tempfile
+import time
+import uuid
+from concurrent.futures import ThreadPoolExecutor
+from contextlib import ExitStack
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import httpx
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))  # reuse the test support's process handling (free ports, groups)
+
+from tests.support.gateway import gateway  # noqa: E402
+from tests.support.llama import llama_server  # noqa: E402
+
+API_KEY = "bench-affinity-key"
+SESSION = "X-OpenMono-Session"
+WORDS = [
+    "file", "function", "return", "value", "module", "test", "error", "path", "line", "class",
+    "import", "call", "result", "list", "read", "write", "check", "build", "run", "change",
+    "update", "config", "server", "request", "response", "token", "cache", "slot", "replica",
+    "gateway", "agent", "tool", "worker", "session", "prompt", "context", "model", "stream",
+    "output", "input", "branch", "commit", "merge", "patch", "string", "number", "object",
+    "field", "method", "type",
+]  # fmt: skip
+
+
+@dataclass
+class Turn:
+    ttft_s: float
+    prompt_tokens: int
+    evaluated: int  # prompt tokens llama.cpp evaluated (the rest came from its cache)
+
+
+@dataclass
+class Results:
+    turns: dict[str, list[list[Turn]]] = field(
+        default_factory=lambda: {"affinity": [], "least_conn": []}
+    )
+    tokens_per_s: dict[str, list[float]] = field(
+        default_factory=lambda: {"hash": [], "least_conn": []}
+    )
+
+
+def _text(rng: random.Random, words: int) -> str:
+    return " ".join(rng.choice(WORDS) for _ in range(words))
+
+
+def _stream(
+    client: httpx.Client, url: str, body: dict[str, Any], headers: dict[str, str]
+) -> tuple[float, dict[str, Any]]:
+    """One streamed chat request: (seconds to the first content token, the final usage/timings)."""
+    started = time.perf_counter()
+    first = 0.0
+    last: dict[str, Any] = {}
+    with client.stream("POST", f"{url}/v1/chat/completions", json=body, headers=headers) as resp:
+        if resp.status_code != 200:
+            raise RuntimeError(f"HTTP {resp.status_code}: {resp.read()[:300]!r}")
+        for line in resp.iter_lines():
+            if not line.startswith("data: {"):
+                continue
+            chunk = json.loads(line[6:])
+            delta = (chunk.get("choices") or [{}])[0].get("delta") or {}
+            if not first and delta.get("content"):
+                first = time.perf_counter() - started
+            if chunk.get("usage") or chunk.get("timings"):
+                last = chunk
+    return first or (time.perf_counter() - started), last
+
+
+def conversation(
+    client: httpx.Client, url: str, turns: int, affinity: bool, seed: int
+) -> list[Turn]:
+    rng = random.Random(seed)
+    # the first line differs per conversation: no cache anywhere holds a prefix of this one
+    system = f"conversation {uuid.uuid4()}\nYou are a coding agent. Tools:\n" + _text(rng, 2200)
+    messages: list[dict[str, str]] = [{"role": "system", "content": system}]
+    headers = {"Authorization": f"Bearer {API_KEY}"}
+    if affinity:
+        headers[SESSION] = str(uuid.uuid4())
+    out = []
+    for i in range(turns):
+        messages.append({"role": "user", "content": f"step {i}: " + _text(rng, 420)})
+        body = {
+            "messages": messages,
+            "stream": True,
+            "max_tokens": 16,
+            "temperature": 0,
+            "stream_options": {"include_usage": True},
+        }
+        ttft, last = _stream(client, url, body, headers)
+        usage = last.get("usage") or {}
+        timings = last.get("timings") or {}
+        out.append(Turn(ttft, int(usage.get("prompt_tokens", 0)), int(timings.get("prompt_n", -1))))
+        messages.append({"role": "assistant", "content": f"done with step {i}: " + _text(rng, 12)})
+    return out
+
+
+def independent(url: str, n: int, hashed: bool, seed: int) -> float:
+    """Completion tokens per second of `n` independent requests, 3 at a time."""
+    rng = random.Random(seed)
+    prompts = [f"task {uuid.uuid4()}: " + _text(rng, 150) for _ in range(n)]
+
+    def one(prompt: str) -> int:
+        headers = {"Authorization": f"Bearer {API_KEY}"}
+        if hashed:
+            headers[SESSION] = str(uuid.uuid4())
+        body = {
+            "messages": [{"role": "user", "content": prompt}],
+            "stream": True,
+            "max_tokens": 32,
+            "temperature": 0,
+            "stream_options": {"include_usage": True},
+        }
+        with httpx.Client(timeout=600) as client:
+            _, last = _stream(client, url, body, headers)
+        return int((last.get("usage") or {}).get("completion_tokens", 0))
+
+    started = time.perf_counter()
+    with ThreadPoolExecutor(3) as pool:
+        tokens = sum(pool.map(one, prompts))
+    return tokens / (time.perf_counter() - started)
+
+
+def _report(results: Results, turns: int) -> None:
+    print(f"\n== agent conversations, {turns} turns, TTFT of turns 2-{turns}")
+    medians = {}
+    for mode, runs in results.turns.items():
+        later = [t for run in runs for t in run[1:]]
+        medians[mode] = statistics.median(t.ttft_s for t in later)
+        evaluated = statistics.median(t.evaluated for t in later)
+        sent = statistics.median(t.prompt_tokens for t in later)
+        print(
+            f"{mode:11} median TTFT {medians[mode] * 1e3:9.0f} ms   prompt tokens sent (median) "
+            f"{sent:6.0f}, evaluated {evaluated:6.0f}   ({len(later)} turns)"
+        )
+        for i, run in enumerate(runs):
+            cells = " ".join(f"{t.ttft_s * 1e3:6.0f}/{t.evaluated:<5d}" for t in run)
+            print(f"   round {i + 1}: ms/evaluated per turn: {cells}")
+    ratio = medians["least_conn"] / medians["affinity"]
+    print(f"least_conn / affinity median TTFT: {ratio:.2f}x   (goal: >= 5x)")
+    if results.tokens_per_s["hash"]:
+        print("\n== independent requests, 3 at a time")
+        tps = {k: statistics.median(v) for k, v in results.tokens_per_s.items()}
+        for mode, value in tps.items():
+            runs = ", ".join(f"{v:.1f}" for v in results.tokens_per_s[mode])
+            print(f"{mode:11} {value:7.1f} tokens/s (median of {runs})")
+        print(f"hash / least_conn tokens/s: {tps['hash'] / tps['least_conn']:.2f}   (goal: ~1)")
+    one, five, fifteen = os.getloadavg()
+    print(f"\nload average: {one:.1f} {five:.1f} {fifteen:.1f} ({os.cpu_count()} cores)")
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
+    ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--turns", type=int, default=6)
+    ap.add_argument("--independent", type=int, default=12, help="0 skips the throughput part")
+    ap.add_argument("--replicas", type=int, default=3)
+    args = ap.parse_args()
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
+
+    with tempfile.TemporaryDirectory(prefix="bench-affinity-") as tmp_name, ExitStack() as stack:
+        tmp = Path(tmp_name)
+        print(
+            f"starting {args.replicas} llama-servers (SmolLM2-135M, 1 slot of 8192) ...", flush=True
+        )
+        replicas = [
+            stack.enter_context(llama_server(tmp / f"r{i}", api_key=API_KEY, ctx=8192, parallel=1))
+            for i in range(args.replicas)
+        ]
+        upstreams = ",".join(r.url for r in replicas).replace(",", " ")
+        gw = stack.enter_context(gateway(tmp / "gw", api_key=API_KEY, llama_upstream=upstreams))
+        client = stack.enter_context(httpx.Client(timeout=httpx.Timeout(900.0, connect=10.0)))
+        results = Results()
+        for r in range(args.rounds):
+            order = [True, False] if r % 2 == 0 else [False, True]
+            for affinity in order:
+                mode = "affinity" if affinity else "least_conn"
+                run = conversation(client, gw.url, args.turns, affinity, seed=1000 * r + affinity)
+                results.turns[mode].append(run)
+                shown = " ".join(f"{t.ttft_s * 1e3:.0f}" for t in run)
+                print(f"round {r + 1} {mode:10}: TTFT ms per turn {shown}", flush=True)
+            if args.independent:
+                for hashed in [True, False] if r % 2 == 0 else [False, True]:
+                    mode = "hash" if hashed else "least_conn"
+                    tps = independent(gw.url, args.independent, hashed, seed=r)
+                    results.tokens_per_s[mode].append(tps)
+                    print(f"round {r + 1} independent {mode:10}: {tps:.1f} tokens/s", flush=True)
+        _report(results, args.turns)
+
+
+if __name__ == "__main__":
+    main()
