@@ -1,22 +1,26 @@
 """Gateway overhead: time to first SSE event and full request latency, via Caddy vs direct.
 
-    uv run python bench/gateway.py [--llama-rounds 40] [--local-rounds 400]
+    uv run python bench/gateway.py [--llama-rounds 40] [--local-rounds 400] [--keys 100]
 
 Starts its own processes on free loopback ports and stops them at the end: the real llama.cpp server
 (xllamacpp + SmolLM2-135M), a minimal local SSE upstream (bench/_sse_upstream.py, no work between
-events, so it isolates the proxy's own cost) and two gateways in front of each: caddy/Caddyfile as
-shipped (pooled upstream connections) and the same file with `keepalive off` in its `(pooled)`
-snippet (a new upstream connection per request, as before pooling came back). Requests rotate
-direct / pooled / keepalive-off (order changed every round) over kept-alive client connections,
-so every path sees the same machine load. Prints p50/p99 per path and the ratio and difference of
-each gateway's medians against direct. Goals: first event through the pooled gateway <= +0.35 ms
-on the median against the local upstream (bare Caddy's own cost), <= 1.05x direct against
-llama-server.
+events, so it isolates the proxy's own cost), the key service, and two gateways in front of each:
+caddy/Caddyfile as shipped (pooled upstream connections, usage records on, a key store of `--keys`
+agent boxes' keys) and the same file with `keepalive off` in its `(pooled)` snippet (a new upstream
+connection per request, as before pooling came back). Requests rotate over the paths (order
+changed every round) on kept-alive client connections, so every path sees the same machine load:
+direct; `operator` (the shipped gateway, LLAMA_API_KEY); `box-key` (the same gateway, each request
+one of the box keys in turn: the map lookup and Caddy's basic_auth, its verdict cached); `rated`
+(a box key with a rate limit: the forward_auth round trip to the key service too); and
+`keepalive-off`. Prints p50/p99 per path and the ratio and difference of each gateway path's
+medians against direct. Goals: first event through the gateway with box keys <= +0.35 ms on the
+median against the local upstream, <= 1.05x direct against llama-server.
 """
 
 from __future__ import annotations
 
 import argparse
+import itertools
 import signal
 import statistics
 import sys
@@ -34,6 +38,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))  # reuse the test support's process handling (free ports, groups)
 
 from tests.support.gateway import CADDYFILE, gateway  # noqa: E402
+from tests.support.keys import KeyedGateway, keyed_gateway  # noqa: E402
 from tests.support.llama import llama_server  # noqa: E402
 from tests.support.sse_upstream import sse_upstream  # noqa: E402
 
@@ -128,6 +133,7 @@ def main() -> None:
     ap.add_argument("--local-rounds", type=int, default=400)
     ap.add_argument("--max-tokens", type=int, default=8)
     ap.add_argument("--caddyfile", type=Path, default=CADDYFILE, help="compare another config")
+    ap.add_argument("--keys", type=int, default=100, help="box keys in the gateway's table")
     args = ap.parse_args()
     # SIGTERM (timeout, make) unwinds the ExitStack too, so no upstream or gateway is left behind
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
@@ -138,21 +144,34 @@ def main() -> None:
         print("starting llama-server (SmolLM2-135M) ...", flush=True)
         llama = stack.enter_context(llama_server(tmp, api_key=API_KEY, parallel=1))
         off = _keepalive_off(args.caddyfile, tmp)
-        gws = {}
+        keyed: dict[str, KeyedGateway] = {}
+        box_keys: dict[str, list[str]] = {}
+        rated: dict[str, str] = {}
+        urls: dict[tuple[str, str], str] = {}
         for name, upstream in (("llama", llama.url), ("local", sse_url)):
-            for variant, caddyfile in (("pooled", args.caddyfile), ("keepalive-off", off)):
-                gws[name, variant] = stack.enter_context(
-                    gateway(
-                        tmp / f"gw-{name}-{variant}",
-                        api_key=API_KEY,
-                        llama_upstream=upstream,
-                        caddyfile=caddyfile,
-                    )
+            kg = stack.enter_context(
+                keyed_gateway(
+                    tmp / f"gw-{name}", api_key=API_KEY, llama_upstream=upstream,
+                    caddyfile=args.caddyfile,
                 )
+            )  # fmt: skip
+            box_keys[name] = [kg.store.add(f"bench-box-{i}").key for i in range(args.keys)]
+            rated[name] = kg.store.add("bench-rated", rate_per_min=10**9).key
+            kg.backend.apply(kg.store.read().generation)
+            keyed[name] = kg
+            urls[name, "gateway"] = kg.gw.url
+            urls[name, "keepalive-off"] = stack.enter_context(
+                gateway(
+                    tmp / f"gw-{name}-keepalive-off",
+                    api_key=API_KEY,
+                    llama_upstream=upstream,
+                    caddyfile=off,
+                )
+            ).url
         timeout = httpx.Timeout(120.0, connect=10.0)
         clients = {
             name: stack.enter_context(httpx.Client(timeout=timeout))
-            for name in ("direct", "pooled", "keepalive-off")
+            for name in ("direct", "operator", "box-key", "rated", "keepalive-off")
         }
 
         body: dict[str, Any] = {
@@ -164,33 +183,35 @@ def main() -> None:
         chat = "/v1/chat/completions"
 
         def paths(name: str, direct_url: str) -> dict[str, Callable[[], tuple[float, float]]]:
-            urls = {
-                "direct": direct_url,
-                "pooled": gws[name, "pooled"].url,
-                "keepalive-off": gws[name, "keepalive-off"].url,
-            }
+            gw, off_url = urls[name, "gateway"], urls[name, "keepalive-off"]
+            boxes = itertools.cycle(box_keys[name])
+            c = clients
             return {
-                path: (lambda c=clients[path], u=url: _one(c, f"{u}{chat}", API_KEY, body))
-                for path, url in urls.items()
+                "direct": lambda: _one(c["direct"], f"{direct_url}{chat}", API_KEY, body),
+                "operator": lambda: _one(c["operator"], f"{gw}{chat}", API_KEY, body),
+                "box-key": lambda: _one(c["box-key"], f"{gw}{chat}", next(boxes), body),
+                "rated": lambda: _one(c["rated"], f"{gw}{chat}", rated[name], body),
+                "keepalive-off": lambda: _one(
+                    c["keepalive-off"], f"{off_url}{chat}", API_KEY, body
+                ),
             }
 
         local = _interleaved(args.local_rounds, warmup=20, paths=paths("local", sse_url))
         _report(
-            "local SSE upstream (8 events, no work): the proxy's own cost",
+            f"local SSE upstream (8 events, no work): the proxy's own cost, {args.keys} box keys",
             local,
-            "pooled first event <= +0.35 ms on the median",
+            "box-key first event <= +0.35 ms on the median",
         )
         try:
             real = _interleaved(args.llama_rounds, warmup=3, paths=paths("llama", llama.url))
         except RuntimeError:
-            for gw in (gws["llama", "pooled"], gws["llama", "keepalive-off"]):
-                errors = [ln for ln in gw.proc.output().splitlines() if '"error"' in ln]
-                print("gateway log (errors):", *errors[-5:], sep="\n", file=sys.stderr)
+            errors = [ln for ln in keyed["llama"].logs().splitlines() if '"error"' in ln]
+            print("gateway log (errors):", *errors[-5:], sep="\n", file=sys.stderr)
             raise
         _report(
             f"real llama-server, max_tokens={args.max_tokens}",
             real,
-            "pooled first event ratio <= 1.05",
+            "box-key first event ratio <= 1.05",
         )
 
 

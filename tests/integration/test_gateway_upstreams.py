@@ -18,8 +18,9 @@ import httpx
 import pytest
 
 from tests.support.gateway import closed_upstream, gateway
-from tests.support.procs import wait_until
+from tests.support.procs import free_port, running, wait_until
 from tests.support.recording_upstream import RecordingUpstream, recording_upstream
+from tests.support.sse_upstream import sse_upstream_command
 
 pytestmark = pytest.mark.integration
 
@@ -201,3 +202,50 @@ def test_a_loading_replica_between_health_checks_costs_no_request(tmp_path: Path
             resp = client.get(f"{alone.url}/v1/health")
             assert resp.status_code == 503
             assert resp.json()["error"]["message"] == "Loading model"
+
+
+def test_a_conversation_stays_on_one_replica_and_moves_once_when_it_goes(tmp_path: Path) -> None:
+    """X-OpenMono-Session is hashed over the replicas that are up: every request of a session
+    reaches one replica; when that replica's process dies its sessions move, each to one other
+    replica, with no request lost, and the other sessions stay where they were. No header:
+    least_conn. (SSE upstreams as processes: a killed one drops its pooled connections too.)"""
+    with ExitStack() as stack:
+        procs, addresses = [], []
+        for i in range(3):
+            port = free_port()
+            cmd = sse_upstream_command(port, name=f"llm{i}")
+            url = f"http://127.0.0.1:{port}"
+            procs.append(
+                stack.enter_context(running(cmd, tmp_path / f"llm{i}.log", None, f"{url}/health"))
+            )
+            addresses.append(f"127.0.0.1:{port}")
+        gw = stack.enter_context(gateway(tmp_path, api_key=KEY, llama_upstream=" ".join(addresses)))
+        client = stack.enter_context(httpx.Client(timeout=10, headers=BEARER))
+
+        def replica(headers: dict[str, str]) -> str:
+            resp = client.post(f"{gw.url}/v1/chat/completions", json={}, headers=headers)
+            assert resp.status_code == 200, resp.text
+            return resp.headers["x-openmono-replica"]
+
+        def homes(sessions: list[str]) -> dict[str, str]:
+            found = {}
+            for session in sessions:
+                served = {replica({"X-OpenMono-Session": session}) for _ in range(4)}
+                assert len(served) == 1, (session, served)
+                found[session] = served.pop()
+            return found
+
+        sessions = [f"session-{i}" for i in range(30)]
+        before = homes(sessions)
+        assert set(before.values()) == {"llm0", "llm1", "llm2"}  # the hash spreads them
+        assert homes(sessions) == before  # and keeps them
+        gone = before["session-0"]
+        procs[int(gone[-1])].stop()  # that replica dies: refused dials, its connections gone
+        after = homes(sessions)
+        for session, home in before.items():
+            if home == gone:
+                assert after[session] != gone
+            else:
+                assert after[session] == home, session
+        spread = Counter(replica({}) for _ in range(20))
+        assert set(spread) == {"llm0", "llm1", "llm2"} - {gone}, spread  # least_conn, at random
