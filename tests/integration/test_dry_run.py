@@ -27,8 +27,9 @@ from tests.support.procs import ROOT
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow]
 
-# what the running gateway writes by itself (its log, Caddy's storage upkeep), not a command
-_OWN_STATE = ("stack/logs", "stack/xdg-data", "stack/xdg-config")
+# what the running gateway writes by itself (its log, Caddy's storage upkeep, the usage record of
+# every request it answers, a dry run's reads included), not a command
+_OWN_STATE = ("stack/logs", "stack/xdg-data", "stack/xdg-config", "stack/usage")
 
 
 def snapshot(*roots: Path) -> dict[str, str]:

@@ -358,7 +358,7 @@ async def test_each_llm_request_names_its_conversation_and_a_sub_agent_its_own(
                 tool_calls=[
                     Call("Agent", {"description": "d", "prompt": "look", "agent_type": "Explore"})
                 ]
-            ),  # fmt: skip
+            ),
             Turn(text="child done"),
             Turn(text="parent done"),
             Turn(text="second turn"),
