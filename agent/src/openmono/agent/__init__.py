@@ -15,7 +15,14 @@ from openmono.agent._prompts import (
     prompt_file,
     prompt_override,
 )
-from openmono.agent._session import Agent, open_agent, open_model, probe_model, web_access
+from openmono.agent._session import (
+    Agent,
+    open_agent,
+    open_model,
+    probe_model,
+    tool_protocol,
+    web_access,
+)
 
 __all__ = [
     "PROMPT_KINDS",
@@ -28,5 +35,6 @@ __all__ = [
     "probe_model",
     "prompt_file",
     "prompt_override",
+    "tool_protocol",
     "web_access",
 ]

@@ -29,6 +29,7 @@ from openmono.llm import (
     Model,
     ModelInfo,
     OpenAICompatModel,
+    ToolProtocol,
     TrustError,
     conversation,
 )
@@ -146,6 +147,13 @@ class Agent:
             if aclose is not None:
                 with contextlib.suppress(Exception):
                     await aclose()
+
+
+def tool_protocol(settings: Settings, info: ModelInfo | None) -> ToolProtocol:
+    """The protocol the probe chose; without a probe, the setting (`auto` counts as native)."""
+    if info is not None:
+        return info.tool_protocol
+    return "prompted" if settings.llm.tool_protocol == "prompted" else "native"
 
 
 async def probe_model(model: Model) -> ModelInfo | None:
@@ -304,6 +312,7 @@ def _assemble(
         n_ctx=n_ctx,
         max_tokens=settings.llm.max_tokens,
         temperature=settings.llm.temperature,
+        tool_protocol=tool_protocol(settings, info),
     )
     loop = AgentLoop(
         model, dispatcher, conv, options=options, mode=run_mode, system_prompt=system_prompt

@@ -13,7 +13,7 @@ import signal
 import sys
 from typing import Any
 
-from openmono.agent import open_agent
+from openmono.agent import Agent, open_agent
 from openmono.cli.render import Collector, JsonLinesRenderer, PlainRenderer
 from openmono.config import RunOptions
 from openmono.llm import model_label
@@ -59,6 +59,7 @@ async def run_oneshot(opts: RunOptions, prompt: str) -> int:
                 "model": model_label(model_id) if model_id else None,
                 "model_id": model_id,
                 "n_ctx": agent.loop.options.n_ctx,
+                "tool_protocol": agent.loop.options.tool_protocol,
                 "workspace": str(workspace),
             }
         )
@@ -73,20 +74,21 @@ async def run_oneshot(opts: RunOptions, prompt: str) -> int:
         if opts.output_format == "json":
             partial = agent.loop.last_reply.text if agent.loop.last_reply else ""
             done = TurnDone(reason="cancelled", text=partial, error="interrupted")
-            print(json.dumps(_result(done, agent.session_id, collector), ensure_ascii=False))
+            print(json.dumps(_result(done, agent, collector), ensure_ascii=False))
         return EXIT_INTERRUPTED
     finally:
         for sig in (signal.SIGINT, signal.SIGTERM):
             loop.remove_signal_handler(sig)
         await agent.aclose()
     if opts.output_format == "json":
-        print(json.dumps(_result(done, agent.session_id, collector), ensure_ascii=False))
+        print(json.dumps(_result(done, agent, collector), ensure_ascii=False))
     return EXIT_OK if done.reason == "stop" else EXIT_FAILED
 
 
-def _result(done: TurnDone, session_id: str, collector: Collector) -> dict[str, Any]:
+def _result(done: TurnDone, agent: Agent, collector: Collector) -> dict[str, Any]:
     return {
-        "session_id": session_id,
+        "session_id": agent.session_id,
+        "tool_protocol": agent.loop.options.tool_protocol,
         "ok": done.reason == "stop",
         "reason": done.reason,
         "result": done.text,
@@ -97,4 +99,5 @@ def _result(done: TurnDone, session_id: str, collector: Collector) -> dict[str, 
             "completion_tokens": collector.completion_tokens,
         },
         "tools": collector.tools,
+        "calls": collector.calls,
     }

@@ -171,10 +171,20 @@ class Collector:
         self.tools: list[dict[str, Any]] = []
         self.prompt_tokens = 0
         self.completion_tokens = 0
+        # the model's calls by shape: valid (it could run), invalid arguments, unknown tool
+        self.calls = {"valid": 0, "invalid": 0, "unknown_tool": 0}
 
     def __call__(self, event: LoopEvent) -> None:
         if isinstance(event, ToolFinished):
-            self.tools.append({"name": event.name, "ok": event.ok, "denied": event.denied})
+            self.tools.append(
+                {
+                    "name": event.name,
+                    "ok": event.ok,
+                    "denied": event.denied,
+                    "problem": event.problem,
+                }
+            )
+            self.calls[event.problem or "valid"] += 1
         elif isinstance(event, UsageReport):
             self.prompt_tokens += event.prompt_tokens
             self.completion_tokens += event.completion_tokens

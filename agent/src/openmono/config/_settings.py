@@ -62,6 +62,12 @@ class LLMSettings(BaseModel):
     retry_after_max_s: float = Field(default=60.0, ge=0)
     # Tool calls written as text (Qwen3 XML, Hermes JSON) are recovered into real calls.
     recover_text_calls: bool = True
+    # native: the server's chat template shows the tools; prompted: we describe them in the system
+    # prompt and read the calls from the text; auto: native unless /props (or a probe) says the
+    # template has no tool support (openmono.llm._protocol)
+    tool_protocol: Literal["auto", "native", "prompted"] = "auto"
+    # prompted calls on llama.cpp are constrained by a GBNF grammar (offered names, typed args)
+    tool_grammar: bool = True
     max_tokens: int | None = Field(default=None, ge=1)
     temperature: float | None = Field(default=None, ge=0)
     # Used until `/props` answers; the probe's real n_ctx replaces it.

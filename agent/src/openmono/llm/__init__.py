@@ -9,7 +9,10 @@
             ...                                     # ToolCallComplete, RecoveredText, Usage, Done
 
 SSE parsing, tool-call fragment assembly and text tool-call recovery (`openmono.llm.textcalls`)
-live here and nowhere else; the loop sees only `StreamEvent`s and `LLMError`s.
+live here and nowhere else; the loop sees only `StreamEvent`s and `LLMError`s. So does the tool
+protocol: for a template without tools, `prompted` puts the tools in the system prompt and reads
+the calls from the text (`_protocol`, `_prompted`, `_grammar`), the loop never sees the difference
+but in its context estimate (`prompted_overhead`).
 """
 
 from openmono.config import LLMSettings
@@ -29,6 +32,7 @@ from openmono.llm._errors import (
 )
 from openmono.llm._events import (
     Done,
+    Note,
     ReasoningDelta,
     RecoveredText,
     StreamEvent,
@@ -39,6 +43,8 @@ from openmono.llm._events import (
 )
 from openmono.llm._messages import ChatMessage, ModelInfo, ToolCall, ToolSpec, model_label
 from openmono.llm._model import Model
+from openmono.llm._prompted import prompted_overhead
+from openmono.llm._protocol import ProtocolSetting, ToolProtocol
 from openmono.llm._wire import EndpointError, normalize_endpoint
 from openmono.llm.textcalls import CallProblem, Recovery, TextCall, recover_tool_calls
 
@@ -56,7 +62,9 @@ __all__ = [
     "LLMTimeoutError",
     "Model",
     "ModelInfo",
+    "Note",
     "OpenAICompatModel",
+    "ProtocolSetting",
     "ReasoningDelta",
     "RecoveredText",
     "Recovery",
@@ -69,6 +77,7 @@ __all__ = [
     "ToolCall",
     "ToolCallComplete",
     "ToolCallDelta",
+    "ToolProtocol",
     "ToolSpec",
     "TransportError",
     "TrustError",
@@ -76,5 +85,6 @@ __all__ = [
     "conversation",
     "model_label",
     "normalize_endpoint",
+    "prompted_overhead",
     "recover_tool_calls",
 ]

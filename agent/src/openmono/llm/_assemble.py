@@ -45,10 +45,18 @@ class _Partial:
 class TurnAssembler:
     """Accumulates one streamed turn. `started` turns true with the first token of any kind."""
 
-    def __init__(self, tools: Sequence[ToolSpec] | None, *, recover_text_calls: bool) -> None:
+    def __init__(
+        self,
+        tools: Sequence[ToolSpec] | None,
+        *,
+        recover_text_calls: bool,
+        tagged_only: bool = False,
+    ) -> None:
+        """`tagged_only`: recover `<tool_call>` blocks only (under the prompted grammar)."""
         self._tools = list(tools or ())
         self._schemas: dict[str, Mapping[str, Any]] = {t.name: t.parameters for t in self._tools}
         self._recover = recover_text_calls
+        self._tagged_only = tagged_only
         self._text: list[str] = []
         self._calls: dict[int, _Partial] = {}
         self._usage: dict[str, Any] | None = None
@@ -159,7 +167,7 @@ class TurnAssembler:
 
     def _recovered(self) -> list[StreamEvent]:
         text = "".join(self._text)
-        rec = recover_tool_calls(text, self._tools)
+        rec = recover_tool_calls(text, self._tools, tagged_only=self._tagged_only)
         if not rec.found:
             return []
         out: list[StreamEvent] = [RecoveredText(content=rec.text)]

@@ -11,6 +11,11 @@ One call of `stream()`:
   5. Two guards: the first token must come within `first_token_timeout_s` of sending the request
      (connect and prompt processing included), and once tokens flow, a silence of
      `stall_timeout_s` (not even a keep-alive comment) aborts the stream.
+
+The tool protocol (`_protocol`) is decided by `probe()`. With `prompted`, the conversation is
+rewritten for a template without tools (`_prompted`), `tools` is not sent, and on llama.cpp a GBNF
+grammar (`_grammar`) constrains the reply; a server that refuses the grammar gets the request
+again without it, and from then on none (said once, as a `Note`).
 """
 
 from __future__ import annotations
@@ -41,9 +46,19 @@ from openmono.llm._errors import (
     TransportError,
     TrustError,
 )
-from openmono.llm._events import StreamEvent
+from openmono.llm._events import Note, StreamEvent
+from openmono.llm._grammar import tool_grammar
 from openmono.llm._messages import ChatMessage, ModelInfo, ToolSpec
+from openmono.llm._prompted import prompted_messages
+from openmono.llm._protocol import (
+    ProtocolChoice,
+    ToolProtocol,
+    ToolSupport,
+    caps_from_props,
+    choose_protocol,
+)
 from openmono.llm._sse import SSEParser
+from openmono.llm._toolprobe import probe_tool_support
 from openmono.llm._wire import (
     error_message,
     error_object,
@@ -106,6 +121,12 @@ class OpenAICompatModel:
             raise TrustError(str(exc)) from None
         self.info: ModelInfo | None = None
         self.options = RequestOptions()
+        # decided by probe(); until then the setting (auto counts as native)
+        self.choice: ProtocolChoice | None = None
+        self.grammar = settings.tool_grammar
+        self._llama = False  # /props answered: a llama.cpp server, which takes a `grammar`
+        self._props: dict[str, Any] | None = None
+        self._notes: list[str] = []
         self._client = client
         self._owns_client = client is None
 
@@ -133,15 +154,47 @@ class OpenAICompatModel:
         data = (models or {}).get("data") or []
         return [str(d["id"]) for d in data if isinstance(d, dict) and d.get("id")]
 
+    @property
+    def takes_grammar(self) -> bool:
+        """The server is llama.cpp (it answered `/props`), which takes a per-request grammar."""
+        return self._llama
+
+    @property
+    def tool_protocol(self) -> ToolProtocol:
+        if self.choice is not None:
+            return self.choice.protocol
+        return "prompted" if self.settings.tool_protocol == "prompted" else "native"
+
     async def probe(self) -> ModelInfo:
-        """Model name and per-slot `n_ctx` from `GET /props`, else from `GET /v1/models`."""
-        props = await self._get_json("/props", allow_missing=True)
+        """Model name and per-slot `n_ctx` from `GET /props`, else from `GET /v1/models`; the tool
+        protocol from `/props`' `chat_template_caps`, else (auto only) from a probe."""
+        info = await self._probe_model()
+        support = ToolSupport(None, "unknown")
+        if self._props is not None:
+            support = caps_from_props(self._props)
+        if support.supports_tools is None and self.settings.tool_protocol == "auto":
+            support = await probe_tool_support(self._post_json, self.settings.model)
+        choice = choose_protocol(self.settings.tool_protocol, support)
+        if choice.warning and (self.choice is None or self.choice.warning != choice.warning):
+            self._notes.append(choice.warning)
+        self.choice = choice
+        self.info = info.model_copy(
+            update={
+                "supports_tools": support.supports_tools,
+                "tool_protocol": choice.protocol,
+                "protocol_reason": choice.reason,
+            }
+        )
+        return self.info
+
+    async def _probe_model(self) -> ModelInfo:
+        props = self._props = await self._get_json("/props", allow_missing=True)
+        self._llama = props is not None
         if props is not None:
             gen = props.get("default_generation_settings") or {}
             model = props.get("model_alias") or props.get("model_path")
             if isinstance(model, str) and model:
-                self.info = ModelInfo(model=model, n_ctx=_pos_int(gen.get("n_ctx")), source="props")
-                return self.info
+                return ModelInfo(model=model, n_ctx=_pos_int(gen.get("n_ctx")), source="props")
         models = await self._get_json("/v1/models", allow_missing=False)
         data = (models or {}).get("data") or []
         if not data or not isinstance(data[0], dict) or not data[0].get("id"):
@@ -153,8 +206,7 @@ class OpenAICompatModel:
         n_ctx = _pos_int(
             meta.get("n_ctx") or first.get("context_length") or first.get("max_model_len")
         )
-        self.info = ModelInfo(model=str(first["id"]), n_ctx=n_ctx, source="models")
-        return self.info
+        return ModelInfo(model=str(first["id"]), n_ctx=n_ctx, source="models")
 
     async def stream(
         self,
@@ -166,13 +218,22 @@ class OpenAICompatModel:
         response_format: dict[str, Any] | None = None,
     ) -> AsyncGenerator[StreamEvent, None]:
         """Stream one assistant turn (see the module docstring for the steps)."""
-        body = self._body(messages, tools, max_tokens, temperature)
+        prompted = self.tool_protocol == "prompted"
+        body = self._body(messages, tools, max_tokens, temperature, prompted)
         if response_format is not None:
             body["response_format"] = response_format
+        elif prompted and tools and self.grammar and self._llama:
+            body["grammar"] = tool_grammar(tools)
+        while self._notes:
+            yield Note(message=self._notes.pop(0))
         s = self.settings
         attempt = 0
         while True:
-            asm = TurnAssembler(tools, recover_text_calls=s.recover_text_calls)
+            asm = TurnAssembler(
+                tools,
+                recover_text_calls=s.recover_text_calls or prompted,
+                tagged_only="grammar" in body,
+            )
             try:
                 # aclosing: a caller that stops early closes the attempt, hence the response.
                 async with aclosing(self._attempt(body, asm)) as events:
@@ -184,6 +245,16 @@ class OpenAICompatModel:
                     raise retry.error from None
                 await asyncio.sleep(self._delay(attempt, retry.retry_after))
                 attempt += 1
+            except HTTPStatusError as exc:
+                if exc.status != 400 or "grammar" not in body:
+                    raise
+                # Not every server (or build) takes a grammar: go on unconstrained, and say so.
+                body.pop("grammar")
+                self.grammar = False
+                yield Note(
+                    message="The server refused the tool-call grammar "
+                    f"({error_message(exc.body)}): tool calls are no longer constrained."
+                )
 
     # -- one attempt ----------------------------------------------------------------------------
 
@@ -310,7 +381,10 @@ class OpenAICompatModel:
         tools: Sequence[ToolSpec] | None,
         max_tokens: int | None,
         temperature: float | None,
+        prompted: bool = False,
     ) -> dict[str, Any]:
+        if prompted:
+            messages = prompted_messages(messages, tools)
         body: dict[str, Any] = {
             "messages": [m.to_wire() for m in messages],
             "stream": True,
@@ -319,7 +393,7 @@ class OpenAICompatModel:
         model = self.settings.model or (self.info.model if self.info else None)
         if model:
             body["model"] = model
-        if tools:
+        if tools and not prompted:
             body["tools"] = [t.to_wire() for t in tools]
         if max_tokens is not None:
             body["max_tokens"] = max_tokens
@@ -338,6 +412,23 @@ class OpenAICompatModel:
     def _first_token_timeout(self) -> FirstTokenTimeout:
         t = self.settings.first_token_timeout_s
         return FirstTokenTimeout(f"no answer from the LLM within {t:g} s (first token)", t)
+
+    async def _post_json(self, body: dict[str, Any]) -> tuple[int, dict[str, Any] | None]:
+        """POST a non-streamed completion (the tool probe); (status, JSON body or None)."""
+        try:
+            r = await self._http().post(
+                f"{self.root}/v1/chat/completions",
+                json=body,
+                headers=self._auth(),
+                timeout=max(self.settings.probe_timeout_s, 30.0),
+            )
+        except httpx.RequestError:
+            return 0, None
+        try:
+            data = r.json()
+        except ValueError:
+            return r.status_code, None
+        return r.status_code, data if isinstance(data, dict) else None
 
     async def _get_json(self, path: str, *, allow_missing: bool) -> dict[str, Any] | None:
         url = f"{self.root}{path}"

@@ -1,10 +1,10 @@
 """Stream events: what `Model.stream()` yields, a small union discriminated by `kind`.
 
-Order within one turn: any number of `TextDelta` / `ReasoningDelta` / `ToolCallDelta` as they
-arrive; then, once the model finished, one `ToolCallComplete` per call (index order; native calls
-first, then calls recovered from the text, preceded by one `RecoveredText`), an optional `Usage`,
-and `Done` last. A `ToolCallComplete` with `error` set must not be executed: answer it with the
-error as its tool result.
+Order within one turn: `Note`s about the request, if any (a refused grammar); any number of
+`TextDelta` / `ReasoningDelta` / `ToolCallDelta` as they arrive; then, once the model finished, one
+`ToolCallComplete` per call (index order; native calls first, then calls recovered from the text,
+preceded by one `RecoveredText`), an optional `Usage`, and `Done` last. A `ToolCallComplete` with
+`error` set must not be executed: answer it with the error as its tool result.
 """
 
 from __future__ import annotations
@@ -81,6 +81,15 @@ class Usage(_Event):
     timings: dict[str, Any] | None = None
 
 
+class Note(_Event):
+    """Something the user should know about how the model is driven (a grammar the server
+    refused, tools the model cannot see); said once, never part of the answer."""
+
+    kind: Literal["note"] = "note"
+    level: Literal["info", "warning"] = "warning"
+    message: str
+
+
 class Done(_Event):
     """The turn is over. `finish_reason` is the server's word (stop/length/tool_calls) or None.
 
@@ -92,6 +101,13 @@ class Done(_Event):
 
 
 StreamEvent = Annotated[
-    TextDelta | ReasoningDelta | ToolCallDelta | ToolCallComplete | RecoveredText | Usage | Done,
+    TextDelta
+    | ReasoningDelta
+    | ToolCallDelta
+    | ToolCallComplete
+    | RecoveredText
+    | Usage
+    | Note
+    | Done,
     Field(discriminator="kind"),
 ]

@@ -90,11 +90,16 @@ def model_label(model: str) -> str:
 
 
 class ModelInfo(BaseModel):
-    """What the startup probe learnt: the served model's name and its context size per slot."""
+    """What the startup probe learnt: the served model's name, its context size per slot, whether
+    its chat template renders tools (None: unknown) and so which tool protocol is in use."""
 
     model: str
     n_ctx: int | None = None
     source: Literal["props", "models"] = "props"
+    supports_tools: bool | None = None
+    tool_protocol: Literal["native", "prompted"] = "native"
+    # why that protocol: "auto: the chat template has no tool support (from props)", ...
+    protocol_reason: str = ""
 
     @property
     def label(self) -> str:

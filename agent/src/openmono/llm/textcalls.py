@@ -82,21 +82,27 @@ class Recovery:
         return bool(self.calls or self.problems)
 
 
-def recover_tool_calls(text: str, tools: Sequence[Any] | None = None) -> Recovery:
+def recover_tool_calls(
+    text: str, tools: Sequence[Any] | None = None, *, tagged_only: bool = False
+) -> Recovery:
     """Find text-written tool calls in `text`.
 
     `tools` are objects with `name` and `parameters` (JSON schema), e.g. `ToolSpec`s. With tools,
     names are checked (a case-only difference is fixed) and arguments coerced; without, any name is
-    accepted and values stay as written.
+    accepted and values stay as written. `tagged_only`: only `<tool_call>` blocks are calls (the
+    prompted protocol's grammar allows calls there alone; a fence or tag in its prose is prose).
     """
+    if tagged_only and "<tool_call>" not in text:
+        return Recovery(text)
     if "<tool_call>" not in text and "<function=" not in text and "```" not in text:
         return Recovery(text)  # the common case: plain prose, one scan per marker
-    return _Scanner(text, tools).run()
+    return _Scanner(text, tools, tagged_only).run()
 
 
 class _Scanner:
-    def __init__(self, text: str, tools: Sequence[Any] | None) -> None:
+    def __init__(self, text: str, tools: Sequence[Any] | None, tagged_only: bool = False) -> None:
         self.text = text
+        self.tagged_only = tagged_only
         self.schemas: dict[str, Mapping[str, Any] | None] = {}
         self.folded: dict[str, str] = {}
         for tool in tools or ():
@@ -117,6 +123,9 @@ class _Scanner:
                 pos = skip_to
                 continue
             tag = m.group()
+            if self.tagged_only and tag != "<tool_call>":
+                pos = m.end()
+                continue
             if tag == "<tool_call>":
                 call_end = self._tool_call(start)
                 if call_end is None:  # prose mentioning the tag

@@ -17,7 +17,7 @@ import asyncio
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from openmono_contracts import ToolRequest, ToolResult, WebAccess
 from openmono_contracts.effects import AskUserEffect, ToolEffect
@@ -26,7 +26,7 @@ from openmono.llm import ToolCallComplete
 from openmono.loop._catalog import ToolCatalog
 from openmono.loop._events import EventSink, PermissionAsked, ToolFinished, ToolStarted, discard
 from openmono.loop._extensions import ToolHooks
-from openmono.loop._prepare import PREPARE_STEPS, Pending, Step, StepContext, run_steps
+from openmono.loop._prepare import PREPARE_STEPS, Pending, Refusal, Step, StepContext, run_steps
 from openmono.permissions import (
     Answer,
     Approver,
@@ -177,15 +177,23 @@ class Dispatcher:
             return [staged]
         return [await self._execute(staged, turn, emit)]
 
-    def _refuse(
-        self, call: ToolCallComplete, message: str, emit: EventSink, denied: bool
-    ) -> CallOutcome:
+    def _refuse(self, call: ToolCallComplete, refusal: Refusal, emit: EventSink) -> CallOutcome:
+        problem: Literal["unknown_tool", "invalid"] | None = None
+        if refusal.step in ("parse", "validate"):  # the call itself was bad, not the policy
+            unknown = call.name and call.name not in self.catalog.specs
+            problem = "unknown_tool" if unknown else "invalid"
         emit(
             ToolFinished(
-                call_id=call.id, name=call.name, ok=False, output="", error=message, denied=denied
+                call_id=call.id,
+                name=call.name,
+                ok=False,
+                output="",
+                error=refusal.message,
+                denied=refusal.denied,
+                problem=problem,
             )
         )
-        return CallOutcome(call, f"Error: {message}", ok=False, denied=denied)
+        return CallOutcome(call, f"Error: {refusal.message}", ok=False, denied=refusal.denied)
 
     async def _prepare(
         self, call: ToolCallComplete, mode: Mode, emit: EventSink
@@ -197,7 +205,7 @@ class Dispatcher:
         )
         refusal = await run_steps(context, self.steps, pending)
         if refusal is not None:
-            return self._refuse(call, refusal.message, emit, refusal.denied)
+            return self._refuse(call, refusal, emit)
         return _Prepared(call, pending.args)
 
     def request(self, call: ToolCallComplete, args: dict[str, Any]) -> ToolRequest:

@@ -36,6 +36,9 @@ class ToolStarted(_Event):
 
 
 class ToolFinished(_Event):
+    """A call's end. `problem` says the model's call itself was bad: a tool that is not offered
+    (`unknown_tool`), or arguments that do not parse or fit the schema (`invalid`)."""
+
     kind: Literal["tool_finished"] = "tool_finished"
     call_id: str
     name: str
@@ -45,6 +48,7 @@ class ToolFinished(_Event):
     denied: bool = False
     artifact: str | None = None
     elapsed_ms: float = 0.0
+    problem: Literal["unknown_tool", "invalid"] | None = None
 
 
 class PermissionAsked(_Event):

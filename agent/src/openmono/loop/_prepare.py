@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Final
 
 from openmono_contracts import ToolRequest
@@ -59,10 +59,12 @@ class Pending:
 
 @dataclass(frozen=True)
 class Refusal:
-    """Why the call does not run; `denied` marks a policy refusal (not a malformed call)."""
+    """Why the call does not run; `denied` marks a policy refusal (not a malformed call);
+    `step` is the name of the step that refused (`run_steps` fills it in)."""
 
     message: str
     denied: bool = False
+    step: str = ""
 
 
 class _Ready:
@@ -157,7 +159,7 @@ async def run_steps(c: StepContext, steps: tuple[Step, ...], p: Pending) -> Refu
     for step in steps:
         verdict = await step.run(c, p)
         if isinstance(verdict, Refusal):
-            return verdict
+            return replace(verdict, step=step.name)
         if verdict is READY:
             break
     return None

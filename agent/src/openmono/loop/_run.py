@@ -23,7 +23,16 @@ from dataclasses import dataclass
 
 from openmono_contracts.effects import MemorySavedEffect, PlanModeEffect, TodoItem, TodosEffect
 
-from openmono.llm import ChatMessage, ContextOverflowError, LLMError, Model, ToolCall, ToolSpec
+from openmono.llm import (
+    ChatMessage,
+    ContextOverflowError,
+    LLMError,
+    Model,
+    ToolCall,
+    ToolProtocol,
+    ToolSpec,
+    prompted_overhead,
+)
 from openmono.loop import _context, _cutoff
 from openmono.loop._catalog import ToolCatalog
 from openmono.loop._dispatch import CallOutcome, Dispatcher
@@ -51,9 +60,13 @@ class LoopOptions:
     n_ctx: int = 8192
     max_tokens: int | None = None
     temperature: float | None = None
+    # how the model sees the tools (the probe decides): it changes what they cost in the prompt
+    tool_protocol: ToolProtocol = "native"
 
 
-def _spec_tokens(tools: list[ToolSpec]) -> int:
+def _spec_tokens(tools: list[ToolSpec], protocol: ToolProtocol = "native") -> int:
+    if protocol == "prompted":
+        return estimate_tokens(prompted_overhead(tools))
     return sum(len(t.model_dump_json()) for t in tools) // 4
 
 
@@ -94,7 +107,7 @@ class AgentLoop:
         tokens = self.conv.tokens()
         if not self.conv.known_count:
             # the tools actually offered: a small context gets only the core set
-            tokens += estimate_tokens([]) + _spec_tokens(self.offered_tools())
+            tokens += estimate_tokens([]) + self._tool_tokens(self.offered_tools())
         return tokens
 
     # -- step 2 -----------------------------------------------------------------------------
@@ -111,7 +124,7 @@ class AgentLoop:
 
     def _overhead(self) -> int:
         """Tokens every request spends before the messages: system prompt and tool definitions."""
-        tools = _spec_tokens(self.offered_tools())
+        tools = self._tool_tokens(self.offered_tools())
         return estimate_tokens([ChatMessage(role="system", content=self.conv.system)]) + tools
 
     # -- step 3 -----------------------------------------------------------------------------
@@ -122,13 +135,16 @@ class AgentLoop:
         full = self.catalog.for_mode(self.mode)
         core = [t for t in full if self.catalog.facts_of(t.name).core]
         for tools, what in ((full, ""), (core, "only the core tools")):
-            cost = _spec_tokens(tools)
+            cost = self._tool_tokens(tools)
             if cost <= budget:
                 if what:
                     self._warn_tools(emit, f"{what} (~{cost} tokens)")
                 return tools
         self._warn_tools(emit, "no tools")
         return []
+
+    def _tool_tokens(self, tools: list[ToolSpec]) -> int:
+        return _spec_tokens(tools, self.options.tool_protocol)
 
     def _warn_tools(self, emit: EventSink | None, what: str) -> None:
         if emit is not None and not self._warned_tools:

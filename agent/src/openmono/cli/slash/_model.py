@@ -33,8 +33,12 @@ async def model(s: Surface, arg: str) -> None:
         return
     if info.n_ctx:
         agent.loop.options.n_ctx = info.n_ctx
+    agent.loop.options.tool_protocol = info.tool_protocol
     requested = s.settings.llm.model
-    shown = f"model {escape(info.label)} · n_ctx {info.n_ctx} (from /{info.source})"
+    shown = (
+        f"model {escape(info.label)} · n_ctx {info.n_ctx} (from /{info.source}) · "
+        f"tools {info.tool_protocol}"
+    )
     if requested and requested != info.model:
         shown += f" · requesting {escape(requested)}"
     s.print(shown)

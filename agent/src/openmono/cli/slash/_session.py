@@ -7,9 +7,17 @@ from pathlib import Path
 
 from rich.markup import escape
 
+from openmono.agent import Agent
 from openmono.cli.slash._table import COMMANDS, Surface, register
 from openmono.permissions import MODES
 from openmono.sessions import SessionError, SessionStore
+
+
+def tools_line(agent: Agent) -> str:
+    """The tool protocol in use and why (`prompted`: the tools are in the system prompt)."""
+    protocol = agent.loop.options.tool_protocol
+    reason = agent.info.protocol_reason if agent.info else ""
+    return f"{protocol} ({reason})" if reason else protocol
 
 
 async def help_(s: Surface, _arg: str) -> None:
@@ -27,6 +35,7 @@ async def status(s: Surface, _arg: str) -> None:
         ("session", agent.session_id),
         ("model", agent.info.label if agent.info else "(no probe)"),
         ("endpoint", s.settings.llm.endpoint),
+        ("tools", tools_line(agent)),
         ("context", f"~{used} of {n_ctx} tokens ({100 * used // max(n_ctx, 1)} %)"),
         ("messages", str(len(loop.conv.messages))),
         ("mode", loop.mode),

@@ -1,0 +1,106 @@
+"""Worked examples for the prompted protocol: short round trips built from the offered tools.
+
+A small model that only reads a description of the call format rarely calls anything (0 of 5
+prompts with the bundled 135M model); with worked examples in the conversation it does, but it
+copies their arguments. So each example shows the values being taken *from the request* (the
+path, command or word the user wrote is the one in the call), the result coming back in a
+`<tool_response>`, and a plain answer that quotes the result. Each example uses a different tool,
+and its names and values (a weather station, an invoice, a `wc` count) are unlike anything a
+coding task would ask for, so copying them is visibly wrong. Only tools that are offered get an
+example; one plain question answered without a tool shows that not every request needs a call.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from openmono.llm._calltext import call_text, result_text
+from openmono.llm._messages import ChatMessage, ToolSpec
+
+MAX_EXAMPLES = 4
+
+
+@dataclass(frozen=True)
+class Scene:
+    """One round trip: the request, the call's arguments, the tool's result, the answer."""
+
+    request: str
+    arguments: dict[str, Any]
+    result: str
+    answer: str
+
+
+# In the order they are used; the first MAX_EXAMPLES whose tool is offered are shown.
+SCENES: dict[str, Scene] = {
+    "FileRead": Scene(
+        "What is the station id in weather/station.ini?",
+        {"file_path": "weather/station.ini"},
+        "     1\t[station]\n     2\tid = KX-4471\n     3\tunits = metric",
+        "The station id in weather/station.ini is KX-4471.",
+    ),
+    "Bash": Scene(
+        "Run `wc -l ledger.csv` and tell me the count.",
+        {"command": "wc -l ledger.csv"},
+        "212 ledger.csv\n[exit code 0]",
+        "`wc -l ledger.csv` printed 212: the file has 212 lines.",
+    ),
+    "FileWrite": Scene(
+        "Create shopping/list.txt containing: oat milk",
+        {"file_path": "shopping/list.txt", "content": "oat milk\n"},
+        "Created shopping/list.txt (1 lines, 9 bytes)",
+        "Created shopping/list.txt with the line: oat milk",
+    ),
+    "Grep": Scene(
+        "Which file mentions invoice_total?",
+        {"pattern": "invoice_total"},
+        "billing/report.rb:31:  invoice_total = lines.sum\n[1 matching line in 1 file]",
+        "billing/report.rb mentions invoice_total, on line 31.",
+    ),
+    "FileEdit": Scene(
+        "In garden/beds.yaml, change tomato to basil.",
+        {"file_path": "garden/beds.yaml", "old_string": "tomato", "new_string": "basil"},
+        "Edited garden/beds.yaml: 1 replacement\n     4\tnorth: basil",
+        "garden/beds.yaml now says basil instead of tomato.",
+    ),
+    "ListDirectory": Scene(
+        "What is in the photos folder?",
+        {"path": "photos"},
+        "photos/\nphotos/beach.jpg\nphotos/2019/",
+        "The photos folder holds beach.jpg and a 2019 folder.",
+    ),
+    "Glob": Scene(
+        "Find the .svg files.",
+        {"pattern": "**/*.svg"},
+        "icons/moon.svg\nicons/sun.svg",
+        "There are two: icons/moon.svg and icons/sun.svg.",
+    ),
+}
+
+PLAIN = ("What is 9 times 7?", "9 times 7 is 63.")
+
+
+def example_turns(tools: Sequence[ToolSpec]) -> list[ChatMessage]:
+    """The example conversation for `tools` (empty when none of them has a scene)."""
+    offered = {t.name for t in tools}
+    chosen = [(n, s) for n, s in SCENES.items() if n in offered][:MAX_EXAMPLES]
+    if not chosen:
+        return []
+    out: list[ChatMessage] = []
+    for i, (name, scene) in enumerate(chosen):
+        if i == 1:  # a plain question between the tool examples, not at an end
+            out += [
+                ChatMessage(role="user", content=PLAIN[0]),
+                ChatMessage(role="assistant", content=PLAIN[1]),
+            ]
+        out += [
+            ChatMessage(role="user", content=scene.request),
+            ChatMessage(role="assistant", content=call_text(name, scene.arguments)),
+            ChatMessage(
+                role="user",
+                content=result_text(name, scene.result),
+            ),
+            ChatMessage(role="assistant", content=scene.answer),
+        ]
+    return out

@@ -1,0 +1,198 @@
+"""A GBNF grammar for the prompted protocol: plain text, then optionally well-formed tool calls.
+
+llama-server takes a per-request `grammar` and only samples tokens it allows. This one allows
+
+    root   ::= prose calls?
+    prose  ::= any text that does not contain "<tool_call>"
+    calls  ::= 1 to MAX_CALLS blocks, each "<tool_call>\\n" call "\\n</tool_call>", and nothing
+               after the last one (no invented <tool_response>, no chatter)
+    call   ::= {"name": "<an offered tool>", "arguments": <that tool's arguments>}
+
+and the arguments follow the tool's JSON schema: required keys present, optional ones allowed in
+the schema's order, no other keys, values of the declared type (string, integer, number, boolean,
+null, arrays, nested objects, `$ref`s to `$defs`, `anyOf`) and enums spelt out. Lengths and ranges
+(`minLength`, `maximum`) are left to the tool's own validation, which reports them to the model.
+
+`prose` is a small automaton: a state per prefix of "<tool_call>" matched so far, so the text may
+hold "<" and "<tool" but never the whole tag outside a call. Every call the model can write under
+this grammar therefore parses, names an offered tool and has arguments of the right shape.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from openmono.llm._calltext import CALL_CLOSE, CALL_OPEN
+from openmono.llm._messages import ToolSpec
+
+MAX_CALLS = 4
+# Digits allowed in an integer: enough for any count or size, short of a runaway number.
+MAX_DIGITS = 15
+
+_SHARED = {
+    "ws": '" "?',
+    "string": '"\\"" char* "\\""',
+    "char": '[^"\\\\\\x7F\\x00-\\x1F] | "\\\\" (["\\\\/bfnrt] | "u" hex hex hex hex)',
+    "hex": "[0-9a-fA-F]",
+    "integer": f'"-"? ("0" | [1-9] [0-9]{{0,{MAX_DIGITS - 1}}})',
+    "number": 'integer ("." [0-9]{1,15})? ([eE] [-+]? [0-9]{1,3})?',
+    "boolean": '"true" | "false"',
+    "null": '"null"',
+    "value": "object | array | string | number | boolean | null",
+    "object": '"{" ws (string ws ":" ws value (ws "," ws string ws ":" ws value)*)? ws "}"',
+    "array": '"[" ws (value (ws "," ws value)*)? ws "]"',
+}
+_SIMPLE = {"string", "integer", "number", "boolean", "null"}
+
+
+def literal(text: str) -> str:
+    """`text` as a GBNF string literal."""
+    escaped = text.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n")
+    return f'"{escaped}"'
+
+
+def _key(name: str) -> str:
+    """An object key and its colon: `"\"name\"" ws ":" ws`."""
+    return f'{literal(json.dumps(name))} ws ":" ws'
+
+
+def _json_literal(value: Any) -> str:
+    return literal(json.dumps(value, ensure_ascii=False))
+
+
+def _prose_rules(tag: str) -> dict[str, str]:
+    """Rules `prose-0 .. prose-{n-1}`: text that never completes `tag` (which starts with `<`
+    and holds no other `<`, so on a mismatch the automaton falls back to state 0 or 1)."""
+    assert tag.startswith("<") and "<" not in tag[1:]
+    rules: dict[str, str] = {}
+    last = len(tag) - 1
+    for i, ch in enumerate(tag):
+        nxt = tag[i] if i else None
+        alts = []
+        if i == 0:
+            alts.append("[^<] prose-0")
+        else:
+            alts.append(f"[^<{_class_char(ch)}] prose-0")
+        alts.append('"<" prose-1')
+        if i and i < last:
+            alts.append(f"{literal(nxt or '')} prose-{i + 1}")
+        rules[f"prose-{i}"] = "(" + " | ".join(alts) + ")?"
+    return rules
+
+
+def _class_char(ch: str) -> str:
+    return "\\" + ch if ch in "]\\^-" else ch
+
+
+class _Builder:
+    def __init__(self) -> None:
+        self.rules: dict[str, str] = {}
+        self._names: dict[str, str] = {}
+
+    def add(self, hint: str, body: str) -> str:
+        """A rule with `body`, named after `hint`; an identical body reuses its rule."""
+        if body in self._names:
+            return self._names[body]
+        base = re.sub(r"[^a-z0-9]+", "-", hint.lower()).strip("-") or "r"
+        name, n = base, 1
+        while name in self.rules or name in _SHARED:
+            n += 1
+            name = f"{base}-{n}"
+        self.rules[name] = body
+        self._names[body] = name
+        return name
+
+    def value(self, schema: Any, root: Mapping[str, Any], hint: str, depth: int = 0) -> str:
+        """An expression (a rule name or an inline alternative) for values of `schema`."""
+        if not isinstance(schema, Mapping) or depth > 8:
+            return "value"
+        ref = schema.get("$ref")
+        if isinstance(ref, str):
+            target = _deref(ref, root)
+            return self.value(target, root, ref.rsplit("/", 1)[-1], depth + 1)
+        if "const" in schema:
+            return _json_literal(schema["const"])
+        if isinstance(schema.get("enum"), list):
+            body = " | ".join(_json_literal(v) for v in schema["enum"])
+            return self.add(f"{hint}-enum", body)
+        branches = schema.get("anyOf") or schema.get("oneOf")
+        if isinstance(branches, list) and branches:
+            alts = [self.value(b, root, hint, depth + 1) for b in branches]
+            return self.add(hint, " | ".join(dict.fromkeys(alts)))
+        kind = schema.get("type")
+        if isinstance(kind, list):
+            alts = [self.value({**schema, "type": k}, root, hint, depth + 1) for k in kind]
+            return self.add(hint, " | ".join(dict.fromkeys(alts)))
+        if kind in _SIMPLE:
+            return str(kind)
+        if kind == "array":
+            item = self.value(schema.get("items"), root, f"{hint}-item", depth + 1)
+            return self.add(f"{hint}-list", f'"[" ws ({item} (ws "," ws {item})*)? ws "]"')
+        if kind == "object" or "properties" in schema:
+            return self.object(schema, root, hint, depth)
+        return "value"
+
+    def object(
+        self, schema: Mapping[str, Any], root: Mapping[str, Any], hint: str, depth: int
+    ) -> str:
+        props = schema.get("properties")
+        if not isinstance(props, Mapping) or not props:
+            closed = schema.get("additionalProperties") is False
+            return self.add(f"{hint}-empty", '"{" ws "}"') if closed else "object"
+        required = set(schema.get("required") or ())
+        keys = list(props)
+        pairs = [f"{_key(k)} {self.value(props[k], root, f'{hint}-{k}', depth + 1)}" for k in keys]
+        # rest(i, first): the properties from i on; `first` = no comma before the next one.
+        memo: dict[tuple[int, bool], str] = {}
+
+        def rest(i: int, first: bool) -> str:
+            if i == len(keys):
+                return ""
+            if (i, first) in memo:
+                return memo[(i, first)]
+            sep = "" if first else 'ws "," ws '
+            take = f"{sep}{pairs[i]} {rest(i + 1, False)}".strip()
+            if keys[i] in required:
+                body = take
+            else:
+                skip = rest(i + 1, first)
+                body = f"({take}) | ({skip})" if skip else f"({take})?"
+            name = self.add(f"{hint}-{i}{'f' if first else ''}", body)
+            memo[(i, first)] = name
+            return name
+
+        inner = rest(0, True)
+        return self.add(f"{hint}-args", f'"{{" ws {inner} ws "}}"' if inner else '"{" ws "}"')
+
+
+def _deref(ref: str, root: Mapping[str, Any]) -> Any:
+    node: Any = root
+    if not ref.startswith("#/"):
+        return {}
+    for part in ref[2:].split("/"):
+        node = node.get(part) if isinstance(node, Mapping) else None
+    return node if isinstance(node, Mapping) else {}
+
+
+def tool_grammar(tools: Sequence[ToolSpec]) -> str:
+    """The GBNF grammar (see the module docstring) for calls to `tools`."""
+    b = _Builder()
+    calls = []
+    for tool in tools:
+        args = b.object(tool.parameters, tool.parameters, tool.name, 0)
+        name = literal(json.dumps(tool.name))
+        body = f'"{{" ws {_key("name")} {name} ws "," ws {_key("arguments")} {args} ws "}}"'
+        calls.append(b.add(f"call-{tool.name}", body))
+    block = f"{literal(CALL_OPEN + chr(10))} ({' | '.join(calls)}) {literal(chr(10) + CALL_CLOSE)}"
+    lines = [
+        "root ::= prose-0 calls?",
+        f'calls ::= block ("\\n" block){{0,{MAX_CALLS - 1}}}',
+        f"block ::= {block}",
+    ]
+    lines += [f"{k} ::= {v}" for k, v in _prose_rules(CALL_OPEN).items()]
+    lines += [f"{k} ::= {v}" for k, v in b.rules.items()]
+    lines += [f"{k} ::= {v}" for k, v in _SHARED.items()]
+    return "\n".join(lines) + "\n"
