@@ -33,8 +33,11 @@ A `Turn` describes one response:
     `error: {...}`), `stall_after=N` (silence after N frames for `stall_s`, with keep-alive
     comments every `stall_keepalive_s` if set), `drop_after=N` (cut the connection after N frames).
   - `Turn.replay(sse)`: send recorded SSE bytes verbatim, `replay_chunk_bytes` per write.
+  - `Turn.completion(prompt_tokens)`: a non-streamed JSON completion with that usage (the tool
+    support probe of a server without `/props`).
 A turn may also be a callable `(request_json) -> Turn`, to answer depending on what was sent.
 `props_json` / `models_json` replace the `/props` / `/v1/models` bodies (e.g. recorded ones);
+`supports_tools=False` makes `/props` say the chat template has no tool support;
 `props=False` makes `/props` a 404. With no turn left the server answers HTTP 500 (`"scripted
 LLM: no turn left ..."`). With `api_key` set, every route but `/health` wants `Authorization:
 Bearer <key>` (else 401, no turn consumed).
@@ -105,6 +108,8 @@ class Turn:
     drop_after: int | None = None
     raw_sse: bytes | None = None
     replay_chunk_bytes: int = 64
+    # answer with `body` as plain JSON (a non-streamed completion), status 200
+    plain: bool = False
 
     @classmethod
     def http_error(
@@ -114,6 +119,15 @@ class Turn:
             body = {"error": {"code": status, "message": f"scripted HTTP {status}"}}
         headers = {"Retry-After": str(retry_after)} if retry_after is not None else {}
         return cls(status=status, body=body, headers=headers)
+
+    @classmethod
+    def completion(cls, prompt_tokens: int, text: str = "ok") -> Turn:
+        """A non-streamed completion (`stream: false`) whose usage says `prompt_tokens`."""
+        body = {
+            "choices": [{"index": 0, "message": {"role": "assistant", "content": text}}],
+            "usage": {"prompt_tokens": prompt_tokens, "completion_tokens": 1},
+        }
+        return cls(body=body, plain=True)
 
     @classmethod
     def context_overflow(cls, n_prompt_tokens: int = 3031, n_ctx: int = 512) -> Turn:
@@ -184,8 +198,10 @@ class ScriptedLLM:
         props: bool = True,
         props_json: dict[str, Any] | None = None,
         models_json: dict[str, Any] | None = None,
+        supports_tools: bool = True,
     ) -> None:
         self.turns: list[TurnSource] = list(turns)
+        self.supports_tools = supports_tools
         self.api_key = api_key
         self.model = model
         self.n_ctx = n_ctx
@@ -314,7 +330,10 @@ class ScriptedLLM:
             "total_slots": 1,
             "model_alias": self.model,
             "model_path": self.model,
-            "chat_template_caps": {"supports_tool_calls": True, "supports_tools": True},
+            "chat_template_caps": {
+                "supports_tool_calls": self.supports_tools,
+                "supports_tools": self.supports_tools,
+            },
         }
 
     def _models(self) -> dict[str, Any]:
@@ -343,7 +362,7 @@ class ScriptedLLM:
         turn = source if isinstance(source, Turn) else source(json.loads(body or b"{}"))
         if turn.delay_s:
             await self._pause(turn.delay_s)
-        if turn.status != 200:
+        if turn.status != 200 or turn.plain:
             await _json(send, turn.status, turn.body, turn.headers)
             return
         await send(

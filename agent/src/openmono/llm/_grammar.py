@@ -3,19 +3,22 @@
 llama-server takes a per-request `grammar` and only samples tokens it allows. This one allows
 
     root   ::= prose calls?
-    prose  ::= any text that does not contain "<tool_call>"
+    prose  ::= any text that does not contain "<tool_" (neither a call nor a made-up result)
     calls  ::= 1 to MAX_CALLS blocks, each "<tool_call>\\n" call "\\n</tool_call>", and nothing
                after the last one (no invented <tool_response>, no chatter)
     call   ::= {"name": "<an offered tool>", "arguments": <that tool's arguments>}
 
 and the arguments follow the tool's JSON schema: required keys present, optional ones allowed in
 the schema's order, no other keys, values of the declared type (string, integer, number, boolean,
-null, arrays, nested objects, `$ref`s to `$defs`, `anyOf`) and enums spelt out. Lengths and ranges
-(`minLength`, `maximum`) are left to the tool's own validation, which reports them to the model.
+null, arrays, nested objects, `$ref`s to `$defs`, `anyOf`), enums spelt out, a string's
+`minLength` and an integer's `minimum`/`maximum`. What a schema cannot say (one field or another,
+a `maxLength`) is left to the tool's own validation, which reports it to the model.
 
-`prose` is a small automaton: a state per prefix of "<tool_call>" matched so far, so the text may
-hold "<" and "<tool" but never the whole tag outside a call. Every call the model can write under
-this grammar therefore parses, names an offered tool and has arguments of the right shape.
+`prose` is a small automaton: a state per prefix of "<tool_" matched so far, so the text may hold
+"<" and "<tool" but never "<tool_" outside a call. A small model that starts to invent a
+`<tool_response>` is thereby steered into writing the call instead. Every call the model can
+write under this grammar therefore parses, names an offered tool and has arguments of the right
+shape.
 """
 
 from __future__ import annotations
@@ -29,6 +32,8 @@ from openmono.llm._calltext import CALL_CLOSE, CALL_OPEN
 from openmono.llm._messages import ToolSpec
 
 MAX_CALLS = 4
+# Prose may not contain this: the common start of <tool_call> and <tool_response>.
+PROSE_STOP = "<tool_"
 # Digits allowed in an integer: enough for any count or size, short of a runaway number.
 MAX_DIGITS = 15
 
@@ -70,15 +75,10 @@ def _prose_rules(tag: str) -> dict[str, str]:
     rules: dict[str, str] = {}
     last = len(tag) - 1
     for i, ch in enumerate(tag):
-        nxt = tag[i] if i else None
-        alts = []
-        if i == 0:
-            alts.append("[^<] prose-0")
-        else:
-            alts.append(f"[^<{_class_char(ch)}] prose-0")
+        alts = ["[^<] prose-0"] if i == 0 else [f"[^<{_class_char(ch)}] prose-0"]
         alts.append('"<" prose-1')
-        if i and i < last:
-            alts.append(f"{literal(nxt or '')} prose-{i + 1}")
+        if 0 < i < last:
+            alts.append(f"{literal(ch)} prose-{i + 1}")
         rules[f"prose-{i}"] = "(" + " | ".join(alts) + ")?"
     return rules
 
@@ -126,6 +126,11 @@ class _Builder:
         if isinstance(kind, list):
             alts = [self.value({**schema, "type": k}, root, hint, depth + 1) for k in kind]
             return self.add(hint, " | ".join(dict.fromkeys(alts)))
+        if kind == "string" and int(schema.get("minLength") or 0) > 0:
+            n = min(int(schema["minLength"]), 16)
+            return self.add(f"string-{n}", f'"\\"" char{{{n}}} char* "\\""')
+        if kind == "integer" and ("minimum" in schema or "maximum" in schema):
+            return self.add(hint, int_range(schema.get("minimum"), schema.get("maximum")))
         if kind in _SIMPLE:
             return str(kind)
         if kind == "array":
@@ -168,6 +173,52 @@ class _Builder:
         return self.add(f"{hint}-args", f'"{{" ws {inner} ws "}}"' if inner else '"{" ws "}"')
 
 
+def int_range(lo: Any, hi: Any) -> str:
+    """Decimal integers in [lo, hi] (either bound may be None), no leading zeros."""
+    low = int(lo) if isinstance(lo, int | float) else None
+    high = int(hi) if isinstance(hi, int | float) else None
+    if low is None or low < 0:
+        if high is None:
+            return "integer"
+        low = 0 if low is None or high >= 0 else low
+        if low < 0:
+            return "integer"  # a range below zero: no tool has one, the plain rule will do
+        negative = f'"-" [1-9] [0-9]{{0,{MAX_DIGITS - 2}}} | '
+        return negative + _nonneg(0, high)
+    return _nonneg(low, high)
+
+
+def _nonneg(low: int, high: int | None) -> str:
+    top = high if high is not None else 10**MAX_DIGITS - 1
+    if low > top:
+        return '"0"'  # an empty range; never in a real schema
+    alts = []
+    for width in range(len(str(low)), len(str(top)) + 1):
+        a = max(low, 10 ** (width - 1) if width > 1 else 0)
+        b = min(top, 10**width - 1)
+        if a <= b:
+            alts.append(_same_width(str(a), str(b)))
+    return " | ".join(f"({x})" for x in alts)
+
+
+def _same_width(a: str, b: str) -> str:
+    """Digit strings of one width from `a` to `b` (a <= b)."""
+    if a == b:
+        return literal(a)
+    if len(a) == 1:
+        return f"[{a}-{b}]"
+    rest = len(a) - 1
+    if a[1:] == "0" * rest and b[1:] == "9" * rest:
+        return f"[{a[0]}-{b[0]}] [0-9]{{{rest}}}"
+    if a[0] == b[0]:
+        return f"{literal(a[0])} ({_same_width(a[1:], b[1:])})"
+    alts = [f"{literal(a[0])} ({_same_width(a[1:], '9' * rest)})"]
+    if int(b[0]) - int(a[0]) > 1:
+        alts.append(f"[{int(a[0]) + 1}-{int(b[0]) - 1}] [0-9]{{{rest}}}")
+    alts.append(f"{literal(b[0])} ({_same_width('0' * rest, b[1:])})")
+    return " | ".join(alts)
+
+
 def _deref(ref: str, root: Mapping[str, Any]) -> Any:
     node: Any = root
     if not ref.startswith("#/"):
@@ -192,7 +243,7 @@ def tool_grammar(tools: Sequence[ToolSpec]) -> str:
         f'calls ::= block ("\\n" block){{0,{MAX_CALLS - 1}}}',
         f"block ::= {block}",
     ]
-    lines += [f"{k} ::= {v}" for k, v in _prose_rules(CALL_OPEN).items()]
+    lines += [f"{k} ::= {v}" for k, v in _prose_rules(PROSE_STOP).items()]
     lines += [f"{k} ::= {v}" for k, v in b.rules.items()]
     lines += [f"{k} ::= {v}" for k, v in _SHARED.items()]
     return "\n".join(lines) + "\n"

@@ -3,10 +3,11 @@
 For a chat template that cannot render tools, `prompted_messages` rewrites the conversation before
 it goes on the wire (the session keeps the native shape, so a session can change protocol):
 
-    system      the system prompt + `tool_block(tools)`: one compact line per tool and the call
-                format (a `<tool_call>` block holding `{"name": ..., "arguments": {...}}`)
+    system      `tool_block(tools)` + the system prompt: one compact line per tool and the call
+                format (a `<tool_call>` block holding `{"name": ..., "arguments": {...}}`); the
+                block comes first, a prefix every session shares (llama-server keeps it cached)
     examples    a few worked example turns built from the offered tools (`_examples`): a request,
-                the call, its result, the answer
+                the call, its result, the answer; the one closest to the user's request last
     assistant   a message with `tool_calls` becomes its text followed by one `<tool_call>` block
                 per call, exactly the shape the model is asked to write
     tool        results become a user message (there is no `tool` role in such a template), each
@@ -115,12 +116,12 @@ def prompted_messages(
     names: dict[str, str] = {}
     rest = list(messages)
     if tools:
-        if rest and rest[0].role == "system":
-            system = rest.pop(0).content or ""
-            out.append(ChatMessage(role="system", content=f"{system}\n\n{tool_block(tools)}"))
-        else:
-            out.append(ChatMessage(role="system", content=tool_block(tools)))
-        out.extend(example_turns(tools))
+        # The block first: it is the same in every session, so llama-server can keep it cached
+        # while the system prompt after it (workspace, notes, git) changes.
+        system = rest.pop(0).content or "" if rest and rest[0].role == "system" else ""
+        block = tool_block(tools)
+        out.append(ChatMessage(role="system", content=f"{block}\n\n{system}" if system else block))
+        out.extend(example_turns(tools, _request(rest)))
     for message in rest:
         if message.role == "assistant":
             for call in message.tool_calls:
@@ -134,6 +135,14 @@ def prompted_messages(
         else:
             out.append(message)
     return out
+
+
+def _request(messages: Sequence[ChatMessage]) -> str | None:
+    """The user's latest words (the examples are chosen to match them)."""
+    for message in reversed(messages):
+        if message.role == "user" and message.content:
+            return message.content
+    return None
 
 
 def _assistant(message: ChatMessage) -> ChatMessage:

@@ -9,8 +9,9 @@ The rest of the agent uses the stack through the names below and nowhere else:
     env file     read_env, set_env, ensure_compose_env, ensure_secret, is_placeholder,
                  write_private
     TLS          ca_cert_path
-    llama.cpp    default_model_path, ModelNotFoundError (`llama_server` is also the process the
-                 stack starts, `python -m openmono.stack.llama_server`)
+    llama.cpp    default_model_path, ModelNotFoundError, SMOLLM2_TEMPLATE (the chat template with
+                 tools for the bundled model; `llama_server` is also the process the stack
+                 starts, `python -m openmono.stack.llama_server`)
     errors       StackError
 
 Each name is imported on first use, so a process that needs one part (the llama-server launcher,
@@ -32,7 +33,7 @@ if TYPE_CHECKING:
         write_private,
     )
     from openmono.stack.errors import StackError
-    from openmono.stack.llama_server import ModelNotFoundError, default_model_path
+    from openmono.stack.llama_server import SMOLLM2_TEMPLATE, ModelNotFoundError, default_model_path
     from openmono.stack.runner import down, is_running, restart, running_pid, up
     from openmono.stack.services import GATEWAY, HOST, Context, ServiceSpec
     from openmono.stack.settings import (
@@ -51,6 +52,7 @@ __all__ = [
     "Context",
     "ModelNotFoundError",
     "Row",
+    "SMOLLM2_TEMPLATE",
     "ServiceSpec",
     "StackError",
     "StackSettings",
@@ -81,6 +83,7 @@ _HOME: dict[str, tuple[str, str]] = {
     "StackError": ("errors", "StackError"),
     "ModelNotFoundError": ("llama_server", "ModelNotFoundError"),
     "default_model_path": ("llama_server", "default_model_path"),
+    "SMOLLM2_TEMPLATE": ("llama_server", "SMOLLM2_TEMPLATE"),
     **{n: ("runner", n) for n in ("down", "is_running", "restart", "running_pid", "up")},
     **{n: ("services", n) for n in ("GATEWAY", "HOST", "Context", "ServiceSpec")},
     **{n: ("settings", n) for n in ("StackSettings", "env_file_path", "find_project_root")},

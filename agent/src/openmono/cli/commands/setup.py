@@ -191,15 +191,17 @@ def scraper(dry_run: bool, no_start: bool, via: Via) -> None:
 @click.option("--force", is_flag=True, help="Replace a model file that is already there.")
 def model(force: bool) -> None:
     """Put the bundled default model (SmolLM2) where compose's llama-server finds it:
-    MODELS_DIR/LLAMA_MODEL_FILE of the .env (a relative MODELS_DIR is relative to compose/)."""
+    MODELS_DIR/LLAMA_MODEL_FILE of the .env (a relative MODELS_DIR is relative to compose/), and
+    give it the chat template that renders tools (LLAMA_CHAT_TEMPLATE, unless one is set)."""
     import shutil
 
     from openmono.errors import OpenMonoError
-    from openmono.stack import default_model_path
+    from openmono.stack import SMOLLM2_TEMPLATE, default_model_path, set_env
 
     try:
         root = _root()
         environ = current_environ()
+        env_file = _env_file(root)
         source = default_model_path()
     except OpenMonoError as exc:
         click.echo(f"error: {exc}", err=True)
@@ -210,6 +212,9 @@ def model(force: bool) -> None:
         folder = (base / folder).resolve()
     name = environ.get("LLAMA_MODEL_FILE") or "model.gguf"
     target = folder / name
+    if not environ.get("LLAMA_CHAT_TEMPLATE") and env_file.is_file():
+        set_env(env_file, {"LLAMA_CHAT_TEMPLATE": SMOLLM2_TEMPLATE.name})
+        click.echo(f"LLAMA_CHAT_TEMPLATE={SMOLLM2_TEMPLATE.name} in {env_file} (tools for SmolLM2)")
     if target.is_file() and not force:
         click.echo(f"{target} is already there (--force replaces it)")
         return

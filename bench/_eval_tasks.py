@@ -1,0 +1,212 @@
+"""The tasks of `bench/agent_eval.py`: a scratch workspace, a prompt, and a programmatic check.
+
+Each check looks at what the run left behind: the final answer names a fact from a file, a file
+ends up with the given content, a command was run (its side effect is there), a search found a
+line. Two control tasks need no tool at all. Names, values and paths are plain and unlike the
+prompted protocol's worked examples (`openmono.llm._examples`), so an argument copied from an
+example fails the task instead of passing it by accident.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+Check = Callable[[Path, dict[str, Any]], tuple[bool, str]]
+
+
+@dataclass(frozen=True)
+class Task:
+    id: str
+    kind: str  # read, write, edit, run, search, plain
+    prompt: str
+    check: Check
+    files: dict[str, str] = field(default_factory=dict)
+    needs_tool: bool = True
+
+
+def _answer(result: dict[str, Any]) -> str:
+    return str(result.get("result") or "")
+
+
+def says(*facts: str) -> Check:
+    """The answer names every one of `facts` (case-insensitive)."""
+
+    def check(_ws: Path, result: dict[str, Any]) -> tuple[bool, str]:
+        text = _answer(result).lower()
+        missing = [f for f in facts if f.lower() not in text]
+        return (not missing, f"answer lacks {missing}" if missing else "answer names it")
+
+    return check
+
+
+def file_is(path: str, content: str) -> Check:
+    """`path` holds exactly `content` (surrounding whitespace aside)."""
+
+    def check(ws: Path, _result: dict[str, Any]) -> tuple[bool, str]:
+        target = ws / path
+        if not target.is_file():
+            return False, f"{path} missing"
+        got = target.read_text(errors="replace").strip()
+        return (got == content, "content matches" if got == content else f"{path}: {got[:60]!r}")
+
+    return check
+
+
+def file_has(path: str, present: list[str], absent: list[str]) -> Check:
+    """`path` contains each of `present` and none of `absent`."""
+
+    def check(ws: Path, _result: dict[str, Any]) -> tuple[bool, str]:
+        target = ws / path
+        if not target.is_file():
+            return False, f"{path} missing"
+        text = target.read_text(errors="replace")
+        bad = [p for p in present if p not in text] + [a for a in absent if a in text]
+        return (not bad, "edited" if not bad else f"{path}: {text[:60]!r}")
+
+    return check
+
+
+def exists(path: str) -> Check:
+    """The command's side effect: `path` was created."""
+
+    def check(ws: Path, _result: dict[str, Any]) -> tuple[bool, str]:
+        ok = (ws / path).exists()
+        return ok, "side effect present" if ok else f"{path} not created"
+
+    return check
+
+
+def ran_and_says(fact: str) -> Check:
+    """A command ran (a successful Bash call) and the answer names its output."""
+
+    def check(ws: Path, result: dict[str, Any]) -> tuple[bool, str]:
+        ran = any(t.get("name") == "Bash" and t.get("ok") for t in result.get("tools") or ())
+        if not ran:
+            return False, "no Bash call ran"
+        return says(fact)(ws, result)
+
+    return check
+
+
+LINES = "".join(f"entry {i}\n" for i in range(1, 18))  # 17 lines
+
+TASKS: list[Task] = [
+    Task(
+        "read_port", "read", "What port does config/server.ini set?", says("8137"),
+        {"config/server.ini": "[server]\nhost = 0.0.0.0\nport = 8137\nworkers = 4\n"},
+    ),
+    Task(
+        "read_first_line", "read", "What is the first line of notes.txt?", says("Thursday"),
+        {"notes.txt": "Standup moved to Thursday\nBring the slides\n"},
+    ),
+    Task(
+        "read_version", "read", "Which version is declared in pyproject.toml?", says("4.2.9"),
+        {"pyproject.toml": '[project]\nname = "kettle"\nversion = "4.2.9"\n'},
+    ),
+    Task(
+        "read_owner", "read", "Who is the owner named in the OWNERS file?", says("quinn"),
+        {"OWNERS": "# code owners\nowner: marta.quinn\n"},
+    ),
+    Task(
+        "read_json", "read", "Which city is in data/user.json?", says("Ghent"),
+        {"data/user.json": '{"name": "Ilse", "city": "Ghent", "age": 31}\n'},
+    ),
+    Task(
+        "write_hello", "write", "Create hello.txt containing exactly: hello world",
+        file_is("hello.txt", "hello world"),
+    ),
+    Task(
+        "write_nested", "write", "Write the number 42 into out/answer.txt",
+        file_is("out/answer.txt", "42"),
+    ),
+    Task(
+        "write_readme", "write", "Create README.md with the single line: # Demo project",
+        file_is("README.md", "# Demo project"),
+    ),
+    Task(
+        "write_csv", "write", "Create colors.csv containing: red,green,blue",
+        file_is("colors.csv", "red,green,blue"),
+    ),
+    Task(
+        "edit_flag", "edit", "In settings.cfg, change debug = true to debug = false.",
+        file_has("settings.cfg", ["debug = false", "level = 3"], ["debug = true"]),
+        {"settings.cfg": "debug = true\nlevel = 3\n"},
+    ),
+    Task(
+        "edit_name", "edit", "In greet.py, replace Bob with Alice.",
+        file_has("greet.py", ['print("Hello, Alice")'], ["Bob"]),
+        {"greet.py": 'print("Hello, Bob")\n'},
+    ),
+    Task(
+        "run_script", "run", "Run python3 stamp.py", exists("stamp.out"),
+        {"stamp.py": 'open("stamp.out", "w").write("stamped\\n")\nprint("stamped")\n'},
+    ),
+    Task("run_touch", "run", "Run the command: touch done.flag", exists("done.flag")),
+    Task(
+        "run_mkdir", "run", "Run the shell command mkdir -p build/cache", exists("build/cache"),
+    ),
+    Task(
+        "run_output", "run", "Run echo $((6*7)) and tell me what it prints.",
+        ran_and_says("42"),
+    ),
+    Task(
+        "run_count", "run", "Count the lines of lines.txt with wc -l.", says("17"),
+        {"lines.txt": LINES},
+    ),
+    Task(
+        "grep_word", "search", "Which file contains the word pineapple?", says("fruit.py"),
+        {
+            "src/fruit.py": 'BASKET = ["apple", "pineapple"]\n',
+            "src/veg.py": 'BASKET = ["leek", "kale"]\n',
+            "docs/guide.md": "# Guide\nNothing to see.\n",
+        },
+    ),
+    Task(
+        "grep_todo", "search", "Find the TODO comment in the code and tell me what it says.",
+        says("rotate"),
+        {
+            "app/main.py": "def main():\n    # TODO: rotate the signing keys\n    return 0\n",
+            "app/util.py": "def helper():\n    return 1\n",
+        },
+    ),
+    Task(
+        "glob_logs", "search", "Find all the .log files in this project.",
+        says("alpha.log", "beta.log"),
+        {"logs/alpha.log": "ok\n", "logs/old/beta.log": "ok\n", "main.c": "int main;\n"},
+    ),
+    Task(
+        "list_assets", "search", "List the files in the assets directory.",
+        says("icon.png", "theme.css"),
+        {"assets/icon.png": "png\n", "assets/theme.css": "body {}\n", "index.html": "<p>\n"},
+    ),
+    Task("plain_math", "plain", "What is 12 plus 30?", says("42"), needs_tool=False),
+    Task(
+        "plain_capital", "plain", "What is the capital of France?", says("Paris"),
+        needs_tool=False,
+    ),
+]  # fmt: skip
+
+# The default (`make bench`) run: one task of each kind that needs a tool, and one control.
+QUICK = ["read_port", "write_hello", "edit_flag", "run_touch", "list_assets", "plain_math"]
+
+
+def select(names: str | None, full: bool) -> list[Task]:
+    """`--tasks a,b` (exact ids or a regex), else every task with `--full`, else the quick set."""
+    if names:
+        wanted = [n.strip() for n in names.split(",") if n.strip()]
+        return [t for t in TASKS if any(re.fullmatch(w, t.id) for w in wanted)]
+    return list(TASKS) if full else [t for t in TASKS if t.id in QUICK]
+
+
+def make_workspace(task: Task, root: Path) -> Path:
+    ws = root / task.id
+    ws.mkdir(parents=True)
+    for rel, text in task.files.items():
+        path = ws / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text)
+    return ws

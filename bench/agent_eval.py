@@ -1,0 +1,392 @@
+"""Eval of the whole harness on a real model: tasks run through `openmono -p`, one per protocol.
+
+Each task (`_eval_tasks.py`) is a scratch workspace, a prompt and a programmatic check. It runs as
+`openmono -p PROMPT --output-format json --yolo -C WORKSPACE` against an endpoint, once for each
+tool protocol. The protocols run one after the other, each over all its tasks: llama-server keeps
+the last prompt cached, and tasks of one protocol share their long prefix (the tool definitions),
+so interleaving them would make every first request process the tools again (the load average
+of each row says how busy the machine was meanwhile):
+
+    native     llm.tool_protocol=native: the server's chat template shows the tools
+    prompted   llm.tool_protocol=prompted, no grammar: tools in the system prompt, calls from text
+    grammar    prompted with the GBNF grammar (llama.cpp): only offered tools, typed arguments
+
+Per task: pass/fail and why, valid / invalid / unknown-tool calls (the json output's `calls`),
+iterations, prompt and completion tokens, wall time and the 1-minute load average. Then a
+summary per protocol (success, tasks needing a tool with at least one valid call, invalid calls,
+median time), the extra prefill each protocol's tool block costs (the served template rendered
+with and without it, counted with the server's own tokenizer: `/apply-template` + `/tokenize`),
+and a JSON file with every row.
+
+Endpoint: `--endpoint URL --key KEY`, else the stack `make up` started (GATEWAY_PORT and
+LLAMA_API_KEY of compose/.env), else (nothing answers there) a private llama-server with the
+bundled SmolLM2 and its tool template on a free port, stopped at the end. Temperature 0.
+
+    uv run python bench/agent_eval.py                 # quick: 6 tasks x 3 protocols (make bench)
+    uv run python bench/agent_eval.py --full          # all 22 tasks
+    uv run python bench/agent_eval.py --full --endpoint http://gpu-box:47480 --key K \\
+        --protocols native,grammar --timeout 600      # a bigger model (docs/agent-eval.md)
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import signal
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+import httpx
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "bench"))
+
+from _eval_tasks import Task, make_workspace, select  # noqa: E402
+
+PROTOCOLS: dict[str, dict[str, str]] = {
+    "native": {"OPENMONO_LLM_TOOL_PROTOCOL": "native", "OPENMONO_LLM_TOOL_GRAMMAR": "false"},
+    "prompted": {"OPENMONO_LLM_TOOL_PROTOCOL": "prompted", "OPENMONO_LLM_TOOL_GRAMMAR": "false"},
+    "grammar": {"OPENMONO_LLM_TOOL_PROTOCOL": "prompted", "OPENMONO_LLM_TOOL_GRAMMAR": "true"},
+}
+
+
+@dataclass
+class Row:
+    task: str
+    kind: str
+    protocol: str
+    passed: bool
+    why: str
+    reason: str
+    iterations: int
+    valid: int
+    invalid: int
+    unknown_tool: int
+    prompt_tokens: int
+    completion_tokens: int
+    wall_s: float
+    load_1m: float
+    needs_tool: bool
+    answer: str
+    tools: list[str]
+
+
+# -- the endpoint ------------------------------------------------------------------------------
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def _answers(url: str, key: str) -> bool:
+    try:
+        r = httpx.get(f"{url}/props", headers={"Authorization": f"Bearer {key}"}, timeout=5)
+    except httpx.HTTPError:
+        return False
+    return r.status_code == 200
+
+
+def stack_endpoint() -> tuple[str, str]:
+    """The gateway `make up` starts, and its key (compose/.env, overridden by the environment)."""
+    from openmono.stack.settings import load_settings
+
+    s = load_settings(ROOT)
+    return f"http://127.0.0.1:{s.gateway_port}", s.llama_api_key.get_secret_value()
+
+
+def start_private_server(log: Path) -> tuple[str, str, subprocess.Popen[bytes]]:
+    port, key = _free_port(), "agent-eval-key"
+    cmd = [sys.executable, "-m", "openmono.stack.llama_server", "--port", str(port)]
+    cmd += ["--api-key", key, "--ctx-size", "8192"]
+    with log.open("wb") as out:
+        proc = subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT, start_new_session=True)
+    url = f"http://127.0.0.1:{port}"
+    deadline = time.monotonic() + 180
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            raise SystemExit(f"the private llama-server exited; see {log}")
+        if _answers(url, key):
+            return url, key, proc
+        time.sleep(0.5)
+    _stop(proc)
+    raise SystemExit(f"the private llama-server did not come up in 180 s; see {log}")
+
+
+def _stop(proc: subprocess.Popen[bytes]) -> None:
+    if proc.poll() is None:
+        os.killpg(proc.pid, signal.SIGTERM)
+        try:
+            proc.wait(20)
+        except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+
+
+# -- what the tool block costs -----------------------------------------------------------------
+
+
+def prefill_cost(url: str, key: str) -> dict[str, Any]:
+    """Extra prompt tokens of each protocol's tool block, core tools and every worker tool."""
+    from openmono.llm import ChatMessage
+    from openmono.llm._prompted import prompted_messages
+    from openmono.loop import ToolCatalog, build_system_prompt
+
+    auth = {"Authorization": f"Bearer {key}"}
+    catalog = ToolCatalog.from_worker()
+    sets = {
+        "core": [s for n, s in catalog.specs.items() if catalog.facts_of(n).core],
+        "all": list(catalog.specs.values()),
+    }
+    system = build_system_prompt(Path(tempfile.gettempdir()), "agent", [])
+    base = [ChatMessage(role="system", content=system), ChatMessage(role="user", content="hi")]
+
+    def tokens(messages: list[ChatMessage], tools: list[Any] | None = None) -> int:
+        body: dict[str, Any] = {"messages": [m.to_wire() for m in messages]}
+        if tools:
+            body["tools"] = [t.to_wire() for t in tools]
+        prompt = httpx.post(f"{url}/apply-template", json=body, headers=auth, timeout=30)
+        prompt.raise_for_status()
+        tok = httpx.post(
+            f"{url}/tokenize", json={"content": prompt.json()["prompt"]}, headers=auth, timeout=30
+        )
+        tok.raise_for_status()
+        return len(tok.json()["tokens"])
+
+    out: dict[str, Any] = {}
+    try:
+        plain = tokens(base)
+        for name, tools in sets.items():
+            out[name] = {
+                "tools": len(tools),
+                "native": tokens(base, tools) - plain,
+                "prompted": tokens(prompted_messages(base, tools)) - plain,
+            }
+    except (httpx.HTTPError, KeyError, ValueError) as exc:
+        out["error"] = f"/apply-template or /tokenize failed: {exc!r}"
+    return out
+
+
+# -- one task ----------------------------------------------------------------------------------
+
+
+def run_task(
+    task: Task, protocol: str, url: str, key: str, root: Path, args: argparse.Namespace
+) -> Row:
+    ws = make_workspace(task, root / protocol)
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("OPENMONO_", "LLAMA_"))}
+    env |= PROTOCOLS[protocol] | {
+        "OPENMONO_DATA_DIR": str(root / "data"),
+        "OPENMONO_LLM_TEMPERATURE": str(args.temperature),
+        "OPENMONO_LLM_MAX_TOKENS": str(args.max_tokens),
+        "NO_COLOR": "1",
+    }
+    cmd = [
+        sys.executable, "-m", "openmono.cli", "-p", task.prompt, "--output-format", "json",
+        "--yolo", "-C", str(ws), "--endpoint", url, "--api-key", key,
+        "--max-iterations", str(args.max_iterations),
+    ]  # fmt: skip
+    start = time.monotonic()
+    proc = subprocess.Popen(
+        cmd, cwd=ws, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+        start_new_session=True,
+    )  # fmt: skip
+    try:
+        out, err = proc.communicate(timeout=args.timeout)
+        timed_out = False
+    except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, signal.SIGKILL)
+        out, err = proc.communicate()
+        timed_out = True
+    finally:
+        if proc.poll() is None:  # interrupted: never leave a run behind
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+    wall = time.monotonic() - start
+    result = _last_json(out.decode("utf-8", "replace"))
+    if timed_out:
+        passed, why = False, f"timeout after {args.timeout:g} s"
+    elif result is None:
+        passed, why = False, "no JSON result: " + err.decode("utf-8", "replace").strip()[-200:]
+    else:
+        passed, why = task.check(ws, result)
+    result = result or {}
+    calls = result.get("calls") or {}
+    usage = result.get("usage") or {}
+    return Row(
+        task=task.id,
+        kind=task.kind,
+        protocol=protocol,
+        passed=passed,
+        why=why,
+        reason="timeout" if timed_out else str(result.get("reason", "?")),
+        iterations=int(result.get("iterations") or 0),
+        valid=int(calls.get("valid") or 0),
+        invalid=int(calls.get("invalid") or 0),
+        unknown_tool=int(calls.get("unknown_tool") or 0),
+        prompt_tokens=int(usage.get("prompt_tokens") or 0),
+        completion_tokens=int(usage.get("completion_tokens") or 0),
+        wall_s=round(wall, 1),
+        load_1m=round(os.getloadavg()[0], 1),
+        needs_tool=task.needs_tool,
+        answer=str(result.get("result") or "")[:200],
+        tools=[
+            f"{t['name']}{'' if t.get('ok') else '!' + (t.get('problem') or 'failed')}"
+            for t in result.get("tools") or ()
+        ],
+    )
+
+
+def _last_json(stdout: str) -> dict[str, Any] | None:
+    for line in reversed(stdout.strip().splitlines()):
+        try:
+            obj = json.loads(line)
+        except ValueError:
+            continue
+        if isinstance(obj, dict):
+            return obj
+    return None
+
+
+# -- the report --------------------------------------------------------------------------------
+
+
+def summary(rows: list[Row], protocols: list[str]) -> list[dict[str, Any]]:
+    out = []
+    for p in protocols:
+        mine = [r for r in rows if r.protocol == p]
+        tooled = [r for r in mine if r.needs_tool]
+        out.append(
+            {
+                "protocol": p,
+                "tasks": len(mine),
+                "passed": sum(r.passed for r in mine),
+                "success": round(sum(r.passed for r in mine) / max(len(mine), 1), 3),
+                "tool_tasks_passed": sum(r.passed for r in tooled),
+                "tool_tasks": len(tooled),
+                "tool_tasks_with_valid_call": sum(r.valid > 0 for r in tooled),
+                "valid": sum(r.valid for r in mine),
+                "invalid": sum(r.invalid for r in mine),
+                "unknown_tool": sum(r.unknown_tool for r in mine),
+                "median_wall_s": round(statistics.median([r.wall_s for r in mine]), 1)
+                if mine
+                else 0.0,
+                "median_prompt_tokens": int(statistics.median([r.prompt_tokens for r in mine]))
+                if mine
+                else 0,
+            }
+        )
+    return out
+
+
+def print_report(
+    rows: list[Row], protocols: list[str], cost: dict[str, Any], meta: dict[str, Any]
+) -> list[dict[str, Any]]:
+    print(f"\nendpoint {meta['endpoint']} · model {meta['model']} · {meta['tasks']} tasks")
+    head = f"{'task':16} {'proto':9} {'pass':4} {'v/i/u':7} {'it':>2} {'tok p/c':>11} {'s':>6} "
+    print(head + f"{'load':>4}  calls · why")
+    for r in rows:
+        vu = f"{r.valid}/{r.invalid}/{r.unknown_tool}"
+        toks = f"{r.prompt_tokens}/{r.completion_tokens}"
+        calls = ",".join(r.tools) or "-"
+        print(
+            f"{r.task:16} {r.protocol:9} {'yes' if r.passed else 'no':4} {vu:7} {r.iterations:>2} "
+            f"{toks:>11} {r.wall_s:6.1f} {r.load_1m:4.1f}  {calls[:48]} · {r.why[:60]}"
+        )
+    table = summary(rows, protocols)
+    print(f"\n{'protocol':9} {'success':>9} {'tool tasks':>10} {'≥1 valid':>9} "
+          f"{'invalid':>7} {'unknown':>7} {'med s':>6} {'med prompt':>10}")  # fmt: skip
+    for s in table:
+        print(
+            f"{s['protocol']:9} {s['passed']:>3}/{s['tasks']:<2} {100 * s['success']:3.0f}% "
+            f"{s['tool_tasks_passed']:>4}/{s['tool_tasks']:<5} "
+            f"{s['tool_tasks_with_valid_call']:>4}/{s['tool_tasks']:<4} {s['invalid']:>7} "
+            f"{s['unknown_tool']:>7} {s['median_wall_s']:>6.1f} {s['median_prompt_tokens']:>10}"
+        )
+    if "error" in cost:
+        print(f"\ntool block prefill: {cost['error']}")
+    else:
+        for name, c in cost.items():
+            print(
+                f"tool block prefill ({name}, {c['tools']} tools): native +{c['native']} tokens, "
+                f"prompted +{c['prompted']} tokens (served template, server tokenizer)"
+            )
+    print(f"load average 1/5/15 min: start {meta['load_start']} · end {meta['load_end']}")
+    return table
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--endpoint", help="LLM endpoint (default: the stack make up starts)")
+    ap.add_argument("--key", help="its bearer key (default: LLAMA_API_KEY of compose/.env)")
+    ap.add_argument("--full", action="store_true", help="every task (default: the quick set)")
+    ap.add_argument("--tasks", help="comma-separated task ids or regexes")
+    ap.add_argument("--protocols", default="native,prompted,grammar")
+    ap.add_argument("--max-iterations", type=int, default=5)
+    ap.add_argument("--max-tokens", type=int, default=256)
+    ap.add_argument("--temperature", type=float, default=0.0)
+    ap.add_argument("--timeout", type=float, default=300.0, help="seconds per task run")
+    ap.add_argument("--out", type=Path, help="JSON file (default: a temp file)")
+    args = ap.parse_args()
+    protocols = [p for p in args.protocols.split(",") if p]
+    unknown = [p for p in protocols if p not in PROTOCOLS]
+    if unknown:
+        raise SystemExit(f"unknown protocol(s) {unknown}; choose from {list(PROTOCOLS)}")
+    tasks = select(args.tasks, args.full)
+    if not tasks:
+        raise SystemExit("no task matches --tasks")
+    with tempfile.TemporaryDirectory(prefix="agent-eval-") as tmp:
+        root = Path(tmp)
+        server = None
+        if args.endpoint:
+            url, key = args.endpoint.rstrip("/"), args.key or ""
+        else:
+            url, key = stack_endpoint()
+            if args.key:
+                key = args.key
+            if not _answers(url, key):
+                print(f"no stack answers at {url}: starting a private llama-server (SmolLM2)")
+                url, key, server = start_private_server(root / "llama.log")
+        try:
+            props = httpx.get(
+                f"{url}/props", headers={"Authorization": f"Bearer {key}"}, timeout=10
+            )
+            model = props.json().get("model_path", "?") if props.status_code == 200 else "?"
+            meta = {
+                "endpoint": url,
+                "model": Path(str(model)).name,
+                "tasks": len(tasks),
+                "load_start": [round(x, 2) for x in os.getloadavg()],
+                "cpus": os.cpu_count(),
+            }
+            cost = prefill_cost(url, key)
+            rows: list[Row] = []
+            for protocol in protocols:
+                for task in tasks:
+                    row = run_task(task, protocol, url, key, root, args)
+                    rows.append(row)
+                    mark = "pass" if row.passed else "FAIL"
+                    print(f"  {task.id:16} {protocol:9} {mark} {row.wall_s:6.1f} s  {row.why}",
+                          flush=True)  # fmt: skip
+            meta["load_end"] = [round(x, 2) for x in os.getloadavg()]
+        finally:
+            if server is not None:
+                _stop(server)
+    table = print_report(rows, protocols, cost, meta)
+    out = args.out or Path(tempfile.gettempdir()) / f"agent-eval-{int(time.time())}.json"
+    payload = {"meta": meta, "summary": table, "prefill": cost, "rows": [asdict(r) for r in rows]}
+    out.write_text(json.dumps(payload, indent=2))
+    print(f"rows: {out}")
+
+
+if __name__ == "__main__":
+    main()
