@@ -72,10 +72,19 @@ if ! obtain redis:7-alpine; then
   build redis:7-alpine "$standins/redis" "$standins/redis"
 fi
 
-if ! obtain ghcr.io/ggml-org/llama.cpp:server; then
+# a llama stand-in built from an older copy of its folder is rebuilt (it learns flags over time)
+llama_hash=$(cat "$standins/llama"/* | sha256sum | cut -c1-16)
+llama_stale() {
+  local label
+  label=$(docker image inspect -f '{{ index .Config.Labels "org.openmono.standin.hash" }}' \
+    ghcr.io/ggml-org/llama.cpp:server 2>/dev/null) || return 1
+  [ -n "$(docker image inspect -f '{{ index .Config.Labels "org.openmono.standin" }}' \
+    ghcr.io/ggml-org/llama.cpp:server 2>/dev/null)" ] && [ "$label" != "$llama_hash" ]
+}
+if llama_stale || ! obtain ghcr.io/ggml-org/llama.cpp:server; then
   version=$("$root/.venv/bin/python" -c 'import importlib.metadata as m; print(m.version("xllamacpp"))')
   build ghcr.io/ggml-org/llama.cpp:server "$standins/llama" "$standins/llama" \
-    --build-arg "XLLAMACPP_VERSION=$version"
+    --build-arg "XLLAMACPP_VERSION=$version" --label "org.openmono.standin.hash=$llama_hash"
 fi
 
 if ! obtain searxng/searxng:latest; then

@@ -14,7 +14,8 @@ pytestmark = [pytest.mark.containers, pytest.mark.slow, pytest.mark.timeout(600)
 
 
 def test_server_alone_serves_the_model_and_no_search(project: ProjectFactory) -> None:
-    p = project()
+    # the bundled SmolLM2 with the template that renders tools (what `openmono setup model` sets)
+    p = project(LLAMA_CHAT_TEMPLATE="smollm2-tools.jinja")
     p.up("server")
     p.wait_healthy("llama-server", "caddy")
     services = httpx.get(f"{p.gateway}/services", timeout=10).json()
@@ -28,6 +29,8 @@ def test_server_alone_serves_the_model_and_no_search(project: ProjectFactory) ->
     assert r.json()["error"] == "upstream_unavailable"
     r = httpx.get(f"{p.gateway}/v1/models", headers=p.auth, timeout=30)
     assert r.status_code == 200
+    props = httpx.get(f"{p.gateway}/props", headers=p.auth, timeout=30).json()
+    assert props["chat_template_caps"]["supports_tools"] is True  # --chat-template-file took
     p.down()
     assert p.leftovers() == {"containers": [], "networks": [], "volumes": []}
 

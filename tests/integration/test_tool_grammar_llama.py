@@ -20,9 +20,10 @@ from typing import Any
 import httpx
 import pytest
 from openmono.config import LLMSettings
+from openmono.executor import LocalExecutor
 from openmono.llm import ChatMessage, OpenAICompatModel, ToolCallComplete
 from openmono.llm._prompted import prompted_messages
-from openmono.loop import ToolCatalog, build_system_prompt
+from openmono.loop import ToolCatalog, WorkerTools, build_system_prompt
 from openmono_worker import get_tool
 
 from tests.support.llama import LlamaServer, llama_server
@@ -51,7 +52,7 @@ def _auth(server: LlamaServer) -> dict[str, str]:
 
 
 def _core() -> list[Any]:
-    catalog = ToolCatalog.from_worker()
+    catalog = ToolCatalog([WorkerTools(LocalExecutor())])
     return [s for n, s in catalog.specs.items() if catalog.facts_of(n).core]
 
 

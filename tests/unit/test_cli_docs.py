@@ -70,7 +70,7 @@ def test_stream_json_lines_are_documented_in_the_docs_and_the_help() -> None:
     doc = (ROOT / "docs" / "one-shot.md").read_text()
     row = re.compile(r"^\| `([a-z_]+)` \|[^|]*\| (.*) \|$", re.M)
     rows = {m.group(1): m.group(2) for m in row.finditer(doc)}
-    kinds = {"session": ["session_id", "model", "model_id", "n_ctx", "workspace"]}
+    kinds = {"session": ["session_id", "model", "model_id", "n_ctx", "tool_protocol", "workspace"]}
     kinds.update(_event_fields())
     assert set(rows) == set(kinds)
     for kind, fields in kinds.items():

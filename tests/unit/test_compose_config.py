@@ -110,3 +110,33 @@ def test_llama_server_and_gateway_wait_for_the_preflight() -> None:
     for name in ("llama-server", "caddy"):
         cond = services[name]["depends_on"]["preflight"]["condition"]
         assert cond == "service_completed_successfully", name
+
+
+@pytest.mark.parametrize(
+    ("template", "expected"),
+    [
+        ("smollm2-tools.jinja", "/templates/smollm2-tools.jinja"),
+        ("", None),
+        ("none", None),
+    ],
+)
+def test_llama_server_gets_the_chat_template_named_in_env(
+    template: str, expected: str | None
+) -> None:
+    """LLAMA_CHAT_TEMPLATE names a file of the mounted templates folder; llama.cpp reads it from
+    LLAMA_ARG_CHAT_TEMPLATE_FILE (its --chat-template-file). Empty or `none`: the GGUF's own."""
+    llama = yaml.safe_load(_config().stdout)["services"]["llama-server"]
+    mounts = {v["target"]: Path(v["source"]) for v in llama["volumes"] if v.get("source")}
+    assert (mounts["/templates"] / "smollm2-tools.jinja").is_file()
+    assert "LLAMA_CHAT_TEMPLATE" in llama["environment"]
+    shell, flag, script, name = llama["entrypoint"]
+    assert (shell, flag) == ("/bin/sh", "-c")
+    # the entrypoint's shell logic, with `env` standing in for llama-server
+    script = script.replace("$$", "$").replace("/app/llama-server", "env")
+    env = {"PATH": "/usr/bin:/bin", "LLAMA_CHAT_TEMPLATE": template, "LLAMA_ARG_MODEL": "/m"}
+    done = subprocess.run(
+        [shell, flag, script, name], env=env, capture_output=True, text=True, timeout=30
+    )
+    assert done.returncode == 0, done.stderr
+    seen = dict(line.split("=", 1) for line in done.stdout.splitlines() if "=" in line)
+    assert seen.get("LLAMA_ARG_CHAT_TEMPLATE_FILE") == expected

@@ -6,6 +6,7 @@ import json
 from typing import Any
 
 import pytest
+from openmono.executor import LocalExecutor
 from openmono.llm import ChatMessage, ToolCall, ToolSpec, recover_tool_calls
 from openmono.llm._assemble import TurnAssembler
 from openmono.llm._calltext import call_text
@@ -13,7 +14,7 @@ from openmono.llm._examples import SCENES, example_turns
 from openmono.llm._grammar import tool_grammar
 from openmono.llm._prompted import prompted_messages, prompted_overhead, tool_block, tool_line
 from openmono.llm._protocol import ToolSupport, caps_from_props, choose_protocol
-from openmono.loop import ToolCatalog
+from openmono.loop import ToolCatalog, WorkerTools
 
 from tests.support.gbnf import Grammar
 
@@ -161,7 +162,7 @@ def test_without_tools_only_the_history_is_rewritten() -> None:
 
 def test_examples_use_only_offered_tools_and_their_calls_parse() -> None:
     assert example_turns([EXIT]) == []
-    catalog = ToolCatalog.from_worker()
+    catalog = ToolCatalog([WorkerTools(LocalExecutor())])
     tools = list(catalog.specs.values())
     turns = example_turns(tools)
     shown = [m.content or "" for m in turns if m.role == "assistant"]
@@ -176,7 +177,7 @@ def test_examples_use_only_offered_tools_and_their_calls_parse() -> None:
 
 
 def test_the_core_tools_block_is_compact() -> None:
-    catalog = ToolCatalog.from_worker()
+    catalog = ToolCatalog([WorkerTools(LocalExecutor())])
     core = [s for n, s in catalog.specs.items() if catalog.facts_of(n).core]
     text = tool_block(core) + "".join(m.content or "" for m in example_turns(core))
     # ~3.2 characters a token on this text; the real count is in the llama-server test
@@ -244,7 +245,7 @@ def test_the_grammar_refuses_what_would_not_parse_or_validate(
 
 
 def test_the_grammar_of_every_worker_tool_is_well_formed() -> None:
-    tools = list(ToolCatalog.from_worker().specs.values())
+    tools = list(ToolCatalog([WorkerTools(LocalExecutor())]).specs.values())
     g = Grammar(tool_grammar(tools))
     for tool in tools:
         required = tool.parameters.get("required") or []

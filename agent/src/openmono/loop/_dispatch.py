@@ -37,6 +37,18 @@ from openmono.permissions import (
 )
 from openmono.sessions import Snapshots
 
+Problem = Literal["unknown_tool", "invalid"]
+# How the worker's validation (`openmono_worker.format_validation_error`) begins its message.
+_INVALID_PREFIX = "invalid parameters for "
+
+
+def _invalid(call: ToolCallComplete, result: ToolResult) -> Problem | None:
+    """`invalid` when the tool refused the arguments themselves (not a failure of the work)."""
+    if not result.ok and (result.error or "").startswith(f"{_INVALID_PREFIX}{call.name}"):
+        return "invalid"
+    return None
+
+
 Asker = Callable[[AskUserEffect], Awaitable[str]]
 
 
@@ -178,9 +190,9 @@ class Dispatcher:
         return [await self._execute(staged, turn, emit)]
 
     def _refuse(self, call: ToolCallComplete, refusal: Refusal, emit: EventSink) -> CallOutcome:
-        problem: Literal["unknown_tool", "invalid"] | None = None
-        if refusal.step in ("parse", "validate"):  # the call itself was bad, not the policy
-            unknown = call.name and call.name not in self.catalog.specs
+        problem: Problem | None = None
+        if refusal.step in ("parse", "lookup"):  # the call itself was bad, not the policy
+            unknown = call.name and self.catalog.lookup(call.name) is None
             problem = "unknown_tool" if unknown else "invalid"
         emit(
             ToolFinished(
@@ -268,6 +280,7 @@ class Dispatcher:
                 error=result.error,
                 artifact=result.artifact,
                 elapsed_ms=result.elapsed_ms,
+                problem=_invalid(call, result),
             )
         )
         return CallOutcome(call, content, ok=result.ok, effect=result.effect)
