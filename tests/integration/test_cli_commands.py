@@ -177,6 +177,7 @@ async def test_clear_resume_retry_undo_mode_plan(
     assert "Current mode: plan" in plan_request["messages"][0]["content"]
     assert user_texts(plan_request)[-1] == "add a flag"
     assert "mode" in shown and "plan" in shown and "thinking" in shown  # /status rows
+    assert "tools" in shown and "native (auto: the chat template renders tools" in shown
     assert "scripted-model" in shown and "/models/scripted-model" not in shown  # its stem
     assert "new session" in shown
     assert "make v2" in shown.split("new session")[1]  # /resume lists the first session

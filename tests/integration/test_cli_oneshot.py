@@ -105,6 +105,8 @@ def test_json_output_and_resume(scripted_llm: ScriptedFactory, env: dict[str, st
     assert r.code == 0, r.err
     data = json.loads(r.out)
     assert data["ok"] is True and data["result"] == "first answer" and data["reason"] == "stop"
+    assert data["tool_protocol"] == "native"
+    assert data["calls"] == {"valid": 0, "invalid": 0, "unknown_tool": 0}
     r2 = run(
         ["--resume", data["session_id"], "-p", "second question", "--output-format", "json"], e
     )
@@ -262,6 +264,19 @@ def test_doctor_passes_against_a_live_server(
     assert r.code == 0, r.out
     assert "✓ endpoint" in r.out and "✓ model: scripted-model · n_ctx 4096" in r.out
     assert "✓ workspace" in r.out and "all checks passed" in r.out
+    assert "✓ tools: native · auto: the chat template renders tools (from props)" in r.out
+
+
+def test_doctor_names_the_tool_protocol_and_fails_a_blind_native(
+    scripted_llm: ScriptedFactory, env: dict[str, str]
+) -> None:
+    llm = scripted_llm([], api_key=KEY, supports_tools=False)
+    r = run(["doctor"], llm_env(env, llm))
+    assert r.code == 0, r.out
+    assert "✓ tools: prompted · auto: the chat template has no tool support" in r.out
+    assert "grammar on" in r.out
+    r = run(["doctor"], {**llm_env(env, llm), "OPENMONO_LLM_TOOL_PROTOCOL": "native"})
+    assert r.code == 1 and "✗ tools: native" in r.out and "cannot see them" in r.out
 
 
 def test_doctor_fails_clearly(scripted_llm: ScriptedFactory, env: dict[str, str]) -> None:

@@ -71,7 +71,7 @@ async def test_a_task_with_a_permission_prompt_answered(
     assert "\n-v1\n+v2" in diff and "--- a/app.py" in diff
     assert str(bash_panel.title).startswith("✓ Bash(python app.py)") and bash_panel.collapsed
     assert "v2" in bash_tail  # the output's tail
-    for part in ("scripted-model", "ctx ", "agent", "tok/s", "ready"):
+    for part in ("scripted-model", "ctx ", "tools native", "agent", "tok/s", "ready"):
         assert part in status
     assert "/models/" not in status and ".gguf" not in status  # the stem, not the path
     assert session_id in status

@@ -361,7 +361,10 @@ async def test_probe_falls_back_to_v1_models(scripted_llm: Factory) -> None:
     async with model(llm) as m:
         info = await m.probe()
     assert (info.model, info.n_ctx, info.source) == (llm.model, 2048, "models")
-    assert [r.path for r in llm.requests] == ["/props", "/v1/models"]
+    # then the tool-support probe (no /props to say it): it failed here, so support is unknown
+    paths = [r.path for r in llm.requests]
+    assert paths == ["/props", "/v1/models", "/v1/chat/completions"]
+    assert (info.supports_tools, info.tool_protocol) == (None, "native")
 
 
 async def test_configured_model_name_wins(scripted_llm: Factory) -> None:

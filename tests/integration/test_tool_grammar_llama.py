@@ -29,14 +29,13 @@ from openmono_worker import get_tool
 from tests.support.llama import LlamaServer, llama_server
 from tests.support.procs import Proc, free_port, running
 
-pytestmark = [pytest.mark.integration, pytest.mark.slow]
+# generation on 2 shared cores: ~10-60 s per request under load
+pytestmark = [pytest.mark.integration, pytest.mark.slow, pytest.mark.timeout(900)]
 
 # Requests the bundled model answers with a call often enough (measured: bench/agent_eval.py).
 PROMPTS = [
     "Create hello.txt containing exactly: hello world",
     "List the files in the assets directory.",
-    "Write the number 42 into out/answer.txt",
-    "What port does config/server.ini set?",
     "Run the command: touch done.flag",
 ]
 
@@ -95,7 +94,7 @@ async def test_every_call_under_the_grammar_parses(served: LlamaServer, tmp_path
                 ChatMessage(role="system", content=system),
                 ChatMessage(role="user", content=prompt),
             ]
-            stream = model.stream(messages, tools, max_tokens=96, temperature=0.0)
+            stream = model.stream(messages, tools, max_tokens=64, temperature=0.0)
             async with aclosing(stream) as events:
                 calls += [e async for e in events if isinstance(e, ToolCallComplete)]
     assert calls, "the model wrote no call at all: nothing was tested"

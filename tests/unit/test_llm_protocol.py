@@ -276,3 +276,22 @@ def test_the_assembler_recovers_prompted_calls_from_the_text() -> None:
     kinds = [e.kind for e in events]
     assert kinds == ["recovered_text", "tool_call", "done"]
     assert json.loads(events[1].arguments) == {"file_path": "z.txt"}  # type: ignore[union-attr]
+
+
+@pytest.mark.parametrize(
+    ("request_text", "closest"),
+    [
+        ("Run the command: make lint", "Bash"),
+        ("List the files in the docs folder.", "ListDirectory"),
+        ("Which module contains the word retry?", "Grep"),
+        ("In setup.cfg, change alpha to beta.", "FileEdit"),
+        ("Create notes.md containing: hi", "FileWrite"),
+    ],
+)
+def test_the_example_closest_to_the_request_comes_last(request_text: str, closest: str) -> None:
+    tools = list(ToolCatalog([WorkerTools(LocalExecutor())]).specs.values())
+    turns = example_turns(tools, request_text)
+    last_call = [m for m in turns if m.role == "assistant"][-2].content or ""
+    assert f'"name": "{closest}"' in last_call
+    # the same number of examples whatever the request: the prompt's size does not jump
+    assert len(turns) == len(example_turns(tools, "something else entirely"))
