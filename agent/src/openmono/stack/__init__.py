@@ -49,10 +49,10 @@ if TYPE_CHECKING:
 __all__ = [
     "GATEWAY",
     "HOST",
+    "SMOLLM2_TEMPLATE",
     "Context",
     "ModelNotFoundError",
     "Row",
-    "SMOLLM2_TEMPLATE",
     "ServiceSpec",
     "StackError",
     "StackSettings",
