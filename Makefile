@@ -50,8 +50,9 @@ types: ## mypy --strict on the product packages
 
 check: setup lint types test ## Lint + types + tests: exactly what .ci/run runs
 
+# bench/soak.py runs SOAK_MINUTES minutes: 2 here, 30 when run by hand (docs/operations.md, "Soak")
 bench: setup ## Benchmarks: print medians and ratios against a baseline measured in the same run
-	@for b in bench/[!_]*.py; do echo "== $$b"; $(RUN) python $$b || exit 1; done
+	@for b in bench/[!_]*.py; do echo "== $$b"; SOAK_MINUTES=$${SOAK_MINUTES:-2} $(RUN) python $$b || exit 1; done
 
 compose-config: ## Validate the compose files, every profile and the GPU override (no engine needed)
 	@for f in "-f compose.yaml" "-f compose.yaml -f compose/gpu.yml"; do \
