@@ -61,15 +61,28 @@ def _handler(upstream: RecordingUpstream) -> type[BaseHTTPRequestHandler]:
                 length = int(self.headers.get("Content-Length") or 0)
                 return self.rfile.read(length) if length else b""
             body = b""
-            while size := int(self.rfile.readline().split(b";")[0].strip() or b"0", 16):
-                body += self.rfile.read(size)
-                self.rfile.readline()  # the CRLF after each chunk
-            while self.rfile.readline().strip():  # trailers, up to the blank line
+            while size := int(self._line().split(b";")[0].strip() or b"0", 16):
+                chunk = self.rfile.read(size)
+                if len(chunk) < size:
+                    raise ConnectionError("the body was cut off")
+                body += chunk
+                self._line()  # the CRLF after each chunk
+            while self._line().strip():  # trailers, up to the blank line
                 pass
             return body
 
+        def _line(self) -> bytes:
+            line = self.rfile.readline()
+            if not line.endswith(b"\n"):
+                raise ConnectionError("the body was cut off")
+            return line
+
         def _answer(self) -> None:
-            body = self._body()
+            try:
+                body = self._body()
+            except (ConnectionError, ValueError):  # the body was cut off (the gateway's limit)
+                self.close_connection = True
+                return
             with upstream.lock:
                 upstream.seen.append(
                     Seen(self.command, self.path, list(self.headers.items()), body)
