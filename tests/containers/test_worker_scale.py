@@ -171,3 +171,11 @@ def test_scaled_workers_leave_no_zombie_after_200_bash_calls(scaled: Project) ->
         found = _load(container, "zombies", "10", timeout=60)
         assert found["count"] == 0, (container, found)
         assert len(found["workers"]) == 1, found  # one worker (main + pool) per container
+
+
+def test_the_brokers_redis_never_evicts(scaled: Project) -> None:
+    """compose's Redis runs with the native stack's bound and policy (docs/operations.md)."""
+    for key, wanted in (("maxmemory", str(256 * 1024 * 1024)), ("maxmemory-policy", "noeviction")):
+        done = scaled.exec("redis", "redis-cli", "config", "get", key)
+        assert done.returncode == 0, done.stderr
+        assert done.stdout.split() == [key, wanted], done.stdout
