@@ -191,7 +191,7 @@ TASKS: list[Task] = [
 ]  # fmt: skip
 
 # The default (`make bench`) run: one task of each kind that needs a tool, and one control.
-QUICK = ["read_port", "write_hello", "edit_flag", "run_touch", "list_assets", "plain_math"]
+QUICK = ["read_port", "write_hello", "edit_flag", "run_touch", "list_assets", "plain_capital"]
 
 
 def select(names: str | None, full: bool) -> list[Task]:

@@ -333,7 +333,7 @@ def main() -> None:
     ap.add_argument("--tasks", help="comma-separated task ids or regexes")
     ap.add_argument("--protocols", default="native,prompted,grammar")
     ap.add_argument("--max-iterations", type=int, default=5)
-    ap.add_argument("--max-tokens", type=int, default=256)
+    ap.add_argument("--max-tokens", type=int, default=192)
     ap.add_argument("--temperature", type=float, default=0.0)
     ap.add_argument("--timeout", type=float, default=300.0, help="seconds per task run")
     ap.add_argument("--out", type=Path, help="JSON file (default: a temp file)")
