@@ -397,3 +397,24 @@ async def test_a_sound_session_resumes_without_repairs(make_agent: MakeAgent) ->
     events, sink = collect()
     await again.run_turn("and now?", sink)
     assert not any(isinstance(e, Notice) and "Repaired" in e.message for e in events)
+
+
+async def test_the_prompted_tool_block_counts_in_the_context_estimate(
+    make_agent: MakeAgent,
+) -> None:
+    """Under `prompted` the tools cost their block and examples in the system prompt, not the
+    JSON schemas `native` sends: the estimate follows the protocol in use."""
+    from openmono.llm import prompted_overhead
+    from openmono.loop import estimate_tokens
+
+    agent, _ = await make_agent([reply("hi")], overrides={"llm.tool_protocol": "prompted"})
+    loop = agent.loop
+    assert loop.options.tool_protocol == "prompted"
+    tools = loop.offered_tools()
+    prompted = loop.context_tokens()
+    block = estimate_tokens(prompted_overhead(tools))
+    assert block > 500
+    loop.options.tool_protocol = "native"
+    native = loop.context_tokens()
+    schemas = sum(len(t.model_dump_json()) for t in tools) // 4
+    assert prompted - native == block - schemas

@@ -150,10 +150,11 @@ class Agent:
 
 
 def tool_protocol(settings: Settings, info: ModelInfo | None) -> ToolProtocol:
-    """The protocol the probe chose; without a probe, the setting (`auto` counts as native)."""
-    if info is not None:
-        return info.tool_protocol
-    return "prompted" if settings.llm.tool_protocol == "prompted" else "native"
+    """A protocol that is set wins; `auto` is what the probe found (native without one)."""
+    setting = settings.llm.tool_protocol
+    if setting != "auto":
+        return setting
+    return info.tool_protocol if info is not None else "native"
 
 
 async def probe_model(model: Model) -> ModelInfo | None:

@@ -6,7 +6,7 @@ from contextlib import aclosing
 
 from rich.markup import escape
 
-from openmono.agent import open_model, probe_model
+from openmono.agent import open_model, probe_model, tool_protocol
 from openmono.cli.slash._table import Surface, register
 from openmono.llm import ChatMessage, LLMError, OpenAICompatModel, ReasoningDelta, TextDelta
 from openmono.loop import ReasoningChunk, TextChunk, TurnDone
@@ -33,11 +33,11 @@ async def model(s: Surface, arg: str) -> None:
         return
     if info.n_ctx:
         agent.loop.options.n_ctx = info.n_ctx
-    agent.loop.options.tool_protocol = info.tool_protocol
+    agent.loop.options.tool_protocol = tool_protocol(s.settings, info)
     requested = s.settings.llm.model
     shown = (
         f"model {escape(info.label)} · n_ctx {info.n_ctx} (from /{info.source}) · "
-        f"tools {info.tool_protocol}"
+        f"tools {agent.loop.options.tool_protocol}"
     )
     if requested and requested != info.model:
         shown += f" · requesting {escape(requested)}"
