@@ -26,6 +26,9 @@ FIXED_NAMES = {"openmono-gateway", "localhost", "127.0.0.1"}
 RANDOM_SNIS = 50
 
 
+PARTS = (".crt", ".key", ".json")  # what Caddy stores for each name
+
+
 def _cert_files(gw: Gateway) -> set[str]:
     """Every file in the storage of Caddy's issued certificates (one folder per name)."""
     assert gw.data_home is not None
@@ -36,11 +39,18 @@ def _cert_files(gw: Gateway) -> set[str]:
 
 
 def _wait_for_fixed_certificates(gw: Gateway, timeout_s: float = 15.0) -> set[str]:
-    """The startup issuance of the fixed names may finish just after /health answers."""
+    """The startup issuance of the fixed names may finish just after /health answers. Caddy writes
+    a name's certificate, key and metadata (.crt, .key, .json) one after another: wait for all."""
     deadline = time.monotonic() + timeout_s
     while True:
         files = _cert_files(gw)
-        names = {Path(f).parts[1] for f in files if f.endswith(".crt")}
+        names = {
+            name
+            for name in FIXED_NAMES
+            if all(
+                any(f.endswith(f"/{name}{ext}") for f in files) for ext in (".crt", ".key", ".json")
+            )
+        }
         if names >= FIXED_NAMES or time.monotonic() > deadline:
             return files
         time.sleep(0.1)

@@ -168,22 +168,26 @@ class Collector:
     """`--output-format json`: remember what is needed for the final object."""
 
     def __init__(self) -> None:
+        # one entry per call, in the order the model made the calls: a call takes its place when it
+        # starts (or when it is refused), since calls run together finish in any order; `_open`
+        # finds a started call by id (servers that number calls per turn reuse ids across turns)
         self.tools: list[dict[str, Any]] = []
+        self._open: dict[str, dict[str, Any]] = {}
         self.prompt_tokens = 0
         self.completion_tokens = 0
         # the model's calls by shape: valid (it could run), invalid arguments, unknown tool
         self.calls = {"valid": 0, "invalid": 0, "unknown_tool": 0}
 
     def __call__(self, event: LoopEvent) -> None:
-        if isinstance(event, ToolFinished):
-            self.tools.append(
-                {
-                    "name": event.name,
-                    "ok": event.ok,
-                    "denied": event.denied,
-                    "problem": event.problem,
-                }
-            )
+        if isinstance(event, ToolStarted):
+            self._open[event.call_id] = {"name": event.name}
+            self.tools.append(self._open[event.call_id])
+        elif isinstance(event, ToolFinished):
+            entry = self._open.pop(event.call_id, None)
+            if entry is None:  # refused before it started
+                entry = {"name": event.name}
+                self.tools.append(entry)
+            entry.update(ok=event.ok, denied=event.denied, problem=event.problem)
             self.calls[event.problem or "valid"] += 1
         elif isinstance(event, UsageReport):
             self.prompt_tokens += event.prompt_tokens
