@@ -108,8 +108,6 @@ class AccessRecord(BaseModel):
     route: str = ""
     service: str = ""
     upstream_ms: float | None = None
-    prompt_tokens: int | None = None
-    completion_tokens: int | None = None
 
     @field_validator("key", "route", "service", mode="before")
     @classmethod
@@ -127,8 +125,6 @@ class UsageRow(BaseModel):
     statuses: dict[str, int] = Field(default_factory=dict)
     bytes_out: int = 0
     upstream_ms: float = 0.0
-    prompt_tokens: int = 0
-    completion_tokens: int = 0
     last_used: float | None = None
 
 

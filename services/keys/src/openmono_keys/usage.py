@@ -3,8 +3,9 @@
 Caddy writes one JSON object a line to `access.log` and rolls it by size into
 `access-<time>.log[.gz]` beside it. Each line carries the key's name (`key`: a box's name,
 `operator`, or empty for a refused request), the route (the path, no query), the status, the
-bytes sent (`size`), the upstream time and, where the response said so, token counts. Nothing else
-of the request is kept (the Caddyfile's filter drops headers, URI, TLS details), so these files
+bytes sent (`size`) and the upstream time. No token counts: they are in the response body, which
+Caddy passes on without reading (caddy/README.md, "Usage records"). Nothing else of the request is
+kept (the Caddyfile's filter drops headers, URI, TLS details), so these files
 never hold a key, a prompt or a body. A line that is not such a record is counted, not fatal.
 """
 
@@ -91,8 +92,6 @@ def summarize(records: Iterable[AccessRecord | None], since: float | None = None
         row.statuses[status] = row.statuses.get(status, 0) + 1
         row.bytes_out += record.size
         row.upstream_ms += record.upstream_ms or 0.0
-        row.prompt_tokens += record.prompt_tokens or 0
-        row.completion_tokens += record.completion_tokens or 0
         row.last_used = max(row.last_used or 0.0, record.ts)
     report.rows = sorted(rows.values(), key=lambda r: (r.key, r.route))
     return report

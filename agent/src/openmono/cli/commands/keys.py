@@ -112,15 +112,14 @@ def list_(via: str, as_json: bool) -> None:
     totals = _totals(listing.usage)
     table = Table(
         Column("name", no_wrap=True), "created", "last used", "expires", "rate", "requests",
-        "tokens in/out", box=None,
+        box=None,
     )  # fmt: skip
     for key in listing.keys:
-        requests, last, tokens_in, tokens_out = totals.get(key.name, (0, None, 0, 0))
+        requests, last = totals.get(key.name, (0, None))
         expires = _when(key.expires_at) + (" (expired)" if key.expired else "")
         rate = f"{key.rate_per_min}/min" if key.rate_per_min else "-"
         table.add_row(
             key.name, _when(key.created_at), _when(last), expires, rate, str(requests),
-            f"{tokens_in}/{tokens_out}",
         )  # fmt: skip
     if listing.keys:
         Console().print(table)
@@ -129,18 +128,14 @@ def list_(via: str, as_json: bool) -> None:
         click.echo(f"operator (LLAMA_API_KEY): {operator[0]} requests, last {_when(operator[1])}")
 
 
-def _totals(report: UsageReport) -> dict[str, tuple[int, float | None, int, int]]:
-    out: dict[str, tuple[int, float | None, int, int]] = {}
+def _totals(report: UsageReport) -> dict[str, tuple[int, float | None]]:
+    """Key name -> (requests, last used) over all its routes."""
+    out: dict[str, tuple[int, float | None]] = {}
     for row in report.rows:
-        requests, last, tokens_in, tokens_out = out.get(row.key, (0, None, 0, 0))
+        requests, last = out.get(row.key, (0, None))
         if row.last_used is not None:
             last = max(last or 0.0, row.last_used)
-        out[row.key] = (
-            requests + row.requests,
-            last,
-            tokens_in + row.prompt_tokens,
-            tokens_out + row.completion_tokens,
-        )
+        out[row.key] = (requests + row.requests, last)
     return out
 
 
@@ -149,20 +144,20 @@ def _totals(report: UsageReport) -> dict[str, tuple[int, float | None, int, int]
 @_via
 @_json
 def usage(since: str | None, via: str, as_json: bool) -> None:
-    """Requests, statuses, bytes out, upstream time and tokens per key and route."""
+    """Requests, statuses, bytes out and upstream time per key and route."""
     report: UsageReport = _run(via, lambda b: b.usage(since))
     if as_json:
         click.echo(report.model_dump_json())
         return
     table = Table(
         Column("key", no_wrap=True), Column("route", no_wrap=True), "requests", "statuses",
-        "bytes out", "upstream s", "tokens in/out", box=None,
+        "bytes out", "upstream s", box=None,
     )  # fmt: skip
     for row in report.rows:
         statuses = " ".join(f"{code}:{n}" for code, n in sorted(row.statuses.items()))
         table.add_row(
             row.key or "(refused)", row.route, str(row.requests), statuses, str(row.bytes_out),
-            f"{row.upstream_ms / 1000:.1f}", f"{row.prompt_tokens}/{row.completion_tokens}",
+            f"{row.upstream_ms / 1000:.1f}",
         )  # fmt: skip
     Console().print(table)
     note = f"{report.records} requests"
