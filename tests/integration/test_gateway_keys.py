@@ -260,3 +260,28 @@ def test_usage_per_key_and_route_from_the_access_records(kg: KeyedGateway) -> No
         entry = json.loads(line)
         assert "uri" not in entry["request"] and "headers" not in entry["request"]
     assert "secret=q" not in records and anna[4:24] not in records
+
+
+def test_a_stream_the_client_drops_still_counts_for_its_key(kg: KeyedGateway) -> None:
+    """Caddy aborts the handler of a stream whose client went away, so the fields it adds after
+    the response (key, route) are missing: the record counts under the key the header claimed."""
+    anna = kg.backend.add("laptop-anna", None, None).key
+    for key in (anna, OPERATOR_KEY):
+        with (
+            httpx.Client(timeout=10) as client,
+            client.stream(
+                "POST", f"{kg.gw.url}{CHAT}", json=BODY, headers={"Authorization": f"Bearer {key}"}
+            ) as resp,
+        ):
+            assert resp.status_code == 200
+            next(resp.iter_lines())  # one event, then the client goes away
+
+    def rows() -> dict[tuple[str, str], usage.UsageRow]:
+        return {(r.key, r.route): r for r in usage.usage(kg.usage_dir).rows}
+
+    wait_until(lambda: len(rows()) == 2, 10, "the access records of the dropped streams")
+    for name in ("laptop-anna", "operator"):
+        row = rows()[name, CHAT]
+        assert (row.requests, row.dropped, row.statuses) == (1, 1, {"200": 1}), row
+    records = "".join(p.read_text() for p in kg.usage_dir.glob("*"))
+    assert anna[4:24] not in records and OPERATOR_KEY not in records

@@ -108,12 +108,30 @@ class AccessRecord(BaseModel):
     route: str = ""
     service: str = ""
     upstream_ms: float | None = None
+    # written before the request is handled: the key name the header claims, and the path
+    claim: str = ""
+    path: str = ""
 
-    @field_validator("key", "route", "service", mode="before")
+    @field_validator("key", "route", "service", "claim", "path", mode="before")
     @classmethod
     def _unset_is_empty(cls, value: object) -> object:
         # Caddy writes null for a placeholder that was never set (a refused request has no key)
         return "" if value is None else value
+
+    @property
+    def aborted(self) -> bool:
+        """The client dropped the response mid-stream: the handler was aborted before the late
+        fields (`key`, `route`, ...) were added. Only a request that passed the key check reaches
+        an upstream, so its claim is its key."""
+        return "key" not in self.model_fields_set
+
+    @property
+    def who(self) -> str:
+        return self.claim if self.aborted else self.key
+
+    @property
+    def where(self) -> str:
+        return self.route or self.path
 
 
 class UsageRow(BaseModel):
@@ -125,6 +143,7 @@ class UsageRow(BaseModel):
     statuses: dict[str, int] = Field(default_factory=dict)
     bytes_out: int = 0
     upstream_ms: float = 0.0
+    dropped: int = 0  # responses the client stopped reading mid-stream (counted in statuses too)
     last_used: float | None = None
 
 

@@ -3,10 +3,12 @@
 Caddy writes one JSON object a line to `access.log` and rolls it by size into
 `access-<time>.log[.gz]` beside it. Each line carries the key's name (`key`: a box's name,
 `operator`, or empty for a refused request), the route (the path, no query), the status, the
-bytes sent (`size`) and the upstream time. No token counts: they are in the response body, which
-Caddy passes on without reading (caddy/README.md, "Usage records"). Nothing else of the request is
-kept (the Caddyfile's filter drops headers, URI, TLS details), so these files
-never hold a key, a prompt or a body. A line that is not such a record is counted, not fatal.
+bytes sent (`size`) and the upstream time. A response the client dropped mid-stream has only the
+fields written before the request was handled (`claim`, `path`; the Caddyfile says why) and counts
+under its claim. No token counts: they are in the response body, which Caddy passes on without
+reading (caddy/README.md, "Usage records"). Nothing else of the request is kept (the Caddyfile's
+filter drops headers, URI, TLS details), so these files never hold a key, a prompt or a body. A
+line that is not such a record is counted, not fatal.
 """
 
 from __future__ import annotations
@@ -85,13 +87,14 @@ def summarize(records: Iterable[AccessRecord | None], since: float | None = None
         if since is not None and record.ts < since:
             continue
         report.records += 1
-        where = (record.key, record.route)
-        row = rows.setdefault(where, UsageRow(key=record.key, route=record.route))
+        where = (record.who, record.where)
+        row = rows.setdefault(where, UsageRow(key=record.who, route=record.where))
         row.requests += 1
         status = str(record.status)
         row.statuses[status] = row.statuses.get(status, 0) + 1
         row.bytes_out += record.size
         row.upstream_ms += record.upstream_ms or 0.0
+        row.dropped += record.aborted
         row.last_used = max(row.last_used or 0.0, record.ts)
     report.rows = sorted(rows.values(), key=lambda r: (r.key, r.route))
     return report

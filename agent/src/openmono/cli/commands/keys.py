@@ -155,6 +155,8 @@ def usage(since: str | None, via: str, as_json: bool) -> None:
     )  # fmt: skip
     for row in report.rows:
         statuses = " ".join(f"{code}:{n}" for code, n in sorted(row.statuses.items()))
+        if row.dropped:
+            statuses += f" (dropped:{row.dropped})"
         table.add_row(
             row.key or "(refused)", row.route, str(row.requests), statuses, str(row.bytes_out),
             f"{row.upstream_ms / 1000:.1f}",
