@@ -295,3 +295,24 @@ def test_the_example_closest_to_the_request_comes_last(request_text: str, closes
     assert f'"name": "{closest}"' in last_call
     # the same number of examples whatever the request: the prompt's size does not jump
     assert len(turns) == len(example_turns(tools, "something else entirely"))
+
+
+def test_a_template_may_declare_the_protocol_auto_then_follows() -> None:
+    template = "{#- ... openmono:tool_protocol=prompted (why) -#}{{ messages }}"
+    props = {"chat_template": template, "chat_template_caps": {"supports_tools": True}}
+    support = caps_from_props(props)
+    assert support == ToolSupport(True, "props", "prompted")
+    auto = choose_protocol("auto", support)
+    assert auto.protocol == "prompted" and "asks for prompted" in auto.reason
+    assert auto.warning is None
+    # a set protocol wins over the template's wish
+    assert choose_protocol("native", support).protocol == "native"
+    # no comment, or another word: no wish
+    assert caps_from_props({"chat_template": "openmono:tool_protocol=maybe"}).declared is None
+
+
+def test_the_shipped_smollm2_template_asks_for_prompted() -> None:
+    from openmono.stack import SMOLLM2_TEMPLATE
+
+    props = {"chat_template": SMOLLM2_TEMPLATE.read_text()}
+    assert caps_from_props(props).declared == "prompted"
