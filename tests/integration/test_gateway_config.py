@@ -246,6 +246,7 @@ def test_upstream_down_is_json_at_once(tmp_path: Path, path: str, service: str) 
         elapsed = time.monotonic() - started
         assert resp.status_code in (502, 503)
         assert resp.headers["content-type"] == "application/json"
+        assert resp.headers["retry-after"] == "2"
         assert resp.json() == {
             "error": "upstream_unavailable",
             "service": service,
@@ -286,6 +287,7 @@ def test_empty_upstream_is_a_json_503(tmp_path: Path) -> None:
         resp = httpx.get(f"{gw.url}/v1/models", headers=BEARER, timeout=10)
         assert resp.status_code == 503
         assert resp.json()["error"] == "upstream_unavailable"
+        assert resp.headers["retry-after"] == "2"
 
 
 @pytest.mark.parametrize("scheme", ["", "http://"])
