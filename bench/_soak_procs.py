@@ -16,6 +16,8 @@ from pathlib import Path
 
 import redis
 
+from tests.support.procs import descendants, process_children
+
 
 @dataclass(frozen=True)
 class ProcSample:
@@ -71,20 +73,6 @@ def pid_of(stack_dir: Path, service: str) -> int | None:
     return pid if Path(f"/proc/{pid}").exists() else None
 
 
-def _children_map() -> dict[int, list[int]]:
-    children: dict[int, list[int]] = {}
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit():
-            continue
-        try:
-            stat = (entry / "stat").read_text()
-        except OSError:
-            continue
-        fields = stat[stat.rfind(")") + 2 :].split()
-        children.setdefault(int(fields[1]), []).append(int(entry.name))
-    return children
-
-
 def _sample(pid: int) -> ProcSample | None:
     try:
         status = Path(f"/proc/{pid}/status").read_text()
@@ -100,17 +88,13 @@ def _sample(pid: int) -> ProcSample | None:
 
 def snapshot(stack_dir: Path, services: list[str], t: float) -> list[Snapshot]:
     """One snapshot per running service: its process and every descendant."""
-    children = _children_map()
+    children = process_children()
     found = []
     for service in services:
         root = pid_of(stack_dir, service)
         if root is None:
             continue
-        tree, todo = [], [root]
-        while todo:
-            pid = todo.pop()
-            tree.append(pid)
-            todo.extend(children.get(pid, []))
+        tree = [root, *descendants(root, children)]
         procs = tuple(s for pid in tree if (s := _sample(pid)) is not None)
         if procs and procs[0].pid == root:
             found.append(Snapshot(t, service, root, procs))

@@ -22,7 +22,7 @@ from openmono_scrape.settings import ScrapeSettings
 
 from tests.support import fixture_web as fw
 from tests.support.fixture_web import Canary, scrape_service
-from tests.support.procs import free_port, running, wait_until
+from tests.support.procs import descendants, free_port, running, wait_until
 from tests.support.scrape_fixtures import err, ok, scrape
 
 CHROMIUM = ScrapeSettings().browser_path
@@ -117,29 +117,6 @@ def test_the_browser_never_reaches_a_refused_address(strict: str, web: str) -> N
         canary.close()
 
 
-def descendants(root: int) -> set[int]:
-    """Every live process under `root` (by parent pid, from /proc)."""
-    children: dict[int, list[int]] = {}
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit():
-            continue
-        try:
-            stat = (entry / "stat").read_text()
-        except OSError:
-            continue
-        fields = stat.rsplit(")", 1)[1].split()
-        if fields[0] != "Z":
-            children.setdefault(int(fields[1]), []).append(int(entry.name))
-    out: set[int] = set()
-    todo = [root]
-    while todo:
-        for child in children.get(todo.pop(), []):
-            if child not in out:
-                out.add(child)
-                todo.append(child)
-    return out
-
-
 def alive(pid: int) -> bool:
     try:
         stat = Path(f"/proc/{pid}/stat").read_text()
@@ -179,7 +156,7 @@ def test_recycling_and_no_browser_process_outlives_the_service(
         counts = []
         for _ in range(3 if how == "SIGTERM" else 1):
             ok(scrape(url, url=f"{web}/article", render=True))
-            counts.append(_chromium_count(descendants(p.pid)))
+            counts.append(_chromium_count(set(descendants(p.pid))))
         assert counts[0] >= 1, "the browser should run under the service"
         if how == "SIGTERM":
             # Recycled after 2 pages: a second browser was launched, the first one closed.
@@ -189,7 +166,7 @@ def test_recycling_and_no_browser_process_outlives_the_service(
                 "browser relaunched after recycling",
             )
             assert max(counts) <= counts[0] + 2, counts
-        tree = descendants(p.pid)
+        tree = set(descendants(p.pid))
         os.killpg(p.pid, signal.SIGTERM if how == "SIGTERM" else signal.SIGKILL)
         p.popen.wait(30)
     wait_until(lambda: not any(alive(pid) for pid in tree), 30, f"no browser left after {how}")

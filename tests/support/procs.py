@@ -128,3 +128,35 @@ def running(
         yield proc
     finally:
         proc.stop()
+
+
+def process_children() -> dict[int, list[int]]:
+    """Parent pid -> the pids of its live children, read once from /proc (zombies left out: they
+    are exited processes whose parent has not collected them yet)."""
+    children: dict[int, list[int]] = {}
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            stat = (entry / "stat").read_text()
+        except OSError:
+            continue  # it exited while we looked
+        # the command name is in parentheses and may hold spaces: split after the last ')'
+        fields = stat.rsplit(")", 1)[1].split()
+        if fields[0] != "Z":
+            children.setdefault(int(fields[1]), []).append(int(entry.name))
+    return children
+
+
+def descendants(root: int, children: Mapping[int, list[int]] | None = None) -> list[int]:
+    """Every live process below `root`, children before their own children. `children`: a map
+    from `process_children()` to reuse for several roots."""
+    tree = process_children() if children is None else children
+    found: list[int] = []
+    todo = list(tree.get(root, []))
+    while todo:
+        pid = todo.pop(0)
+        if pid not in found:
+            found.append(pid)
+            todo.extend(tree.get(pid, []))
+    return found
