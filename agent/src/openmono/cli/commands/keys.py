@@ -18,17 +18,12 @@ from openmono_contracts.gatewaykeys import IssuedKey, KeyListing, UsageReport
 from rich.console import Console
 from rich.table import Column, Table
 
+from openmono.cli.commands._via import via_option
 from openmono.keys import Backend, KeysCommandError, open_backend
 
 T = TypeVar("T")
 
-_via = click.option(
-    "--via",
-    type=click.Choice(["auto", "compose", "native"]),
-    default="auto",
-    show_default=True,
-    help="Whose store: auto = a running native gateway's, else the compose project's.",
-)
+_via = via_option("Whose store: auto = a running native gateway's, else the compose project's.")
 _json = click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
 
 

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import click
 
+from openmono.cli.commands._via import via_option
 from openmono.config import current_environ
 from openmono.setup import SetupError, Target, Via, apply, plan
 from openmono.setup.frpc import config_path as frpc_file
@@ -47,12 +48,8 @@ def _run(target: Target, dry_run: bool, no_start: bool, via: Via) -> None:
 
 _dry = click.option("--dry-run", is_flag=True, help="Print what would change; change nothing.")
 _no_start = click.option("--no-start", is_flag=True, help="Write the files; start nothing.")
-_via = click.option(
-    "--via",
-    type=click.Choice(["auto", "compose", "native"]),
-    default="auto",
-    show_default=True,
-    help="How to start: compose needs a Docker engine; auto picks compose when one answers.",
+_via = via_option(
+    "How to start: compose needs a Docker engine; auto picks compose when one answers."
 )
 
 
@@ -118,13 +115,7 @@ def _rotate(via: Via, relay_url: str | None, dry_run: bool) -> None:
     type=click.Path(path_type=Path, dir_okay=False),
     help="The gateway's CA certificate (default: the native stack's, else compose's caddy).",
 )
-@click.option(
-    "--via",
-    type=click.Choice(["auto", "compose", "native"]),
-    default="auto",
-    show_default=True,
-    help="Whose CA: auto = a running native gateway's, else the compose caddy's.",
-)
+@via_option("Whose CA: auto = a running native gateway's, else the compose caddy's.")
 @click.option(
     "--name",
     help="Issue this box its own key (as `openmono keys add NAME`) for the lines; without it "
