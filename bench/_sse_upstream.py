@@ -2,8 +2,10 @@
 
 It does no work between events, so timing a request through the gateway against the same request
 sent straight here isolates the proxy's own cost. HTTP/1.1 keep-alive, chunked transfer encoding,
-one `data:` event per chunk, then `data: [DONE]`. With `--interval-ms` it stands in for a model
-with a fixed per-token latency (bench/scale.py), and `--slots N` serves at most N streams at once
+one `data:` event per chunk, a last event with llama-server's `usage` and `timings` (prompt
+tokens: the request body's length in bytes; completion tokens: the events), then `data: [DONE]`.
+With `--interval-ms` it stands in for a model with a fixed per-token latency (bench/scale.py),
+and `--slots N` serves at most N streams at once
 (the others wait, as requests wait for a free slot of llama-server's `--parallel`). `--name` puts
 an `X-Openmono-Replica` header on every response, so a test or benchmark behind the gateway sees
 which replica answered.
@@ -26,6 +28,13 @@ def _event(i: int) -> bytes:
         "choices": [{"index": 0, "delta": {"content": f"tok{i} "}, "finish_reason": None}],
     }
     return f"data: {json.dumps(chunk)}\n\n".encode()
+
+
+def _usage(prompt: int, events: int) -> bytes:
+    usage = {"prompt_tokens": prompt, "completion_tokens": events, "total_tokens": prompt + events}
+    timings = {"cache_n": 0, "prompt_n": prompt, "predicted_n": events}
+    last = {"id": "chatcmpl-bench", "choices": [], "usage": usage, "timings": timings}
+    return f"data: {json.dumps(last)}\n\n".encode()
 
 
 def _chunk(data: bytes) -> bytes:
@@ -71,10 +80,10 @@ async def _serve_connection(
                 writer.write(HEALTH)
                 await writer.drain()
             elif slots is None:
-                await _respond(writer, events, interval_s, head_bytes)
+                await _respond(writer, events, interval_s, head_bytes, length)
             else:
                 async with slots:
-                    await _respond(writer, events, interval_s, head_bytes)
+                    await _respond(writer, events, interval_s, head_bytes, length)
     except (asyncio.IncompleteReadError, ConnectionError):
         pass
     finally:
@@ -82,7 +91,7 @@ async def _serve_connection(
 
 
 async def _respond(
-    writer: asyncio.StreamWriter, events: int, interval_s: float, head_bytes: bytes
+    writer: asyncio.StreamWriter, events: int, interval_s: float, head_bytes: bytes, prompt: int
 ) -> None:
     # the first token comes one interval after the request, like a prompt that takes a step
     if interval_s:
@@ -94,7 +103,7 @@ async def _respond(
             await asyncio.sleep(interval_s)
         writer.write(_chunk(_event(i)))
         await writer.drain()
-    writer.write(_chunk(b"data: [DONE]\n\n") + b"0\r\n\r\n")
+    writer.write(_chunk(_usage(prompt, events)) + _chunk(b"data: [DONE]\n\n") + b"0\r\n\r\n")
     await writer.drain()
 
 

@@ -58,6 +58,25 @@ def test_keys_in_compose_without_a_restart(project: ProjectFactory) -> None:
     again = _keys(p, "add", "laptop-anna")
     assert again.returncode == 2 and "exists" in again.stderr
 
+    # tokens per key: the gateway sends LLM requests through the key service's token tap, which
+    # writes the response's counts into gateway-usage beside caddy's records
+    box = _keys(p, "add", "ci-box").stdout.splitlines()[1]
+    chat = httpx.post(
+        f"{p.gateway}/v1/chat/completions",
+        headers={"Authorization": f"Bearer {box}"},
+        json={"messages": [{"role": "user", "content": "Say hi."}], "max_tokens": 4},
+        timeout=120,
+    )
+    assert chat.status_code == 200, chat.text
+    served = chat.json()["usage"]
+    counted = json.loads(_keys(p, "usage", "--json").stdout)["rows"]
+    row = next(r for r in counted if (r["key"], r["route"]) == ("ci-box", "/v1/chat/completions"))
+    assert row["counted"] == 1
+    assert (row["prompt_tokens"], row["completion_tokens"]) == (
+        served["prompt_tokens"],
+        served["completion_tokens"],
+    )
+
     started = time.monotonic()
     revoked = _keys(p, "revoke", "laptop-anna")
     assert revoked.returncode == 0, revoked.stderr

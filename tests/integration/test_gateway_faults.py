@@ -153,7 +153,7 @@ def test_a_replica_killed_under_load(tmp_path: Path) -> None:
                 assert outcome.ended_at - killed_at < 2.0, outcome
             else:
                 assert outcome.done and not outcome.error, outcome
-                assert outcome.events == EVENTS + 1  # every token and [DONE]
+                assert outcome.events == EVENTS + 2  # every token, the counts and [DONE]
 
         # back: the restarted replica gets traffic again once its active health check passes
         victim.start()

@@ -98,8 +98,8 @@ def _stream(base: str, key: str, verify: ssl.SSLContext | bool, out: dict[str, o
         out["status"] = resp.status_code
         events = 0
         for line in resp.iter_lines():
-            if line.startswith("data: {"):
-                events += 1
+            if line.startswith('data: {"id"') and '"choices": []' not in line:
+                events += 1  # a token; the last event (choices [], the counts) is not one
                 out["started"] = True
             elif line == "data: [DONE]":
                 out["done"] = True
@@ -232,12 +232,13 @@ def test_a_rate_limited_key_gets_429_and_other_keys_do_not(kg: KeyedGateway) -> 
 
 def test_usage_per_key_and_route_from_the_access_records(kg: KeyedGateway) -> None:
     anna = kg.backend.add("laptop-anna", None, None).key
+    prompt = json.dumps({**BODY, "messages": [{"role": "user", "content": "the-prompt-text"}]})
     with httpx.Client(timeout=10) as client:
         for _ in range(3):
             resp = client.post(
                 f"{kg.gw.url}{CHAT}?secret=q",
-                json=BODY,
-                headers={"Authorization": f"Bearer {anna}"},
+                content=prompt.encode(),
+                headers={"Authorization": f"Bearer {anna}", "Content-Type": "application/json"},
             )
             assert resp.status_code == 200
         assert _get(client, kg.gw.url, OPERATOR_KEY).status_code == 200
@@ -255,11 +256,25 @@ def test_usage_per_key_and_route_from_the_access_records(kg: KeyedGateway) -> No
     assert chat.upstream_ms > 3 * 40 * 150 * 0.9  # the upstream streamed for ~6 s each
     assert found["operator", "/v1/models"].requests == 1
     assert found["", "/v1/models"].statuses == {"401": 1}
-    records = "".join(p.read_text() for p in kg.usage_dir.glob("*"))
-    for line in records.splitlines():
+    # the token tap's counts, from the last event of each stream (the stand-in counts a byte of
+    # the request body as a prompt token, an event as a completion token)
+    wait_until(lambda: rows()["laptop-anna", CHAT].counted == 3, 5, "the token records")
+    chat = rows()["laptop-anna", CHAT]
+    assert (chat.prompt_tokens, chat.completion_tokens) == (3 * len(prompt), 3 * 40)
+    assert found["operator", "/v1/models"].counted == 0  # a GET carries no counts
+    access = "".join(p.read_text() for p in kg.usage_dir.glob("access*"))
+    for line in access.splitlines():
         entry = json.loads(line)
         assert "uri" not in entry["request"] and "headers" not in entry["request"]
+    tokens = (kg.usage_dir / "tokens.log").read_text()
+    for line in tokens.splitlines():
+        assert set(json.loads(line)) <= {
+            "ts", "key", "route", "status", "prompt_tokens", "completion_tokens",
+            "cached_tokens", "complete",
+        }  # fmt: skip
+    records = access + tokens
     assert "secret=q" not in records and anna[4:24] not in records
+    assert "the-prompt-text" not in records and "tok1" not in records
 
 
 def test_a_stream_the_client_drops_still_counts_for_its_key(kg: KeyedGateway) -> None:
@@ -283,5 +298,14 @@ def test_a_stream_the_client_drops_still_counts_for_its_key(kg: KeyedGateway) ->
     for name in ("laptop-anna", "operator"):
         row = rows()[name, CHAT]
         assert (row.requests, row.dropped, row.statuses) == (1, 1, {"200": 1}), row
+        assert row.counted == 0  # the counts come in the last event, which never came
+    # the tap saw each stream end early and closed its replica connection (generation stops)
+    wait_until(
+        lambda: len((kg.usage_dir / "tokens.log").read_text().splitlines()) == 2,
+        10,
+        "the token records of the dropped streams",
+    )
+    for line in (kg.usage_dir / "tokens.log").read_text().splitlines():
+        assert json.loads(line)["complete"] is False
     records = "".join(p.read_text() for p in kg.usage_dir.glob("*"))
     assert anna[4:24] not in records and OPERATOR_KEY not in records

@@ -37,13 +37,18 @@ class KeyedGateway:
 
 
 @contextmanager
-def key_service(tmp: Path, folder: Path, usage_dir: Path) -> Iterator[tuple[str, Proc]]:
+def key_service(
+    tmp: Path, folder: Path, usage_dir: Path, tap_upstreams: str = "", tap_port: int = 0
+) -> Iterator[tuple[str, Proc]]:
+    """The key service; with `tap_port`, its token tap too (dialling only `tap_upstreams`)."""
     port = free_port()
     env = {
         "KEYS_HOST": "127.0.0.1",
         "KEYS_PORT": str(port),
         "KEYS_DIR": str(folder),
         "KEYS_USAGE_DIR": str(usage_dir),
+        "KEYS_TAP_PORT": str(tap_port),
+        "KEYS_TAP_UPSTREAMS": tap_upstreams,
     }
     cmd = [sys.executable, "-m", "openmono_keys", "serve"]
     url = f"http://127.0.0.1:{port}"
@@ -53,16 +58,21 @@ def key_service(tmp: Path, folder: Path, usage_dir: Path) -> Iterator[tuple[str,
 
 @contextmanager
 def keyed_gateway(
-    tmp: Path, *, api_key: str, llama_upstream: str, **gateway_kw: object
+    tmp: Path, *, api_key: str, llama_upstream: str, tokens: bool = True, **gateway_kw: object
 ) -> Iterator[KeyedGateway]:
+    """`tokens`: LLM requests go through the key service's token tap, as the stack ships."""
     folder = tmp / "gateway-keys"
     usage_dir = tmp / "usage"
-    with key_service(tmp, folder, usage_dir) as (keys_address, keys_proc):
+    tap_port = free_port() if tokens else 0
+    with key_service(tmp, folder, usage_dir, llama_upstream, tap_port) as (keys_address, keys_proc):
         env = {
             "GATEWAY_KEYS_DIR": str(folder),
             "KEYS_UPSTREAM": keys_address,
             "GATEWAY_USAGE": "on",
             "GATEWAY_ACCESS_LOG": str(usage_dir / "access.log"),
+            "GATEWAY_USAGE_TOKENS": "on" if tokens else "off",
+            "LLAMA_ACTIVE_CHECKS": "off" if tokens else "on",
+            "GATEWAY_TOKEN_TAP": f"http://127.0.0.1:{tap_port}",
         }
         with gateway(
             tmp, api_key=api_key, llama_upstream=llama_upstream, extra_env=env, **gateway_kw

@@ -57,6 +57,7 @@ def native_stack_env(tmp_path: Path) -> Iterator[dict[str, str]]:
         GATEWAY_TLS_PORT=str(free_port()),
         LLAMA_PORT=str(free_port()),
         KEYS_PORT=str(free_port()),
+        KEYS_TAP_PORT=str(free_port()),
         LLAMA_CTX_SIZE="1024",
         WEB_SEARCH_ENABLED="false",
         WEB_SCRAPE_ENABLED="false",

@@ -188,6 +188,11 @@ def _gateway_env(ctx: Context) -> dict[str, str]:
         "KEYS_UPSTREAM": f"{HOST}:{s.keys_port}",
         "GATEWAY_USAGE": "on",
         "GATEWAY_ACCESS_LOG": str(s.usage_dir / "access.log"),
+        # tokens per key: LLM requests through the key service's tap (caddy/Caddyfile)
+        "GATEWAY_USAGE_TOKENS": "on" if s.gateway_usage_tokens else "off",
+        # the route's active checks cannot pass the tap (caddy/Caddyfile, llm_transport_on)
+        "LLAMA_ACTIVE_CHECKS": "off" if s.gateway_usage_tokens else "on",
+        "GATEWAY_TOKEN_TAP": f"http://{HOST}:{s.keys_tap_port}",
     }
 
 
@@ -305,6 +310,21 @@ SCRAPE = ServiceSpec(
     env=_scrape_env,
 )
 
+
+def _keys_env(ctx: Context) -> dict[str, str]:
+    s = ctx.settings
+    llama = parse_upstreams(s.llama_upstream, "LLAMA_UPSTREAM") or [f"{HOST}:{s.llama_port}"]
+    return {
+        "KEYS_HOST": HOST,
+        "KEYS_PORT": str(s.keys_port),
+        "KEYS_DIR": str(s.keys_dir),
+        "KEYS_USAGE_DIR": str(s.usage_dir),
+        # the token tap dials only the gateway's LLM upstreams
+        "KEYS_TAP_PORT": str(s.keys_tap_port) if s.gateway_usage_tokens else "0",
+        "KEYS_TAP_UPSTREAMS": caddy_list(llama),
+    }
+
+
 KEYS = ServiceSpec(
     name="keys",
     enabled=lambda s: True,
@@ -312,12 +332,8 @@ KEYS = ServiceSpec(
     port=lambda s: s.keys_port,
     probe=lambda ctx: HttpProbe(f"http://{HOST}:{ctx.settings.keys_port}/health"),
     start_timeout_s=30,
-    env=lambda ctx: {
-        "KEYS_HOST": HOST,
-        "KEYS_PORT": str(ctx.settings.keys_port),
-        "KEYS_DIR": str(ctx.settings.keys_dir),
-        "KEYS_USAGE_DIR": str(ctx.settings.usage_dir),
-    },
+    env=_keys_env,
+    more_ports=lambda s: (s.keys_tap_port,) if s.gateway_usage_tokens else (),
 )
 
 GATEWAY = ServiceSpec(

@@ -52,6 +52,9 @@ class StackSettings(BaseSettings):
     redis_port: int = Field(default=facts.REDIS_PORT, ge=1, le=65535)
     # the key service: rate limits of agent boxes' keys (openmono_keys), on 127.0.0.1
     keys_port: int = Field(default=facts.KEYS_PORT, ge=1, le=65535)
+    # the key service's token tap: LLM requests pass through it so usage counts tokens per key
+    keys_tap_port: int = Field(default=facts.KEYS_TAP_PORT, ge=1, le=65535)
+    gateway_usage_tokens: bool = True
     llama_api_key: SecretStr = SecretStr("")
     # the key llama-server itself checks; the gateway swaps it in (stack/tls.py says why)
     llama_upstream_key: SecretStr = SecretStr("")
@@ -81,6 +84,12 @@ class StackSettings(BaseSettings):
     @classmethod
     def _switch(cls, value: Any) -> bool | None:
         return facts.parse_switch(value)
+
+    @field_validator("gateway_usage_tokens", mode="before")
+    @classmethod
+    def _on_unless_off(cls, value: Any) -> bool:
+        switch = facts.parse_switch(value)
+        return True if switch is None else switch
 
     @classmethod
     def settings_customise_sources(

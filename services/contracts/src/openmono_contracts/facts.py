@@ -17,6 +17,8 @@ REDIS_PORT = 6379
 ACP_PORT = 7475
 # the key service (rate limits of agent boxes' keys); compose: keys:8090 inside the network
 KEYS_PORT = 47482
+# the key service's token tap (the gateway's forward proxy for LLM requests); compose: keys:8091
+KEYS_TAP_PORT = 47483
 LOOPBACK = "127.0.0.1"
 
 # --- where state lives ---

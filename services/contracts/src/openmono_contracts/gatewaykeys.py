@@ -6,6 +6,9 @@ What crosses a process boundary here:
 - the answers of `python -m openmono_keys` (JSON on stdout) that `openmono keys` reads when the
   store lives in a compose volume;
 - the access records the gateway writes (one JSON object a line) and `keys usage` reads;
+- the token records the key service's tap writes (one JSON object a line, `TokenRecord`): the
+  gateway sends each LLM request through the tap, with the key's name and the chosen replica in
+  headers, and the tap reads the response's token counts on its way back;
 - the headers the gateway sends the key service for a rate-limited key, and its 429 body;
 - `X-OpenMono-Session`, the header the agent sends on every LLM request of a session.
 
@@ -29,6 +32,7 @@ __all__ = [
     "RATE_HEADER",
     "SESSION_HEADER",
     "SHAPE_HEADER",
+    "UPSTREAM_HEADER",
     "AccessRecord",
     "IssuedKey",
     "KeyFile",
@@ -36,6 +40,7 @@ __all__ = [
     "KeyListing",
     "KeyRecord",
     "RateLimitedBody",
+    "TokenRecord",
     "UsageReport",
     "UsageRow",
 ]
@@ -51,6 +56,9 @@ KEY_HEADER = "X-OpenMono-Key"
 RATE_HEADER = "X-OpenMono-Key-Rate"
 # gateway -> key service: which error shape the route speaks ("firecrawl" or the default)
 SHAPE_HEADER = "X-OpenMono-Error-Shape"
+# gateway -> token tap: the replica (host:port) this attempt goes to; the key's name rides in
+# KEY_HEADER. The tap takes both off before the request goes on.
+UPSTREAM_HEADER = "X-OpenMono-Upstream"
 
 
 class KeyRecord(BaseModel):
@@ -134,6 +142,24 @@ class AccessRecord(BaseModel):
         return self.route or self.path
 
 
+class TokenRecord(BaseModel):
+    """One LLM response as the token tap saw it: numbers only, never a prompt or a reply.
+
+    `prompt_tokens` counts the whole prompt, `cached_tokens` the part llama-server took from its
+    cache (what affinity saves). A count the response did not carry (an error, a stream the client
+    dropped before the last event, an endpoint without usage) is None; `complete` is False when
+    the response did not reach its end."""
+
+    ts: float
+    key: str
+    route: str
+    status: int
+    prompt_tokens: int | None = None
+    completion_tokens: int | None = None
+    cached_tokens: int | None = None
+    complete: bool = True
+
+
 class UsageRow(BaseModel):
     """Usage of one key on one route over the report's window."""
 
@@ -145,6 +171,11 @@ class UsageRow(BaseModel):
     upstream_ms: float = 0.0
     dropped: int = 0  # responses the client stopped reading mid-stream (counted in statuses too)
     last_used: float | None = None
+    # from the token records: the responses that carried counts, and their sums
+    counted: int = 0
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    cached_tokens: int = 0
 
 
 class UsageReport(BaseModel):

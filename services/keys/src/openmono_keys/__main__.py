@@ -1,6 +1,7 @@
 """`python -m openmono_keys` (`openmono-keys`): the key service, or one store command.
 
     openmono-keys serve                         the rate-limit service (KEYS_HOST:KEYS_PORT)
+                                                and the token tap (KEYS_TAP_PORT, if set)
     openmono-keys add NAME [--expires D] [--rate N/min]
     openmono-keys list | revoke NAME | rotate NAME | usage [--since S] | sync
 
@@ -12,6 +13,7 @@ what `openmono keys` runs inside the compose `keys` container, where the store's
 from __future__ import annotations
 
 import argparse
+import asyncio
 import json
 import sys
 
@@ -55,14 +57,26 @@ def _run(args: argparse.Namespace, settings: KeysSettings) -> BaseModel | dict[s
 
 
 def serve(settings: KeysSettings) -> None:
-    import uvicorn
-
-    from openmono_keys.app import KeyService
-
     # the store's snippets exist before the gateway imports them (a crash between writes, or a
     # volume from an older version)
     KeyStore(settings.dir).sync()
-    uvicorn.run(
+    asyncio.run(_serve(settings))
+
+
+async def _serve(settings: KeysSettings) -> None:
+    import uvicorn
+
+    from openmono_keys.app import KeyService
+    from openmono_keys.tap import Allowed, TokenTap
+    from openmono_keys.tokens import TokenLog
+
+    tap = None
+    if settings.tap_port:
+        # listening before /health answers: the gateway starts once this service is healthy
+        tokens = TokenLog(settings.usage_dir, settings.tap_roll_bytes, settings.tap_keep)
+        tap = TokenTap(Allowed(settings.tap_upstream_list()), tokens)
+        await tap.start(settings.host, settings.tap_port)
+    config = uvicorn.Config(
         KeyService(),
         host=settings.host,
         port=settings.port,
@@ -70,6 +84,11 @@ def serve(settings: KeysSettings) -> None:
         log_level="warning",
         lifespan="on",
     )
+    try:
+        await uvicorn.Server(config).serve()
+    finally:
+        if tap is not None:
+            await tap.close()
 
 
 def main(argv: list[str] | None = None) -> None:

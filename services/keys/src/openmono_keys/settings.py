@@ -17,5 +17,16 @@ class KeysSettings(BaseSettings):
     port: int = Field(default=8090, ge=1, le=65535)
     # the key store and the gateway snippets made from it (a volume the worker never mounts)
     dir: Path = Path("/keys")
-    # the gateway's access records (read only here)
+    # the gateway's access records (read here) and the tap's token records (written here)
     usage_dir: Path = Path("/var/log/openmono")
+    # the token tap (openmono_keys.tap): the gateway's forward proxy for LLM requests; 0 = off
+    tap_port: int = Field(default=0, ge=0, le=65535)
+    # the replicas it may dial: host:port entries (or http://host:port), commas or blanks
+    # between; names are resolved
+    tap_upstreams: str = ""
+    tap_roll_bytes: int = Field(default=10 * 1024 * 1024, ge=4096)
+    tap_keep: int = Field(default=10, ge=1)
+
+    def tap_upstream_list(self) -> list[str]:
+        parts = self.tap_upstreams.replace(",", " ").split()
+        return [part.removeprefix("http://").rstrip("/") for part in parts]

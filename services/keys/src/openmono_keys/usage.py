@@ -5,10 +5,14 @@ Caddy writes one JSON object a line to `access.log` and rolls it by size into
 `operator`, or empty for a refused request), the route (the path, no query), the status, the
 bytes sent (`size`) and the upstream time. A response the client dropped mid-stream has only the
 fields written before the request was handled (`claim`, `path`; the Caddyfile says why) and counts
-under its claim. No token counts: they are in the response body, which Caddy passes on without
-reading (caddy/README.md, "Usage records"). Nothing else of the request is kept (the Caddyfile's
-filter drops headers, URI, TLS details), so these files never hold a key, a prompt or a body. A
-line that is not such a record is counted, not fatal.
+under its claim. Nothing else of the request is kept (the Caddyfile's filter drops headers, URI,
+TLS details), so these files never hold a key, a prompt or a body. A line that is not such a
+record is counted, not fatal.
+
+Token counts are in the response body, which Caddy passes on unread: the token tap
+(`openmono_keys.tap`) writes them beside the access records, `tokens.log` rolled into
+`tokens-<ns>.log`, one `TokenRecord` (numbers, key name, route) a line, and they are added to the
+same rows here.
 """
 
 from __future__ import annotations
@@ -19,7 +23,7 @@ from collections.abc import Iterable, Iterator
 from datetime import UTC, datetime
 from pathlib import Path
 
-from openmono_contracts.gatewaykeys import AccessRecord, UsageReport, UsageRow
+from openmono_contracts.gatewaykeys import AccessRecord, TokenRecord, UsageReport, UsageRow
 from pydantic import ValidationError
 
 from openmono_keys.errors import ValueInvalid
@@ -44,12 +48,12 @@ def parse_since(text: str, now: float) -> float:
     return when.timestamp()
 
 
-def record_files(folder: Path) -> list[Path]:
-    """The current file and the rolled ones, oldest first."""
+def record_files(folder: Path, stem: str = "access") -> list[Path]:
+    """The current file and the rolled ones, oldest first (`stem`: access or tokens)."""
     if not folder.is_dir():
         return []
-    rolled = sorted(p for p in folder.glob("access-*.log*") if p.is_file())
-    current = folder / "access.log"
+    rolled = sorted(p for p in folder.glob(f"{stem}-*.log*") if p.is_file())
+    current = folder / f"{stem}.log"
     return [*rolled, current] if current.is_file() else rolled
 
 
@@ -77,7 +81,22 @@ def read_records(files: Iterable[Path]) -> Iterator[AccessRecord | None]:
                 yield None
 
 
-def summarize(records: Iterable[AccessRecord | None], since: float | None = None) -> UsageReport:
+def read_token_records(files: Iterable[Path]) -> Iterator[TokenRecord | None]:
+    for path in files:
+        for line in _lines(path):
+            if not line.strip():
+                continue
+            try:
+                yield TokenRecord.model_validate_json(line)
+            except ValidationError:
+                yield None
+
+
+def summarize(
+    records: Iterable[AccessRecord | None],
+    since: float | None = None,
+    tokens: Iterable[TokenRecord | None] = (),
+) -> UsageReport:
     report = UsageReport(since=since)
     rows: dict[tuple[str, str], UsageRow] = {}
     for record in records:
@@ -96,12 +115,28 @@ def summarize(records: Iterable[AccessRecord | None], since: float | None = None
         row.upstream_ms += record.upstream_ms or 0.0
         row.dropped += record.aborted
         row.last_used = max(row.last_used or 0.0, record.ts)
+    for counted in tokens:
+        if counted is None:
+            report.unreadable += 1
+            continue
+        if since is not None and counted.ts < since:
+            continue
+        if counted.prompt_tokens is None and counted.completion_tokens is None:
+            continue
+        row = rows.setdefault(
+            (counted.key, counted.route), UsageRow(key=counted.key, route=counted.route)
+        )
+        row.counted += 1
+        row.prompt_tokens += counted.prompt_tokens or 0
+        row.completion_tokens += counted.completion_tokens or 0
+        row.cached_tokens += counted.cached_tokens or 0
     report.rows = sorted(rows.values(), key=lambda r: (r.key, r.route))
     return report
 
 
 def usage(folder: Path, since: float | None = None) -> UsageReport:
-    return summarize(read_records(record_files(folder)), since)
+    tokens = read_token_records(record_files(folder, "tokens"))
+    return summarize(read_records(record_files(folder)), since, tokens)
 
 
 def last_used(report: UsageReport) -> dict[str, float]:

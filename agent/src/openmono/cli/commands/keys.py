@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Callable
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import TypeVar
 
@@ -107,30 +108,44 @@ def list_(via: str, as_json: bool) -> None:
     totals = _totals(listing.usage)
     table = Table(
         Column("name", no_wrap=True), "created", "last used", "expires", "rate", "requests",
-        box=None,
+        "tokens in/out", box=None,
     )  # fmt: skip
     for key in listing.keys:
-        requests, last = totals.get(key.name, (0, None))
+        total = totals.get(key.name, _Total())
         expires = _when(key.expires_at) + (" (expired)" if key.expired else "")
         rate = f"{key.rate_per_min}/min" if key.rate_per_min else "-"
         table.add_row(
-            key.name, _when(key.created_at), _when(last), expires, rate, str(requests),
+            key.name, _when(key.created_at), _when(total.last), expires, rate,
+            str(total.requests), f"{total.prompt}/{total.completion}",
         )  # fmt: skip
     if listing.keys:
         Console().print(table)
     operator = totals.get("operator")
     if operator:
-        click.echo(f"operator (LLAMA_API_KEY): {operator[0]} requests, last {_when(operator[1])}")
+        click.echo(
+            f"operator (LLAMA_API_KEY): {operator.requests} requests, last "
+            f"{_when(operator.last)}, tokens in/out {operator.prompt}/{operator.completion}"
+        )
 
 
-def _totals(report: UsageReport) -> dict[str, tuple[int, float | None]]:
-    """Key name -> (requests, last used) over all its routes."""
-    out: dict[str, tuple[int, float | None]] = {}
+@dataclass
+class _Total:
+    requests: int = 0
+    last: float | None = None
+    prompt: int = 0
+    completion: int = 0
+
+
+def _totals(report: UsageReport) -> dict[str, _Total]:
+    """Key name -> its requests, last use and tokens over all its routes."""
+    out: dict[str, _Total] = {}
     for row in report.rows:
-        requests, last = out.get(row.key, (0, None))
+        total = out.setdefault(row.key, _Total())
         if row.last_used is not None:
-            last = max(last or 0.0, row.last_used)
-        out[row.key] = (requests + row.requests, last)
+            total.last = max(total.last or 0.0, row.last_used)
+        total.requests += row.requests
+        total.prompt += row.prompt_tokens
+        total.completion += row.completion_tokens
     return out
 
 
@@ -139,22 +154,26 @@ def _totals(report: UsageReport) -> dict[str, tuple[int, float | None]]:
 @_via
 @_json
 def usage(since: str | None, via: str, as_json: bool) -> None:
-    """Requests, statuses, bytes out and upstream time per key and route."""
+    """Requests, statuses, bytes out, upstream time and tokens per key and route."""
     report: UsageReport = _run(via, lambda b: b.usage(since))
     if as_json:
         click.echo(report.model_dump_json())
         return
     table = Table(
         Column("key", no_wrap=True), Column("route", no_wrap=True), "requests", "statuses",
-        "bytes out", "upstream s", box=None,
+        "bytes out", "upstream s", "tokens in", "cached", "tokens out", box=None,
     )  # fmt: skip
     for row in report.rows:
         statuses = " ".join(f"{code}:{n}" for code, n in sorted(row.statuses.items()))
         if row.dropped:
             statuses += f" (dropped:{row.dropped})"
+        counted = bool(row.counted)
         table.add_row(
             row.key or "(refused)", row.route, str(row.requests), statuses, str(row.bytes_out),
             f"{row.upstream_ms / 1000:.1f}",
+            str(row.prompt_tokens) if counted else "-",
+            str(row.cached_tokens) if counted else "-",
+            str(row.completion_tokens) if counted else "-",
         )  # fmt: skip
     Console().print(table)
     note = f"{report.records} requests"

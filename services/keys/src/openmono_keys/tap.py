@@ -1,0 +1,390 @@
+"""The token tap: the gateway's forward proxy for LLM requests, which records tokens per key.
+
+Caddy passes response bodies on unread, so the gateway cannot count the tokens a key used. With
+`GATEWAY_USAGE_TOKENS=on` its LLM route sends every attempt through this proxy
+(`forward_proxy_url`), adding two headers: the key's name (`X-OpenMono-Key`) and the replica
+Caddy chose (`X-OpenMono-Upstream`). Caddy still picks the replica (affinity, least_conn, health
+checks, retries); the tap only relays the exchange to it, byte for byte and unbuffered, keeping the
+last 16 KiB of the body, and once the response is over it appends one `TokenRecord` (numbers
+only) to `tokens.log`.
+
+A replica it cannot reach, or one that closes before answering, makes the tap close the gateway's
+connection without an answer: Caddy sees the same transport error as without the tap, so its
+retries and passive health checks work as before. Only the listed upstreams (names resolved again
+at most once a second, so compose's `--scale` replicas count) are ever dialled: the tap is no
+open proxy for whoever reaches its port.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import ipaddress
+import logging
+import socket
+import time
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+
+import h11
+from openmono_contracts.gatewaykeys import KEY_HEADER, UPSTREAM_HEADER, TokenRecord
+
+from openmono_keys.tokens import Tail, TokenLog, counts
+
+log = logging.getLogger("openmono_keys.tap")
+
+_KEY = KEY_HEADER.lower().encode()
+_UPSTREAM = UPSTREAM_HEADER.lower().encode()
+# hop-by-hop (RFC 9110 §7.6.1) and the proxy's own: never passed on in either direction
+_HOP = {
+    b"connection",
+    b"keep-alive",
+    b"proxy-connection",
+    b"proxy-authorization",
+    b"proxy-authenticate",
+    b"te",
+    b"trailer",
+    b"upgrade",
+}
+# The gateway sends the model at most 32 MiB (its body limit); the headers stay h11's default cap.
+MAX_BODY = 33 * 1024 * 1024
+DIAL_TIMEOUT_S = 3.0
+# between two reads from a replica: a long prompt's prefill sends nothing for minutes on a CPU
+UPSTREAM_IDLE_S = 900.0
+# between two requests on a gateway connection (Caddy drops idle ones after 1 s itself)
+CLIENT_IDLE_S = 60.0
+# an idle replica connection is reused within this (llama-server closes idle ones after 5 s)
+POOL_IDLE_S = 1.0
+READ_CHUNK = 64 * 1024
+
+
+class _Refused(Exception):
+    """Close the gateway's connection without an answer (Caddy: a transport error)."""
+
+
+@dataclass
+class _Outcome:
+    status: int
+    complete: bool = False
+
+
+@dataclass
+class _Upstream:
+    reader: asyncio.StreamReader
+    writer: asyncio.StreamWriter
+    conn: h11.Connection = field(default_factory=lambda: h11.Connection(h11.CLIENT))
+    idle_since: float = 0.0
+
+    def close(self) -> None:
+        self.writer.close()
+
+
+class Allowed:
+    """The replicas the tap may dial: `host:port` entries, names resolved (≤ 1 lookup/s)."""
+
+    def __init__(self, entries: Iterable[str], refresh_s: float = 1.0) -> None:
+        self.entries = [e for e in entries if e]
+        self.refresh_s = refresh_s
+        self._resolved: set[str] = set()
+        self._at = 0.0
+
+    async def check(self, target: str) -> bool:
+        if target in self.entries or target in self._resolved:
+            return True
+        if time.monotonic() - self._at < self.refresh_s:
+            return False
+        self._at = time.monotonic()
+        self._resolved = await self._resolve()
+        return target in self._resolved
+
+    async def _resolve(self) -> set[str]:
+        loop = asyncio.get_running_loop()
+        out: set[str] = set()
+        for entry in self.entries:
+            host, _, port = entry.rpartition(":")
+            host = host.strip("[]")
+            try:
+                ipaddress.ip_address(host)
+                continue  # a literal is matched as written
+            except ValueError:
+                pass
+            try:
+                infos = await asyncio.wait_for(
+                    loop.getaddrinfo(host, int(port), type=socket.SOCK_STREAM), 2.0
+                )
+            except (OSError, TimeoutError, ValueError):
+                continue
+            for info in infos:
+                addr = str(info[4][0])
+                out.add(f"[{addr}]:{port}" if ":" in addr else f"{addr}:{port}")
+        return out
+
+
+class TokenTap:
+    """The proxy. `start()` listens; each gateway connection is served by `_client`."""
+
+    def __init__(self, allowed: Allowed, tokens: TokenLog) -> None:
+        self.allowed = allowed
+        self.tokens = tokens
+        self._pool: dict[str, list[_Upstream]] = {}
+        self._server: asyncio.Server | None = None
+        self._write_failed = False
+
+    async def start(self, host: str, port: int) -> asyncio.Server:
+        self._server = await asyncio.start_server(self._client, host, port, limit=READ_CHUNK)
+        return self._server
+
+    async def close(self) -> None:
+        if self._server is not None:
+            self._server.close()
+        for conns in self._pool.values():
+            for up in conns:
+                up.close()
+        self._pool.clear()
+        self.tokens.close()
+
+    async def _client(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        conn = h11.Connection(h11.SERVER, max_incomplete_event_size=64 * 1024)
+        try:
+            while True:
+                event = await _next(conn, reader, CLIENT_IDLE_S)
+                if not isinstance(event, h11.Request):
+                    return
+                body = await _body(conn, reader)
+                await self._exchange(conn, writer, event, body)
+                if conn.our_state is not h11.DONE or conn.their_state is not h11.DONE:
+                    return
+                conn.start_next_cycle()
+        except _Refused:
+            return
+        except h11.RemoteProtocolError:
+            if conn.our_state in (h11.IDLE, h11.SEND_RESPONSE):
+                with contextlib.suppress(ConnectionError, h11.LocalProtocolError):
+                    await _answer(conn, writer, 400, b'{"error":"bad_request"}')
+            return
+        except (TimeoutError, ConnectionError):
+            return
+        except Exception:  # one broken exchange must not take the tap down
+            log.exception("token tap: exchange failed")
+        finally:
+            writer.close()
+
+    async def _exchange(
+        self,
+        conn: h11.Connection,
+        writer: asyncio.StreamWriter,
+        request: h11.Request,
+        body: bytes,
+    ) -> None:
+        key, target, headers = "", "", []
+        for name, value in request.headers:
+            if name == _KEY:
+                key = value.decode("latin-1")
+            elif name == _UPSTREAM:
+                target = value.decode("latin-1")
+            elif name not in _HOP:
+                headers.append((name, value))
+        path = _origin_form(request.target)
+        if request.method == b"CONNECT" or not path or not await self.allowed.check(target):
+            log.warning("token tap: refused %s to %r", request.method.decode(), target)
+            await _answer(conn, writer, 502, b'{"error":"tap_upstream_refused"}')
+            return
+        started = time.time()
+        up, head = await self._open(target, request.method, path, headers, body)
+        tail = Tail() if request.method == b"POST" else None
+        outcome = _Outcome(status=head.status_code)
+        try:
+            await self._relay(conn, writer, up, head, tail, outcome)
+        finally:
+            self._release(target, up, outcome.complete)
+            if tail is not None:
+                self._record(started, key, path, outcome, tail)
+
+    async def _open(
+        self,
+        target: str,
+        method: bytes,
+        path: bytes,
+        headers: list[tuple[bytes, bytes]],
+        body: bytes,
+    ) -> tuple[_Upstream, h11.Response]:
+        """The request sent and the response's head read: on a pooled connection if one is
+        open, and once more on a fresh one if the replica had closed that one under us."""
+        out = h11.Request(method=method, target=path, headers=headers)
+        for attempt in range(2):
+            up = self._pooled(target) if attempt == 0 else None
+            pooled = up is not None
+            if up is None:
+                up = await _dial(target)
+            try:
+                data = up.conn.send(out) or b""
+                if body:
+                    data += up.conn.send(h11.Data(data=body)) or b""
+                data += up.conn.send(h11.EndOfMessage()) or b""
+                up.writer.write(data)
+                await up.writer.drain()
+                return up, await _head(up)
+            except (ConnectionError, h11.LocalProtocolError, _Refused):
+                up.close()
+                if not pooled:
+                    raise _Refused from None
+        raise _Refused
+
+    async def _relay(
+        self,
+        conn: h11.Connection,
+        writer: asyncio.StreamWriter,
+        up: _Upstream,
+        head: h11.Response,
+        tail: Tail | None,
+        outcome: _Outcome,
+    ) -> None:
+        """Pass the response on as it comes; `outcome.complete` once it reached its end."""
+        headers = [(n, v) for n, v in head.headers if n not in _HOP]
+        writer.write(conn.send(h11.Response(status_code=head.status_code, headers=headers)) or b"")
+        await writer.drain()
+        while True:
+            try:
+                event = await _next(up.conn, up.reader, UPSTREAM_IDLE_S)
+            except (h11.RemoteProtocolError, TimeoutError, ConnectionError):
+                raise _Refused from None  # the replica broke off: the gateway's connection goes too
+            if isinstance(event, h11.Data):
+                if tail is not None:
+                    tail.add(event.data)
+                writer.write(conn.send(event) or b"")
+                await writer.drain()  # raises once the gateway went away: generation stops
+            elif isinstance(event, h11.EndOfMessage):
+                writer.write(conn.send(h11.EndOfMessage()) or b"")
+                await writer.drain()
+                outcome.complete = True
+                return
+            else:
+                raise _Refused
+
+    def _pooled(self, target: str) -> _Upstream | None:
+        conns = self._pool.get(target, [])
+        while conns:
+            up = conns.pop()
+            if time.monotonic() - up.idle_since < POOL_IDLE_S and not up.reader.at_eof():
+                return up
+            up.close()
+        return None
+
+    def _release(self, target: str, up: _Upstream, complete: bool) -> None:
+        if complete and up.conn.our_state is h11.DONE and up.conn.their_state is h11.DONE:
+            up.conn.start_next_cycle()
+            up.idle_since = time.monotonic()
+            self._pool.setdefault(target, []).append(up)
+        else:
+            up.close()  # mid-response: closing is what tells llama-server to stop generating
+
+    def _record(self, started: float, key: str, path: bytes, outcome: _Outcome, tail: Tail) -> None:
+        found = counts(tail.bytes())
+        record = TokenRecord(
+            ts=started,
+            key=key,
+            route=path.split(b"?", 1)[0].decode("latin-1"),
+            status=outcome.status,
+            prompt_tokens=found.prompt,
+            completion_tokens=found.completion,
+            cached_tokens=found.cached,
+            complete=outcome.complete,
+        )
+        try:
+            self.tokens.write(record)
+            self._write_failed = False
+        except OSError as exc:
+            if not self._write_failed:  # once per failing spell, not once per request
+                log.error(
+                    "token tap: cannot write %s (%s); the requests go on, uncounted. A compose "
+                    "volume made before token counts is root's: `docker compose run --rm -u 0 "
+                    "keys chown 1000 /var/log/openmono` once",
+                    self.tokens.path,
+                    exc,
+                )
+            self._write_failed = True
+
+
+def _origin_form(target: bytes) -> bytes:
+    """`http://host:port/p?q` (what a client sends a forward proxy) or `/p?q` → `/p?q`."""
+    if target.startswith(b"/"):
+        return target
+    scheme, sep, rest = target.partition(b"://")
+    if not sep or scheme.lower() != b"http":
+        return b""
+    slash = rest.find(b"/")
+    return rest[slash:] if slash >= 0 else b"/"
+
+
+async def _next(
+    conn: h11.Connection,
+    reader: asyncio.StreamReader,
+    idle_s: float,
+    refuse_on_close: bool = False,
+) -> h11.Event | type[h11.NEED_DATA] | type[h11.PAUSED]:
+    while True:
+        event = conn.next_event()
+        if event is not h11.NEED_DATA:
+            if refuse_on_close and isinstance(event, h11.ConnectionClosed):
+                raise _Refused
+            return event
+        try:
+            data = await asyncio.wait_for(reader.read(READ_CHUNK), idle_s)
+        except (ConnectionError, TimeoutError):
+            if refuse_on_close:
+                raise _Refused from None
+            raise
+        conn.receive_data(data)
+
+
+async def _body(conn: h11.Connection, reader: asyncio.StreamReader) -> bytes:
+    """The whole request body: the gateway has it buffered already, and a retry on a fresh
+    replica connection needs it again."""
+    parts: list[bytes] = []
+    size = 0
+    while True:
+        event = await _next(conn, reader, CLIENT_IDLE_S)
+        if isinstance(event, h11.Data):
+            size += len(event.data)
+            if size > MAX_BODY:
+                raise _Refused
+            parts.append(bytes(event.data))
+        elif isinstance(event, h11.EndOfMessage):
+            return b"".join(parts)
+        else:
+            raise _Refused
+
+
+async def _dial(target: str) -> _Upstream:
+    host, _, port = target.rpartition(":")
+    try:
+        reader, writer = await asyncio.wait_for(
+            asyncio.open_connection(host.strip("[]"), int(port), limit=READ_CHUNK),
+            DIAL_TIMEOUT_S,
+        )
+    except (OSError, TimeoutError, ValueError):
+        raise _Refused from None
+    sock = writer.get_extra_info("socket")
+    if sock is not None:
+        with contextlib.suppress(OSError):
+            sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+    return _Upstream(reader, writer)
+
+
+async def _head(up: _Upstream) -> h11.Response:
+    while True:
+        event = await _next(up.conn, up.reader, UPSTREAM_IDLE_S, refuse_on_close=True)
+        if isinstance(event, h11.Response):
+            return event
+        if not isinstance(event, h11.InformationalResponse):
+            raise _Refused
+
+
+async def _answer(
+    conn: h11.Connection, writer: asyncio.StreamWriter, status: int, body: bytes
+) -> None:
+    headers = [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())]
+    writer.write(conn.send(h11.Response(status_code=status, headers=headers)) or b"")
+    writer.write(conn.send(h11.Data(data=body)) or b"")
+    writer.write(conn.send(h11.EndOfMessage()) or b"")
+    await writer.drain()

@@ -1,0 +1,154 @@
+"""Tokens per key through the key service's token tap (openmono_keys.tap), at the real gateway.
+
+The gateway as shipped (GATEWAY_USAGE_TOKENS=on) sends every LLM attempt through the tap; Caddy
+still chooses the replica. These tests hold that the counts are the server's own (a real
+llama-server), that affinity and the failover of a dead replica work through the tap as they do
+without it, and that the tap dials nothing but the listed replicas.
+"""
+
+from __future__ import annotations
+
+import json
+import socket
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import httpx
+import pytest
+from openmono_keys import usage
+
+from tests.support.keys import KeyedGateway, key_service, keyed_gateway
+from tests.support.llama import LlamaServer
+from tests.support.procs import free_port, running, wait_until
+from tests.support.sse_upstream import sse_upstream, sse_upstream_command
+
+pytestmark = pytest.mark.integration
+
+CHAT = "/v1/chat/completions"
+SESSION = "X-OpenMono-Session"
+
+
+def _rows(folder: Path) -> dict[tuple[str, str], usage.UsageRow]:
+    return {(r.key, r.route): r for r in usage.usage(folder).rows}
+
+
+@pytest.fixture
+def kg_llama(llama: LlamaServer, tmp_path: Path) -> Iterator[KeyedGateway]:
+    with keyed_gateway(tmp_path, api_key=llama.api_key, llama_upstream=llama.url) as kg:
+        yield kg
+
+
+def test_tokens_per_key_are_the_servers_own_counts(kg_llama: KeyedGateway) -> None:
+    kg = kg_llama
+    box = kg.backend.add("laptop-anna", None, None).key
+    body = {
+        "messages": [{"role": "user", "content": "Name one colour. the-secret-prompt"}],
+        "max_tokens": 6,
+        "temperature": 0,
+    }
+    # (prompt, completion, cached) as the client saw them
+    served: list[tuple[int, int, int]] = []
+    with httpx.Client(timeout=120, headers={"Authorization": f"Bearer {box}"}) as client:
+        resp = client.post(f"{kg.gw.url}{CHAT}", json=body)
+        assert resp.status_code == 200, resp.text
+        u = resp.json()["usage"]
+        served.append(
+            (
+                u["prompt_tokens"],
+                u["completion_tokens"],
+                u["prompt_tokens_details"]["cached_tokens"],
+            )
+        )
+        # the same prompt again, streamed without `include_usage`: its last event has only
+        # llama-server's `timings`; most of the prompt now comes from the slot's cache
+        with client.stream("POST", f"{kg.gw.url}{CHAT}", json={**body, "stream": True}) as resp:
+            assert resp.status_code == 200
+            last = [line for line in resp.iter_lines() if '"timings"' in line][-1]
+        t = json.loads(last.removeprefix("data: "))["timings"]
+        assert "usage" not in last
+        served.append((t["prompt_n"] + t["cache_n"], t["predicted_n"], t["cache_n"]))
+    wait_until(lambda: _rows(kg.usage_dir)[("laptop-anna", CHAT)].counted == 2, 5, "the counts")
+    row = _rows(kg.usage_dir)[("laptop-anna", CHAT)]
+    assert row.prompt_tokens == sum(s[0] for s in served)
+    assert row.completion_tokens == sum(s[1] for s in served)
+    assert row.cached_tokens == sum(s[2] for s in served)
+    assert served[1][2] > 0  # the second request's prompt came from the slot's cache
+    # no prompt, no reply and no key in the records
+    records = "".join(p.read_text() for p in kg.usage_dir.glob("*"))
+    assert "the-secret-prompt" not in records and box[4:24] not in records
+
+
+def test_affinity_and_failover_work_through_the_tap(tmp_path: Path) -> None:
+    ports = [free_port(), free_port()]
+    replicas = [f"127.0.0.1:{p}" for p in ports]
+    procs = []
+    with (
+        running(
+            sse_upstream_command(ports[0], events=3, name="r0"),
+            tmp_path / "r0.log",
+            ready_url=f"http://{replicas[0]}/health",
+        ) as r0,
+        running(
+            sse_upstream_command(ports[1], events=3, name="r1"),
+            tmp_path / "r1.log",
+            ready_url=f"http://{replicas[1]}/health",
+        ) as r1,
+        keyed_gateway(tmp_path, api_key="op-key", llama_upstream=" ".join(replicas)) as kg,
+    ):
+        procs = [r0, r1]
+        with httpx.Client(timeout=10, headers={"Authorization": "Bearer op-key"}) as client:
+
+            def replica(session: str) -> str:
+                resp = client.post(f"{kg.gw.url}{CHAT}", json={}, headers={SESSION: session})
+                assert resp.status_code == 200, resp.text
+                return resp.headers["x-openmono-replica"]
+
+            # each session stays on one replica; sessions spread over both
+            chosen = {f"s{i}": replica(f"s{i}") for i in range(12)}
+            for session, name in chosen.items():
+                assert [replica(session) for _ in range(3)] == [name] * 3
+            assert set(chosen.values()) == {"r0", "r1"}
+            # a replica dies: its sessions move to the other one at once, no request fails
+            procs[0].stop()
+            for session in chosen:
+                assert replica(session) == "r1"
+        wait_until(lambda: ("operator", CHAT) in _rows(kg.usage_dir), 5, "the records")
+        assert _rows(kg.usage_dir)[("operator", CHAT)].counted >= 12 * 4
+
+
+def test_the_tap_dials_only_the_listed_replicas(tmp_path: Path) -> None:
+    # a listener that is not on the list: the tap must never connect to it
+    unlisted = socket.socket()
+    unlisted.bind(("127.0.0.1", 0))
+    unlisted.listen()
+    unlisted.setblocking(False)
+    port = unlisted.getsockname()[1]
+    tap_port = free_port()
+    with (
+        sse_upstream(tmp_path / "sse.log", events=2) as listed,
+        key_service(tmp_path, tmp_path / "keys", tmp_path / "usage", listed, tap_port),
+        httpx.Client(timeout=10) as client,
+    ):
+        tap = f"http://127.0.0.1:{tap_port}"
+        for target in (f"127.0.0.1:{port}", "10.0.0.1:8080", "169.254.169.254:80", ""):
+            resp = client.post(f"{tap}{CHAT}", json={}, headers={"X-OpenMono-Upstream": target})
+            assert resp.status_code == 502, target
+            assert resp.json() == {"error": "tap_upstream_refused"}
+        with pytest.raises(BlockingIOError):
+            unlisted.accept()  # nobody ever connected
+        # the listed one is served, and the headers meant for the tap stay with it
+        resp = client.post(
+            f"{tap}{CHAT}",
+            json={},
+            headers={"X-OpenMono-Upstream": listed.removeprefix("http://"), "X-OpenMono-Key": "k"},
+        )
+        assert resp.status_code == 200 and resp.text.rstrip().endswith("data: [DONE]")
+        # a malformed request gets a 400 (no upstream is asked), and the tap stays up
+        with socket.create_connection(("127.0.0.1", tap_port), timeout=5) as raw:
+            raw.sendall(b"NOT HTTP AT ALL\r\n\r\n")
+            assert raw.recv(200).startswith(b"HTTP/1.1 400 ")
+        started = time.monotonic()
+        resp = client.get(f"{tap}/health", headers={"X-OpenMono-Upstream": listed[7:]})
+        assert resp.status_code == 200 and time.monotonic() - started < 5
+    unlisted.close()
