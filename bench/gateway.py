@@ -5,16 +5,18 @@
 Starts its own processes on free loopback ports and stops them at the end: the real llama.cpp server
 (xllamacpp + SmolLM2-135M), a minimal local SSE upstream (bench/_sse_upstream.py, no work between
 events, so it isolates the proxy's own cost), the key service, and two gateways in front of each:
-caddy/Caddyfile as shipped (pooled upstream connections, usage records on, a key store of `--keys`
-agent boxes' keys) and the same file with `keepalive off` in its `(pooled)` snippet (a new upstream
-connection per request, as before pooling came back). Requests rotate over the paths (order
-changed every round) on kept-alive client connections, so every path sees the same machine load:
-direct; `operator` (the shipped gateway, LLAMA_API_KEY); `box-key` (the same gateway, each request
-one of the box keys in turn: the map lookup and Caddy's basic_auth, its verdict cached); `rated`
-(a box key with a rate limit: the forward_auth round trip to the key service too); and
-`keepalive-off`. Prints p50/p99 per path and the ratio and difference of each gateway path's
-medians against direct. Goals: first event through the gateway with box keys <= +0.35 ms on the
-median against the local upstream, <= 1.05x direct against llama-server.
+caddy/Caddyfile as shipped (pooled upstream connections, usage records on, tokens per key through
+the key service's token tap, a key store of `--keys` agent boxes' keys), the same with the tap off
+(GATEWAY_USAGE_TOKENS=off), and the file with `keepalive off` in its `(pooled)` snippet (a new
+upstream connection per request, as before pooling came back). Requests rotate over the paths
+(order changed every round) on kept-alive client connections, so every path sees the same machine
+load: direct; `operator` (the shipped gateway, LLAMA_API_KEY); `box-key` (the same gateway, each
+request one of the box keys in turn: the map lookup and Caddy's basic_auth, its verdict cached);
+`rated` (a box key with a rate limit: the forward_auth round trip to the key service too);
+`box-key-no-tap` (box keys, tokens off: the key check alone); and `keepalive-off`. Prints p50/p99
+per path and the ratio and difference of each gateway path's medians against direct. Goals: first
+event through the gateway with box keys <= +0.35 ms on the median against the local upstream,
+<= 1.05x direct against llama-server.
 """
 
 from __future__ import annotations
@@ -145,21 +147,23 @@ def main() -> None:
         llama = stack.enter_context(llama_server(tmp, api_key=API_KEY, parallel=1))
         off = _keepalive_off(args.caddyfile, tmp)
         keyed: dict[str, KeyedGateway] = {}
-        box_keys: dict[str, list[str]] = {}
+        box_keys: dict[tuple[str, str], list[str]] = {}
         rated: dict[str, str] = {}
         urls: dict[tuple[str, str], str] = {}
         for name, upstream in (("llama", llama.url), ("local", sse_url)):
-            kg = stack.enter_context(
-                keyed_gateway(
-                    tmp / f"gw-{name}", api_key=API_KEY, llama_upstream=upstream,
-                    caddyfile=args.caddyfile,
-                )
-            )  # fmt: skip
-            box_keys[name] = [kg.store.add(f"bench-box-{i}").key for i in range(args.keys)]
-            rated[name] = kg.store.add("bench-rated", rate_per_min=10**9).key
-            kg.backend.apply(kg.store.read().generation)
-            keyed[name] = kg
-            urls[name, "gateway"] = kg.gw.url
+            for tap, tokens in (("gateway", True), ("no-tap", False)):
+                kg = stack.enter_context(
+                    keyed_gateway(
+                        tmp / f"gw-{name}-{tap}", api_key=API_KEY, llama_upstream=upstream,
+                        caddyfile=args.caddyfile, tokens=tokens,
+                    )
+                )  # fmt: skip
+                box_keys[name, tap] = [kg.store.add(f"bench-box-{i}").key for i in range(args.keys)]
+                if tokens:
+                    rated[name] = kg.store.add("bench-rated", rate_per_min=10**9).key
+                    keyed[name] = kg
+                kg.backend.apply(kg.store.read().generation)
+                urls[name, tap] = kg.gw.url
             urls[name, "keepalive-off"] = stack.enter_context(
                 gateway(
                     tmp / f"gw-{name}-keepalive-off",
@@ -169,10 +173,8 @@ def main() -> None:
                 )
             ).url
         timeout = httpx.Timeout(120.0, connect=10.0)
-        clients = {
-            name: stack.enter_context(httpx.Client(timeout=timeout))
-            for name in ("direct", "operator", "box-key", "rated", "keepalive-off")
-        }
+        names = ("direct", "operator", "box-key", "rated", "box-key-no-tap", "keepalive-off")
+        clients = {name: stack.enter_context(httpx.Client(timeout=timeout)) for name in names}
 
         body: dict[str, Any] = {
             "messages": [{"role": "user", "content": "Say hello."}],
@@ -183,14 +185,18 @@ def main() -> None:
         chat = "/v1/chat/completions"
 
         def paths(name: str, direct_url: str) -> dict[str, Callable[[], tuple[float, float]]]:
-            gw, off_url = urls[name, "gateway"], urls[name, "keepalive-off"]
-            boxes = itertools.cycle(box_keys[name])
+            gw, off_url, no_tap = (urls[name, n] for n in ("gateway", "keepalive-off", "no-tap"))
+            boxes = itertools.cycle(box_keys[name, "gateway"])
+            boxes_no_tap = itertools.cycle(box_keys[name, "no-tap"])
             c = clients
             return {
                 "direct": lambda: _one(c["direct"], f"{direct_url}{chat}", API_KEY, body),
                 "operator": lambda: _one(c["operator"], f"{gw}{chat}", API_KEY, body),
                 "box-key": lambda: _one(c["box-key"], f"{gw}{chat}", next(boxes), body),
                 "rated": lambda: _one(c["rated"], f"{gw}{chat}", rated[name], body),
+                "box-key-no-tap": lambda: _one(
+                    c["box-key-no-tap"], f"{no_tap}{chat}", next(boxes_no_tap), body
+                ),
                 "keepalive-off": lambda: _one(
                     c["keepalive-off"], f"{off_url}{chat}", API_KEY, body
                 ),

@@ -68,8 +68,10 @@ def _active_checks(env: dict[str, str]) -> dict[str, int]:
     return counts
 
 
-@pytest.mark.parametrize("scrape", [False, True])
-def test_a_switched_off_upstream_is_not_health_checked(tmp_path: Path, scrape: bool) -> None:
+@pytest.mark.parametrize(("scrape", "tokens"), [(False, True), (True, True), (True, False)])
+def test_a_switched_off_upstream_is_not_health_checked(
+    tmp_path: Path, scrape: bool, tokens: bool
+) -> None:
     # the finding: 1,048 of 1,154 gateway log lines were health checks of switched-off upstreams
     settings = StackSettings(
         openmono_data_dir=tmp_path,
@@ -78,10 +80,12 @@ def test_a_switched_off_upstream_is_not_health_checked(tmp_path: Path, scrape: b
         llama_port=7999,
         web_scrape_enabled=scrape,
         web_search_enabled=False,
+        gateway_usage_tokens=tokens,
     )
     env = {"PATH": "/usr/bin:/bin", **_gateway_env(Context(tmp_path, settings))}
     counts = _active_checks(env)
-    assert counts.get("127.0.0.1:7999") == 2  # the llm, on both listeners
+    # the llm, on both listeners; passive checks only through the token tap (caddy/Caddyfile)
+    assert counts.get("127.0.0.1:7999", 0) == (0 if tokens else 2)
     assert "127.0.0.1:9" not in counts  # search is off: its placeholder is never asked
     # scrape: /scrape and /firecrawl on both listeners, only when it is on
     assert counts.get("127.0.0.1:5999", 0) == (4 if scrape else 0)
