@@ -152,3 +152,59 @@ def test_the_tap_dials_only_the_listed_replicas(tmp_path: Path) -> None:
         resp = client.get(f"{tap}/health", headers={"X-OpenMono-Upstream": listed[7:]})
         assert resp.status_code == 200 and time.monotonic() - started < 5
     unlisted.close()
+
+
+def test_a_pooled_connection_the_replica_closed_is_retried_on_a_fresh_one(tmp_path: Path) -> None:
+    """llama-server closes a connection after a streamed response while advertising keep-alive:
+    the tap's next request on it meets EOF instead of an answer, and must go out again on a new
+    connection instead of failing."""
+    server = socket.socket()
+    server.bind(("127.0.0.1", 0))
+    server.listen(16)
+    server.settimeout(10)
+    upstream = f"127.0.0.1:{server.getsockname()[1]}"
+    answered = []
+
+    def serve() -> None:
+        # one request per connection, then a close some milliseconds later (no Connection: close)
+        while len(answered) < 40:
+            try:
+                conn, _ = server.accept()
+            except OSError:
+                return
+            with conn:
+                conn.settimeout(5)
+                data = b""
+                while b"\r\n\r\n" not in data:
+                    chunk = conn.recv(4096)
+                    if not chunk:
+                        break
+                    data += chunk
+                if not data:
+                    continue
+                body = b'{"usage":{"prompt_tokens":3,"completion_tokens":1}}'
+                head = f"HTTP/1.1 200 OK\r\nContent-Length: {len(body)}\r\n\r\n".encode()
+                conn.sendall(head + body)
+                answered.append(1)
+                time.sleep(0.005)
+
+    import threading
+
+    thread = threading.Thread(target=serve, daemon=True)
+    thread.start()
+    tap_port = free_port()
+    with (
+        key_service(tmp_path, tmp_path / "keys", tmp_path / "usage", upstream, tap_port),
+        httpx.Client(timeout=10) as client,
+    ):
+        statuses = [
+            client.post(
+                f"http://127.0.0.1:{tap_port}{CHAT}",
+                json={},
+                headers={"X-OpenMono-Upstream": upstream, "X-OpenMono-Key": "k"},
+            ).status_code
+            for _ in range(30)
+        ]
+    server.close()
+    thread.join(5)
+    assert statuses == [200] * 30

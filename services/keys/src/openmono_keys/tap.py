@@ -244,10 +244,8 @@ class TokenTap:
         writer.write(conn.send(h11.Response(status_code=head.status_code, headers=headers)) or b"")
         await writer.drain()
         while True:
-            try:
-                event = await _next(up.conn, up.reader, UPSTREAM_IDLE_S)
-            except (h11.RemoteProtocolError, TimeoutError, ConnectionError):
-                raise _Refused from None  # the replica broke off: the gateway's connection goes too
+            # the replica breaking off raises _Refused: the gateway's connection goes too
+            event = await _next(up.conn, up.reader, UPSTREAM_IDLE_S, upstream=True)
             if isinstance(event, h11.Data):
                 if tail is not None:
                     tail.add(event.data)
@@ -320,21 +318,24 @@ async def _next(
     conn: h11.Connection,
     reader: asyncio.StreamReader,
     idle_s: float,
-    refuse_on_close: bool = False,
+    upstream: bool = False,
 ) -> h11.Event | type[h11.NEED_DATA] | type[h11.PAUSED]:
-    while True:
-        event = conn.next_event()
-        if event is not h11.NEED_DATA:
-            if refuse_on_close and isinstance(event, h11.ConnectionClosed):
-                raise _Refused
-            return event
-        try:
+    """The next event of `conn`. From a replica (`upstream`), anything but a well-formed message
+    (a closed connection, garbage, silence past `idle_s`) is `_Refused`: the gateway then gets
+    the transport error it would have got from the replica itself."""
+    try:
+        while True:
+            event = conn.next_event()
+            if event is not h11.NEED_DATA:
+                if upstream and isinstance(event, h11.ConnectionClosed):
+                    raise _Refused
+                return event
             data = await asyncio.wait_for(reader.read(READ_CHUNK), idle_s)
-        except (ConnectionError, TimeoutError):
-            if refuse_on_close:
-                raise _Refused from None
-            raise
-        conn.receive_data(data)
+            conn.receive_data(data)
+    except (h11.RemoteProtocolError, ConnectionError, TimeoutError):
+        if upstream:
+            raise _Refused from None
+        raise
 
 
 async def _body(conn: h11.Connection, reader: asyncio.StreamReader) -> bytes:
@@ -373,7 +374,7 @@ async def _dial(target: str) -> _Upstream:
 
 async def _head(up: _Upstream) -> h11.Response:
     while True:
-        event = await _next(up.conn, up.reader, UPSTREAM_IDLE_S, refuse_on_close=True)
+        event = await _next(up.conn, up.reader, UPSTREAM_IDLE_S, upstream=True)
         if isinstance(event, h11.Response):
             return event
         if not isinstance(event, h11.InformationalResponse):
