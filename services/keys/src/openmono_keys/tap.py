@@ -330,7 +330,9 @@ async def _next(
                 if upstream and isinstance(event, h11.ConnectionClosed):
                     raise _Refused
                 return event
-            data = await asyncio.wait_for(reader.read(READ_CHUNK), idle_s)
+            # a timeout scope, not wait_for: no task per read (this is every chunk of a stream)
+            async with asyncio.timeout(idle_s):
+                data = await reader.read(READ_CHUNK)
             conn.receive_data(data)
     except (h11.RemoteProtocolError, ConnectionError, TimeoutError):
         if upstream:
