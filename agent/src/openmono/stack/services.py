@@ -150,9 +150,14 @@ def _llama_command(ctx: Context) -> list[str]:
     return cmd
 
 
+def _llama_upstreams(s: StackSettings) -> list[str]:
+    """The llama-servers behind the gateway: LLAMA_UPSTREAM, else the one the stack starts."""
+    return parse_upstreams(s.llama_upstream, "LLAMA_UPSTREAM") or [f"{HOST}:{s.llama_port}"]
+
+
 def _gateway_env(ctx: Context) -> dict[str, str]:
     s = ctx.settings
-    llama = parse_upstreams(s.llama_upstream, "LLAMA_UPSTREAM") or [f"{HOST}:{s.llama_port}"]
+    llama = _llama_upstreams(s)
     searxng = parse_upstreams(s.searxng_upstream, "SEARXNG_UPSTREAM") or [f"{HOST}:9"]
     scrape = parse_upstreams(s.scrape_upstream, "SCRAPE_UPSTREAM") or [f"{HOST}:{s.scrape_port}"]
     keys = parse_keys(s.llama_upstream_keys.get_secret_value(), llama)
@@ -313,7 +318,7 @@ SCRAPE = ServiceSpec(
 
 def _keys_env(ctx: Context) -> dict[str, str]:
     s = ctx.settings
-    llama = parse_upstreams(s.llama_upstream, "LLAMA_UPSTREAM") or [f"{HOST}:{s.llama_port}"]
+    llama = _llama_upstreams(s)
     return {
         "KEYS_HOST": HOST,
         "KEYS_PORT": str(s.keys_port),
