@@ -208,3 +208,55 @@ def test_a_pooled_connection_the_replica_closed_is_retried_on_a_fresh_one(tmp_pa
     server.close()
     thread.join(5)
     assert statuses == [200] * 30
+
+
+def test_a_client_that_hangs_up_before_the_answer_frees_the_replica_at_once(
+    tmp_path: Path,
+) -> None:
+    """An agent cancelled during a long prefill: the gateway closes its connection to the tap,
+    and the tap must close the replica's then (llama-server stops the work), not when the answer
+    would have started."""
+    server = socket.socket()
+    server.bind(("127.0.0.1", 0))
+    server.listen(4)
+    server.settimeout(20)
+    upstream = f"127.0.0.1:{server.getsockname()[1]}"
+    closed_after: list[float] = []
+
+    def serve() -> None:
+        # answers /health at once (the gateway's passive checks need nothing else); a POST gets
+        # no answer for 10 s, and we note when the tap closes that connection
+        while not closed_after:
+            try:
+                conn, _ = server.accept()
+            except OSError:
+                return
+            with conn:
+                conn.settimeout(10)
+                data = conn.recv(65536)
+                started = time.monotonic()
+                try:
+                    while conn.recv(65536):
+                        pass
+                except OSError:
+                    pass
+                if data.startswith(b"POST"):
+                    closed_after.append(time.monotonic() - started)
+
+    import threading
+
+    thread = threading.Thread(target=serve, daemon=True)
+    thread.start()
+    with (
+        keyed_gateway(tmp_path, api_key="op-key", llama_upstream=upstream) as kg,
+        httpx.Client(timeout=httpx.Timeout(10, read=0.5)) as client,
+    ):
+        with pytest.raises(httpx.ReadTimeout):  # the client gives up after 0.5 s
+            client.post(
+                f"{kg.gw.url}{CHAT}",
+                json={"stream": True},
+                headers={"Authorization": "Bearer op-key"},
+            )
+        thread.join(8)
+    server.close()
+    assert closed_after and closed_after[0] < 2.0, closed_after

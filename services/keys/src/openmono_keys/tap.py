@@ -68,6 +68,34 @@ class _Outcome:
     complete: bool = False
 
 
+class _Watch:
+    """The gateway's side of an exchange until the replica answers. A gateway that hangs up then
+    (its client cancelled during a long prefill) makes the tap close the replica's connection at
+    once, which stops llama-server's work, as the gateway's own close does without the tap.
+    Bytes that come meanwhile (a next request) go to the connection's parser."""
+
+    def __init__(self, conn: h11.Connection, reader: asyncio.StreamReader) -> None:
+        self.up: _Upstream | None = None
+        self.gone = False
+        self._task = asyncio.ensure_future(self._run(conn, reader))
+
+    async def _run(self, conn: h11.Connection, reader: asyncio.StreamReader) -> None:
+        while True:
+            try:
+                data = await reader.read(READ_CHUNK)
+            except ConnectionError:
+                data = b""
+            if not data:
+                self.gone = True
+                if self.up is not None:
+                    self.up.close()
+                return
+            conn.receive_data(data)
+
+    def stop(self) -> None:
+        self._task.cancel()
+
+
 @dataclass
 class _Upstream:
     reader: asyncio.StreamReader
@@ -151,7 +179,7 @@ class TokenTap:
                 if not isinstance(event, h11.Request):
                     return
                 body = await _body(conn, reader)
-                await self._exchange(conn, writer, event, body)
+                await self._exchange(conn, reader, writer, event, body)
                 if conn.our_state is not h11.DONE or conn.their_state is not h11.DONE:
                     return
                 conn.start_next_cycle()
@@ -172,6 +200,7 @@ class TokenTap:
     async def _exchange(
         self,
         conn: h11.Connection,
+        reader: asyncio.StreamReader,
         writer: asyncio.StreamWriter,
         request: h11.Request,
         body: bytes,
@@ -190,7 +219,11 @@ class TokenTap:
             await _answer(conn, writer, 502, b'{"error":"tap_upstream_refused"}')
             return
         started = time.time()
-        up, head = await self._open(target, request.method, path, headers, body)
+        watch = _Watch(conn, reader)
+        try:
+            up, head = await self._open(target, request.method, path, headers, body, watch)
+        finally:
+            watch.stop()
         tail = Tail() if request.method == b"POST" else None
         outcome = _Outcome(status=head.status_code)
         try:
@@ -207,6 +240,7 @@ class TokenTap:
         path: bytes,
         headers: list[tuple[bytes, bytes]],
         body: bytes,
+        watch: _Watch,
     ) -> tuple[_Upstream, h11.Response]:
         """The request sent and the response's head read: on a pooled connection if one is
         open, and once more on a fresh one if the replica had closed that one under us."""
@@ -216,7 +250,10 @@ class TokenTap:
             pooled = up is not None
             if up is None:
                 up = await _dial(target)
+            watch.up = up
             try:
+                if watch.gone:
+                    raise _Refused
                 data = up.conn.send(out) or b""
                 if body:
                     data += up.conn.send(h11.Data(data=body)) or b""
@@ -226,7 +263,7 @@ class TokenTap:
                 return up, await _head(up)
             except (ConnectionError, h11.LocalProtocolError, _Refused):
                 up.close()
-                if not pooled:
+                if not pooled or watch.gone:
                     raise _Refused from None
         raise _Refused
 
