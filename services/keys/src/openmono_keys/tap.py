@@ -92,8 +92,11 @@ class _Watch:
                 return
             conn.receive_data(data)
 
-    def stop(self) -> None:
+    async def stop(self) -> None:
+        # awaited: the reader must be free again before the exchange reads from it
         self._task.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await self._task
 
 
 @dataclass
@@ -223,7 +226,7 @@ class TokenTap:
         try:
             up, head = await self._open(target, request.method, path, headers, body, watch)
         finally:
-            watch.stop()
+            await watch.stop()
         tail = Tail() if request.method == b"POST" else None
         outcome = _Outcome(status=head.status_code)
         try:
