@@ -7,9 +7,9 @@ Starts its own processes on free loopback ports and stops them at the end: three
 servers (xllamacpp + the bundled SmolLM2-135M, one slot of 8192 tokens each, llama.cpp's default
 prompt cache settings) behind the gateway (caddy/Caddyfile as shipped).
 
-An agent conversation resends its whole context each turn: a system prompt of ~2,900 tokens (the
-size of the agent's tool catalogue), then per turn a user message or tool result of ~550 tokens
-and a short reply, so turn 6 sends ~6,000 tokens. A replica that served the previous turn has
+An agent conversation resends its whole context each turn: a system prompt of ~3,000 tokens (about
+the size of the agent's tool catalogue), then per turn a user message or tool result and a short
+reply, ~590 new tokens in all, so turn 6 sends ~6,600 tokens (measured 2026-12-03). A replica that served the previous turn has
 that prompt cached and evaluates only the new tokens; another one evaluates more (all of it, or
 what its cache lacks). Each round runs one conversation with the header and one without, in
 alternating order, each with its own random first line so no cache holds a prefix of it from an
@@ -107,7 +107,7 @@ def conversation(
 ) -> list[Turn]:
     rng = random.Random(seed)
     # the first line differs per conversation: no cache anywhere holds a prefix of this one
-    # SmolLM2's tokenizer makes ~0.94 tokens of a word here: 3,000 words ~ 2,900 tokens
+    # SmolLM2's tokenizer makes ~1 token of a word here: 3,000 words, ~3,030 tokens with the rest
     system = f"conversation {uuid.uuid4()}\nYou are a coding agent. Tools:\n" + _text(rng, 3000)
     messages: list[dict[str, str]] = [{"role": "system", "content": system}]
     headers = {"Authorization": f"Bearer {API_KEY}"}
