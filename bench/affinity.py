@@ -9,12 +9,13 @@ prompt cache settings) behind the gateway (caddy/Caddyfile as shipped).
 
 An agent conversation resends its whole context each turn: a system prompt of ~3,000 tokens (about
 the size of the agent's tool catalogue), then per turn a user message or tool result and a short
-reply, ~590 new tokens in all, so turn 6 sends ~6,600 tokens (measured 2026-12-03). A replica that served the previous turn has
-that prompt cached and evaluates only the new tokens; another one evaluates more (all of it, or
-what its cache lacks). Each round runs one conversation with the header and one without, in
-alternating order, each with its own random first line so no cache holds a prefix of it from an
-earlier conversation. Reported: the median time to first token of turns 2-6 per mode, their
-ratio, and the prompt tokens each turn evaluated (llama.cpp's `timings.prompt_n`).
+reply, ~590 new tokens in all, so turn 6 sends ~6,600 tokens (measured 2026-12-03). A replica
+that served the previous turn has that prompt cached and evaluates only the new tokens; another
+one evaluates more (all of it, or what its cache lacks). Each round runs one conversation with
+the header and one without, in alternating order, each with its own random first line so no
+cache holds a prefix of it from an earlier conversation. Reported: the median time to first token
+of turns 2-6 per mode, their ratio, and the prompt tokens each turn evaluated (llama.cpp's
+`timings.prompt_n`).
 
 Independent requests (`--independent`, 3 at a time, ~200-token prompts, 32 tokens out): tokens/s
 with a fresh session id each (spread by the hash) vs none (least_conn), alternating, same run.
