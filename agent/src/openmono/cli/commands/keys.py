@@ -119,13 +119,18 @@ def list_(via: str, as_json: bool) -> None:
             str(total.requests), f"{total.prompt}/{total.completion}",
         )  # fmt: skip
     if listing.keys:
-        Console().print(table)
+        _console().print(table)
     operator = totals.get("operator")
     if operator:
         click.echo(
             f"operator (LLAMA_API_KEY): {operator.requests} requests, last "
             f"{_when(operator.last)}, tokens in/out {operator.prompt}/{operator.completion}"
         )
+
+
+def _console() -> Console:
+    # piped or redirected: the whole table, not one cut to an 80-column default
+    return Console() if sys.stdout.isatty() else Console(width=200)
 
 
 @dataclass
@@ -161,21 +166,21 @@ def usage(since: str | None, via: str, as_json: bool) -> None:
         return
     table = Table(
         Column("key", no_wrap=True), Column("route", no_wrap=True), "requests", "statuses",
-        "bytes out", "upstream s", "tokens in", "cached", "tokens out", box=None,
+        "bytes out", "upstream s", "tokens in/out", box=None,
     )  # fmt: skip
     for row in report.rows:
         statuses = " ".join(f"{code}:{n}" for code, n in sorted(row.statuses.items()))
         if row.dropped:
             statuses += f" (dropped:{row.dropped})"
-        counted = bool(row.counted)
+        tokens = "-"
+        if row.counted:
+            tokens = f"{row.prompt_tokens}/{row.completion_tokens}"
+            tokens += f" ({row.cached_tokens} cached)" if row.cached_tokens else ""
         table.add_row(
             row.key or "(refused)", row.route, str(row.requests), statuses, str(row.bytes_out),
-            f"{row.upstream_ms / 1000:.1f}",
-            str(row.prompt_tokens) if counted else "-",
-            str(row.cached_tokens) if counted else "-",
-            str(row.completion_tokens) if counted else "-",
+            f"{row.upstream_ms / 1000:.1f}", tokens,
         )  # fmt: skip
-    Console().print(table)
+    _console().print(table)
     note = f"{report.records} requests"
     if report.since is not None:
         note += f" since {_when(report.since)} UTC"
