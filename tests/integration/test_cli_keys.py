@@ -98,6 +98,15 @@ def test_keys_on_the_running_native_stack(stack_env: dict[str, str], tmp_path: P
         assert status(ben, tls_url) == 200
         rotated = _keys(stack_env, "rotate", "laptop-ben")[1].splitlines()[1]
         assert status(ben) == 401 and status(rotated) == 200
+        # tokens per key: the native stack runs the key service's token tap on the LLM route
+        # (the stand-in counts a body byte as a prompt token and sends 8 events)
+        body = b'{"messages":[{"role":"user","content":"hi"}],"stream":true}'
+        chat = httpx.post(
+            f"{plain}/v1/chat/completions",
+            content=body,
+            headers={"Authorization": f"Bearer {rotated}", "Content-Type": "application/json"},
+        )
+        assert chat.status_code == 200 and chat.text.rstrip().endswith("[DONE]")
 
         code, out, _ = _keys(stack_env, "list", "--json")
         listing = json.loads(out)
@@ -108,5 +117,7 @@ def test_keys_on_the_running_native_stack(stack_env: dict[str, str], tmp_path: P
         assert used["operator", "/v1/models"] == 2
         code, out, _ = _keys(stack_env, "usage", "--since", "1h")
         assert code == 0 and "laptop-ben" in out and "/v1/models" in out
+        chat_row = next(line for line in out.splitlines() if "/v1/chat/completions" in line)
+        assert chat_row.split()[0] == "laptop-ben" and f"{len(body)}/8" in chat_row, out
         code, out, _ = _keys(stack_env, "list")
         assert code == 0 and "laptop-ben" in out and "operator (LLAMA_API_KEY)" in out
