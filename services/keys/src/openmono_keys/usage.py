@@ -22,12 +22,14 @@ import re
 from collections.abc import Iterable, Iterator
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import TypeVar
 
 from openmono_contracts.gatewaykeys import AccessRecord, TokenRecord, UsageReport, UsageRow
-from pydantic import ValidationError
+from pydantic import BaseModel, ValidationError
 
 from openmono_keys.errors import ValueInvalid
 
+_Record = TypeVar("_Record", bound=BaseModel)
 _SPAN = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(m|min|h|d|w)\s*$")
 _SECONDS = {"m": 60, "min": 60, "h": 3600, "d": 86400, "w": 7 * 86400}
 
@@ -69,27 +71,24 @@ def _lines(path: Path) -> Iterator[bytes]:
         return  # rolled away or cut short while we read: the rest of the files still count
 
 
-def read_records(files: Iterable[Path]) -> Iterator[AccessRecord | None]:
-    """Each line as a record, or None for a line that is not one."""
+def _read(files: Iterable[Path], model: type[_Record]) -> Iterator[_Record | None]:
+    """Each line as a `model`, or None for a line that is not one."""
     for path in files:
         for line in _lines(path):
             if not line.strip():
                 continue
             try:
-                yield AccessRecord.model_validate_json(line)
+                yield model.model_validate_json(line)
             except ValidationError:
                 yield None
+
+
+def read_records(files: Iterable[Path]) -> Iterator[AccessRecord | None]:
+    return _read(files, AccessRecord)
 
 
 def read_token_records(files: Iterable[Path]) -> Iterator[TokenRecord | None]:
-    for path in files:
-        for line in _lines(path):
-            if not line.strip():
-                continue
-            try:
-                yield TokenRecord.model_validate_json(line)
-            except ValidationError:
-                yield None
+    return _read(files, TokenRecord)
 
 
 def summarize(
