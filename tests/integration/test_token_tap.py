@@ -8,10 +8,13 @@ without it, and that the tap dials nothing but the listed replicas.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import socket
+import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import httpx
@@ -154,46 +157,61 @@ def test_the_tap_dials_only_the_listed_replicas(tmp_path: Path) -> None:
     unlisted.close()
 
 
+@contextmanager
+def _raw_upstream(handle: Callable[[socket.socket], bool]) -> Iterator[str]:
+    """A bare TCP upstream on 127.0.0.1 (yields host:port): `handle(conn)` serves each connection
+    in turn, in one thread, until it returns False or the block ends."""
+    server = socket.socket()
+    server.bind(("127.0.0.1", 0))
+    server.listen(16)
+    server.settimeout(0.2)
+    stop = threading.Event()
+
+    def loop() -> None:
+        while not stop.is_set():
+            try:
+                conn, _ = server.accept()
+            except TimeoutError:
+                continue
+            except OSError:
+                return
+            with conn:
+                if not handle(conn):
+                    return
+
+    thread = threading.Thread(target=loop, daemon=True)
+    thread.start()
+    try:
+        yield f"127.0.0.1:{server.getsockname()[1]}"
+    finally:
+        stop.set()
+        thread.join(15)
+        server.close()
+
+
 def test_a_pooled_connection_the_replica_closed_is_retried_on_a_fresh_one(tmp_path: Path) -> None:
     """llama-server closes a connection after a streamed response while advertising keep-alive:
     the tap's next request on it meets EOF instead of an answer, and must go out again on a new
     connection instead of failing."""
-    server = socket.socket()
-    server.bind(("127.0.0.1", 0))
-    server.listen(16)
-    server.settimeout(10)
-    upstream = f"127.0.0.1:{server.getsockname()[1]}"
-    answered = []
 
-    def serve() -> None:
+    def answer_then_close(conn: socket.socket) -> bool:
         # one request per connection, then a close some milliseconds later (no Connection: close)
-        while len(answered) < 40:
-            try:
-                conn, _ = server.accept()
-            except OSError:
-                return
-            with conn:
-                conn.settimeout(5)
-                data = b""
-                while b"\r\n\r\n" not in data:
-                    chunk = conn.recv(4096)
-                    if not chunk:
-                        break
-                    data += chunk
-                if not data:
-                    continue
-                body = b'{"usage":{"prompt_tokens":3,"completion_tokens":1}}'
-                head = f"HTTP/1.1 200 OK\r\nContent-Length: {len(body)}\r\n\r\n".encode()
-                conn.sendall(head + body)
-                answered.append(1)
-                time.sleep(0.005)
+        conn.settimeout(5)
+        data = b""
+        while b"\r\n\r\n" not in data:
+            chunk = conn.recv(4096)
+            if not chunk:
+                return True
+            data += chunk
+        body = b'{"usage":{"prompt_tokens":3,"completion_tokens":1}}'
+        head = f"HTTP/1.1 200 OK\r\nContent-Length: {len(body)}\r\n\r\n".encode()
+        conn.sendall(head + body)
+        time.sleep(0.005)
+        return True
 
-    import threading
-
-    thread = threading.Thread(target=serve, daemon=True)
-    thread.start()
     tap_port = free_port()
     with (
+        _raw_upstream(answer_then_close) as upstream,
         key_service(tmp_path, tmp_path / "keys", tmp_path / "usage", upstream, tap_port),
         httpx.Client(timeout=10) as client,
     ):
@@ -205,8 +223,6 @@ def test_a_pooled_connection_the_replica_closed_is_retried_on_a_fresh_one(tmp_pa
             ).status_code
             for _ in range(30)
         ]
-    server.close()
-    thread.join(5)
     assert statuses == [200] * 30
 
 
@@ -216,38 +232,23 @@ def test_a_client_that_hangs_up_before_the_answer_frees_the_replica_at_once(
     """An agent cancelled during a long prefill: the gateway closes its connection to the tap,
     and the tap must close the replica's then (llama-server stops the work), not when the answer
     would have started."""
-    server = socket.socket()
-    server.bind(("127.0.0.1", 0))
-    server.listen(4)
-    server.settimeout(20)
-    upstream = f"127.0.0.1:{server.getsockname()[1]}"
     closed_after: list[float] = []
 
-    def serve() -> None:
-        # answers /health at once (the gateway's passive checks need nothing else); a POST gets
-        # no answer for 10 s, and we note when the tap closes that connection
-        while not closed_after:
-            try:
-                conn, _ = server.accept()
-            except OSError:
-                return
-            with conn:
-                conn.settimeout(10)
-                data = conn.recv(65536)
-                started = time.monotonic()
-                try:
-                    while conn.recv(65536):
-                        pass
-                except OSError:
-                    pass
-                if data.startswith(b"POST"):
-                    closed_after.append(time.monotonic() - started)
+    def never_answer(conn: socket.socket) -> bool:
+        # a POST gets no answer for 10 s; note when the tap closes that connection
+        conn.settimeout(10)
+        data = conn.recv(65536)
+        started = time.monotonic()
+        with contextlib.suppress(OSError):
+            while conn.recv(65536):
+                pass
+        if data.startswith(b"POST"):
+            closed_after.append(time.monotonic() - started)
+            return False
+        return True
 
-    import threading
-
-    thread = threading.Thread(target=serve, daemon=True)
-    thread.start()
     with (
+        _raw_upstream(never_answer) as upstream,
         keyed_gateway(tmp_path, api_key="op-key", llama_upstream=upstream) as kg,
         httpx.Client(timeout=httpx.Timeout(10, read=0.5)) as client,
     ):
@@ -257,6 +258,5 @@ def test_a_client_that_hangs_up_before_the_answer_frees_the_replica_at_once(
                 json={"stream": True},
                 headers={"Authorization": "Bearer op-key"},
             )
-        thread.join(8)
-    server.close()
-    assert closed_after and closed_after[0] < 2.0, closed_after
+        wait_until(lambda: bool(closed_after), 8, "the tap closing the replica's connection")
+    assert closed_after[0] < 2.0, closed_after
