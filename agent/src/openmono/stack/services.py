@@ -195,7 +195,7 @@ def _gateway_env(ctx: Context) -> dict[str, str]:
         "GATEWAY_ACCESS_LOG": str(s.usage_dir / "access.log"),
         # tokens per key: LLM requests through the key service's tap (caddy/Caddyfile)
         "GATEWAY_USAGE_TOKENS": "on" if s.gateway_usage_tokens else "off",
-        # the route's active checks cannot pass the tap (caddy/Caddyfile, llm_transport_on)
+        # the route's active checks cannot pass the tap (caddy/Caddyfile, via_tap_on)
         "LLAMA_ACTIVE_CHECKS": "off" if s.gateway_usage_tokens else "on",
         "GATEWAY_TOKEN_TAP": f"http://{HOST}:{s.keys_tap_port}",
     }
