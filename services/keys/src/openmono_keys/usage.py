@@ -30,6 +30,7 @@ from pydantic import BaseModel, ValidationError
 from openmono_keys.errors import ValueInvalid
 
 _Record = TypeVar("_Record", bound=BaseModel)
+_Timed = TypeVar("_Timed", AccessRecord, TokenRecord)
 _SPAN = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(m|min|h|d|w)\s*$")
 _SECONDS = {"m": 60, "min": 60, "h": 3600, "d": 86400, "w": 7 * 86400}
 
@@ -91,6 +92,17 @@ def read_token_records(files: Iterable[Path]) -> Iterator[TokenRecord | None]:
     return _read(files, TokenRecord)
 
 
+def _in_window(
+    records: Iterable[_Timed | None], since: float | None, report: UsageReport
+) -> Iterator[_Timed]:
+    """The records at or after `since`; a line that was no record counts as unreadable."""
+    for record in records:
+        if record is None:
+            report.unreadable += 1
+        elif since is None or record.ts >= since:
+            yield record
+
+
 def summarize(
     records: Iterable[AccessRecord | None],
     since: float | None = None,
@@ -98,12 +110,7 @@ def summarize(
 ) -> UsageReport:
     report = UsageReport(since=since)
     rows: dict[tuple[str, str], UsageRow] = {}
-    for record in records:
-        if record is None:
-            report.unreadable += 1
-            continue
-        if since is not None and record.ts < since:
-            continue
+    for record in _in_window(records, since, report):
         report.records += 1
         where = (record.who, record.where)
         row = rows.setdefault(where, UsageRow(key=record.who, route=record.where))
@@ -114,12 +121,7 @@ def summarize(
         row.upstream_ms += record.upstream_ms or 0.0
         row.dropped += record.aborted
         row.last_used = max(row.last_used or 0.0, record.ts)
-    for counted in tokens:
-        if counted is None:
-            report.unreadable += 1
-            continue
-        if since is not None and counted.ts < since:
-            continue
+    for counted in _in_window(tokens, since, report):
         if counted.prompt_tokens is None and counted.completion_tokens is None:
             continue
         row = rows.setdefault(
