@@ -106,3 +106,31 @@ def test_the_token_log_rolls_by_size_and_usage_adds_it_to_the_rows(tmp_path: Pat
     # --since applies to the counts too
     late = summarize([], since=1090.0, tokens=read_token_records(files))
     assert late.rows[0].counted == sum(1 for r in kept if r.ts >= 1090 and r.prompt_tokens)
+
+
+def test_requests_that_miss_together_share_one_lookup_and_none_is_refused() -> None:
+    """The compose case: the first requests to replicas found by name arrive at once. A miss that
+    came while a lookup ran used to be refused (502) for the rest of that second."""
+    import asyncio
+
+    from openmono_keys.tap import Allowed
+
+    async def run() -> tuple[list[bool], bool]:
+        allowed = Allowed(["localhost:8080"])
+        lookups = 0
+        resolve = allowed._resolve
+
+        async def counted() -> set[str]:
+            nonlocal lookups
+            lookups += 1
+            await asyncio.sleep(0.05)  # a lookup takes a while; the others arrive meanwhile
+            return await resolve()
+
+        allowed._resolve = counted  # type: ignore[method-assign]
+        found = await asyncio.gather(*(allowed.check("127.0.0.1:8080") for _ in range(20)))
+        assert lookups <= 2
+        return list(found), await allowed.check("10.0.0.1:8080")
+
+    found, unlisted = asyncio.run(run())
+    assert found == [True] * 20
+    assert unlisted is False

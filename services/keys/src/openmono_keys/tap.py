@@ -11,8 +11,8 @@ only) to `tokens.log`.
 A replica it cannot reach, or one that closes before answering, makes the tap close the gateway's
 connection without an answer: Caddy sees the same transport error as without the tap, so its
 retries and passive health checks work as before. Only the listed upstreams (names resolved again
-at most once a second, so compose's `--scale` replicas count) are ever dialled: the tap is no
-open proxy for whoever reaches its port.
+on a miss, so compose's `--scale` replicas count) are ever dialled: the tap is no open proxy for
+whoever reaches its port.
 """
 
 from __future__ import annotations
@@ -111,21 +111,27 @@ class _Upstream:
 
 
 class Allowed:
-    """The replicas the tap may dial: `host:port` entries, names resolved (≤ 1 lookup/s)."""
+    """The replicas the tap may dial: `host:port` entries, names resolved again on a miss.
 
-    def __init__(self, entries: Iterable[str], refresh_s: float = 1.0) -> None:
+    One lookup at a time, and a miss waits for a lookup that started after it asked: requests
+    that miss together (the first ones, a new `--scale` replica) share one lookup and none is
+    refused for arriving while it ran; a stream of unlisted targets costs one lookup after
+    another, never several at once."""
+
+    def __init__(self, entries: Iterable[str]) -> None:
         self.entries = [e for e in entries if e]
-        self.refresh_s = refresh_s
         self._resolved: set[str] = set()
-        self._at = 0.0
+        self._started = float("-inf")  # when the last lookup started
+        self._lock = asyncio.Lock()
 
     async def check(self, target: str) -> bool:
         if target in self.entries or target in self._resolved:
             return True
-        if time.monotonic() - self._at < self.refresh_s:
-            return False
-        self._at = time.monotonic()
-        self._resolved = await self._resolve()
+        asked = time.monotonic()
+        async with self._lock:
+            if self._started < asked:
+                self._started = time.monotonic()
+                self._resolved = await self._resolve()
         return target in self._resolved
 
     async def _resolve(self) -> set[str]:
