@@ -70,6 +70,21 @@ def test_compose_services_profiles_and_healthchecks() -> None:
     assert {"agent", "full"} <= set(services["worker"]["profiles"])
 
 
+def test_routed_services_are_healthy_only_after_the_gateways_fail_duration() -> None:
+    # A request that failed just before a service listened keeps it out of the gateway for
+    # fail_duration; the service's healthcheck asks twice, longer apart than that, so healthy in
+    # `docker compose ps` means the gateway serves it (tests/containers/recovery.py).
+    result = _config()
+    assert result.returncode == 0, result.stderr
+    services = yaml.safe_load(result.stdout)["services"]
+    caddyfile = (ROOT / "caddy" / "Caddyfile").read_text()
+    assert "\tfail_duration 1s\n" in caddyfile
+    for name in ("llama-server", "searxng", "scrapling"):
+        test = " ".join(services[name]["healthcheck"]["test"])
+        assert "sleep(1.5)" in test or "sleep 1.5" in test, name
+        assert test.count("/health") == 2, name
+
+
 def _vol(v: object) -> object:
     if isinstance(v, dict):
         return v
