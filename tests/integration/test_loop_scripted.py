@@ -313,6 +313,9 @@ async def test_tool_calls_written_as_text_are_recovered_and_run(
     done = await agent.run_turn("where is add?", events.append)
     assert done.reason == "stop" and done.text == "add() is in calc.py"
     assert [e.name for e in events if isinstance(e, ToolStarted)] == ["FileRead", "Grep"]
+    shown = "".join(e.text for e in events if isinstance(e, TextChunk))
+    assert shown.startswith("I will read it.") and shown.endswith("add() is in calc.py")
+    assert "<tool_call>" not in shown and "<function=" not in shown and "<param" not in shown
     second = llm.chat_requests[1].json["messages"]
     assistant = second[-2]
     assert assistant["content"].strip() == "I will read it."  # the markup is not sent back

@@ -3,7 +3,8 @@
 Text and thinking each have a repetition detector; either one tripping closes the stream.
 
 Tool calls come whole (`ToolCallComplete`, native or recovered from the text by the client); when
-calls were recovered, `RecoveredText` replaces the visible text with the markup removed. The
+calls were recovered, `RecoveredText` replaces the visible text with the markup removed, and the
+markup is never shown (`CallHoldback`). The
 client's `Note`s (a grammar the server refused, ...) become `Notice`s. The
 accumulator is owned by the caller, so a cancelled stream still leaves what was said.
 """
@@ -29,6 +30,7 @@ from openmono.llm import (
 from openmono.loop._closing import closing_stream
 from openmono.loop._events import EventSink, Notice, ReasoningChunk, TextChunk
 from openmono.loop._guards import RepetitionDetector
+from openmono.loop._holdback import CallHoldback
 
 
 @dataclass
@@ -88,6 +90,8 @@ async def stream_reply(
         TextDelta: ("text", reply.text_parts, TextChunk, RepetitionDetector()),
         ReasoningDelta: ("reasoning", reply.reasoning_parts, ReasoningChunk, RepetitionDetector()),
     }
+    # calls written as text are only recovered when tools were offered
+    holdback = CallHoldback() if tools else None
     stream = model.stream(messages, tools or None, max_tokens=max_tokens, temperature=temperature)
     async with closing_stream(stream) as events:
         async for event in events:
@@ -96,7 +100,10 @@ async def stream_reply(
                 if reply.first_token_at is None:
                     reply.first_token_at = time.monotonic()
                 parts.append(event.text)
-                emit(shown(text=event.text))
+                if holdback is None or isinstance(event, ReasoningDelta):
+                    emit(shown(text=event.text))
+                elif visible := holdback.feed(event.text):
+                    emit(shown(text=visible))
                 if detector.feed(event.text):
                     reply.degenerate, reply.degenerate_in = True, where
                     break
@@ -110,5 +117,7 @@ async def stream_reply(
                 emit(Notice(level=event.level, message=event.message))
             elif isinstance(event, Done):
                 reply.finish_reason = event.finish_reason
+    if holdback is not None and (rest := holdback.finish(reply.recovered)):
+        emit(TextChunk(text=rest))
     reply.finished_at = time.monotonic()
     return reply
