@@ -46,9 +46,10 @@ from openmono.llm._model import Model
 from openmono.llm._prompted import prompted_overhead
 from openmono.llm._protocol import ProtocolSetting, ToolProtocol
 from openmono.llm._wire import EndpointError, normalize_endpoint
-from openmono.llm.textcalls import CallProblem, Recovery, TextCall, recover_tool_calls
+from openmono.llm.textcalls import TAG_MARKERS, CallProblem, Recovery, TextCall, recover_tool_calls
 
 __all__ = [
+    "TAG_MARKERS",
     "AuthError",
     "CallProblem",
     "ChatMessage",

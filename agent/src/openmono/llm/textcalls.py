@@ -27,12 +27,14 @@ from typing import Any, Literal
 from openmono.llm._coerce import coerce_arguments
 from openmono.llm._jsoncut import json_cut_off
 
-__all__ = ["CallProblem", "Recovery", "TextCall", "recover_tool_calls"]
+__all__ = ["TAG_MARKERS", "CallProblem", "Recovery", "TextCall", "recover_tool_calls"]
 
 Format = Literal["qwen_xml", "hermes", "json_block"]
 ProblemKind = Literal["unknown_tool", "truncated", "malformed"]
 
-_START = re.compile(r"<tool_call>|<function=|```")
+# Where a call written with tags starts; a fenced block (```) may hold one too.
+TAG_MARKERS = ("<tool_call>", "<function=")
+_START = re.compile("|".join(re.escape(m) for m in (*TAG_MARKERS, "```")))
 _FENCE_LANGS = frozenset({"", "json", "tool_call", "tool_code", "javascript"})
 _CALL_PREFIX = re.compile(r'\s*\{\s*"name"\s*:')
 _NAME_IN_JSON = re.compile(r'"name"\s*:\s*"([^"\\]{1,200})"')

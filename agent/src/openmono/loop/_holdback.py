@@ -11,9 +11,11 @@ what was held, as the model wrote it: nothing is lost, at worst it comes late.
 
 from __future__ import annotations
 
-# What the client recovers a call from (openmono.llm.textcalls). A fenced ```json call is
-# recovered too but not held: code blocks in answers would then wait for the end of every reply.
-MARKERS = ("<tool_call>", "<function=")
+from openmono.llm import TAG_MARKERS
+
+# A fenced ```json call is recovered too but not held: code blocks in answers would then wait for
+# the end of every reply.
+MARKERS = TAG_MARKERS
 
 
 class CallHoldback:
