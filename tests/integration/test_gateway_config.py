@@ -28,6 +28,7 @@ from tests.support.gateway import (
     run_caddy,
 )
 from tests.support.procs import free_port
+from tests.support.rawhttp import read_request
 from tests.support.recording_upstream import recording_upstream
 
 pytestmark = pytest.mark.integration
@@ -499,26 +500,9 @@ class _DropsReusedConnections:
                 return
             threading.Thread(target=self._serve, args=(conn,), daemon=True).start()
 
-    @staticmethod
-    def _read_request(conn: socket.socket) -> bytes | None:
-        data = b""
-        while b"\r\n\r\n" not in data:
-            chunk = conn.recv(65536)
-            if not chunk:
-                return None
-            data += chunk
-        head, _, body = data.partition(b"\r\n\r\n")
-        length = 0
-        for line in head.split(b"\r\n"):
-            if line.lower().startswith(b"content-length:"):
-                length = int(line.split(b":", 1)[1])
-        while len(body) < length:
-            body += conn.recv(65536)
-        return head
-
     def _serve(self, conn: socket.socket) -> None:
         with conn:
-            head = self._read_request(conn)
+            head = read_request(conn)
             if head is None:
                 return
             if b"x-openmono-health-check" not in head.lower():
@@ -530,7 +514,7 @@ class _DropsReusedConnections:
                 + b"\r\n\r\n"
                 + payload
             )
-            if self._read_request(conn) is not None:  # a second request on it: dropped
+            if read_request(conn) is not None:  # a second request on it: dropped
                 self.drops += 1
 
     def close(self) -> None:

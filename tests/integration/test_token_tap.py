@@ -24,6 +24,7 @@ from openmono_keys import usage
 from tests.support.keys import KeyedGateway, key_service, keyed_gateway
 from tests.support.llama import LlamaServer
 from tests.support.procs import free_port, running, wait_until
+from tests.support.rawhttp import read_request
 from tests.support.sse_upstream import sse_upstream, sse_upstream_command
 
 pytestmark = pytest.mark.integration
@@ -197,12 +198,8 @@ def test_a_pooled_connection_the_replica_closed_is_retried_on_a_fresh_one(tmp_pa
     def answer_then_close(conn: socket.socket) -> bool:
         # one request per connection, then a close some milliseconds later (no Connection: close)
         conn.settimeout(5)
-        data = b""
-        while b"\r\n\r\n" not in data:
-            chunk = conn.recv(4096)
-            if not chunk:
-                return True
-            data += chunk
+        if read_request(conn) is None:
+            return True
         body = b'{"usage":{"prompt_tokens":3,"completion_tokens":1}}'
         head = f"HTTP/1.1 200 OK\r\nContent-Length: {len(body)}\r\n\r\n".encode()
         conn.sendall(head + body)
