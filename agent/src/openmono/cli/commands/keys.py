@@ -16,9 +16,9 @@ from typing import TypeVar
 
 import click
 from openmono_contracts.gatewaykeys import IssuedKey, KeyListing, UsageReport
-from rich.console import Console
 from rich.table import Column, Table
 
+from openmono.cli.commands._table import table_console
 from openmono.cli.commands._via import via_option
 from openmono.keys import Backend, KeysCommandError, open_backend
 
@@ -119,18 +119,13 @@ def list_(via: str, as_json: bool) -> None:
             str(total.requests), f"{total.prompt}/{total.completion}",
         )  # fmt: skip
     if listing.keys:
-        _console().print(table)
+        table_console().print(table)
     operator = totals.get("operator")
     if operator:
         click.echo(
             f"operator (LLAMA_API_KEY): {operator.requests} requests, last "
             f"{_when(operator.last)}, tokens in/out {operator.prompt}/{operator.completion}"
         )
-
-
-def _console() -> Console:
-    # piped or redirected: the whole table, not one cut to an 80-column default
-    return Console() if sys.stdout.isatty() else Console(width=200)
 
 
 @dataclass
@@ -180,7 +175,7 @@ def usage(since: str | None, via: str, as_json: bool) -> None:
             row.key or "(refused)", row.route, str(row.requests), statuses, str(row.bytes_out),
             f"{row.upstream_ms / 1000:.1f}", tokens,
         )  # fmt: skip
-    _console().print(table)
+    table_console().print(table)
     note = f"{report.records} requests"
     if report.since is not None:
         note += f" since {_when(report.since)} UTC"

@@ -7,10 +7,10 @@ import sys
 
 import click
 from openmono_contracts.gateway import ServicesUnreadable, read_services_sync
-from rich.console import Console
 from rich.table import Table
 
 from openmono import stack as native
+from openmono.cli.commands._table import table_console
 from openmono.stack import (
     HOST,
     Context,
@@ -116,9 +116,7 @@ def status(as_json: bool) -> None:
                 row.gateway if row.agrees else f"[red]{row.gateway}[/]",
                 row.detail,
             )
-        console = Console()
-        # piped (`make status | ...`, a log): lines as long as the rows, not 80 columns of wraps
-        (console if console.is_terminal else Console(width=200)).print(table)
+        table_console().print(table)
         if not running:
             click.echo(f"the native stack is not running (data dir {ctx.settings.data_dir})")
     if running and not all(row.healthy and row.agrees for row in rows):
