@@ -140,7 +140,8 @@ async def test_a_projects_risky_settings_are_asked_about_once(
     )
     llm = scripted_llm([Turn(text="hi"), Turn(text="hi again")], api_key=KEY, n_ctx=32768)
     shown = await run_repl(llm, ws, ["y", "hello", "/exit"])
-    assert "turns on hooks, which can run commands" in shown and "Trust this project?" in shown
+    assert "brings hooks from" in shown and "run commands on this machine" in shown
+    assert "Trust this project?" in shown
     assert marker.exists()  # trusted: the project's hook ran when the session opened
     store = (tmp_path / "data" / "trusted-projects.json").read_text()
     assert str(ws.resolve()) in store and '"trusted": true' in store

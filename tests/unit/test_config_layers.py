@@ -1,4 +1,4 @@
-"""Settings layers: user → project → --config → env → flags; booleans; config get/set."""
+"""Settings layers: user → project (trusted) → --config → env → flags; booleans; get/set."""
 
 from __future__ import annotations
 
@@ -7,7 +7,14 @@ import stat
 from pathlib import Path
 
 import pytest
-from openmono.config import ConfigError, get_value, load_settings, set_value, settings_file
+from openmono.config import (
+    ConfigError,
+    get_value,
+    load_settings,
+    record_project_trust,
+    set_value,
+    settings_file,
+)
 
 
 @pytest.fixture
@@ -39,8 +46,16 @@ def test_precedence_user_project_config_env_flags(
         {"llm.endpoint": "http://project", "max_iterations": 4},
     )
     extra = write(tmp_path / "extra.json", {"max_iterations": 5, "llm": {"model": "config-model"}})
+    s = load_settings(project)  # untrusted: what does not route or widen applies
+    assert (s.llm.endpoint, s.llm.model, s.max_iterations) == ("http://user", "user-model", 4)
+    assert len(s.notes) == 1 and "Left out llm.endpoint from" in s.notes[0]
+    s = load_settings(sub)  # the workspace's own .openmono only, never a parent's
+    assert (s.llm.endpoint, s.max_iterations, s.notes) == ("http://user", 3, [])
+    record_project_trust(project, True, [])
+    sub = project  # the rest: a trusted project's file, in full
     s = load_settings(sub)
     assert (s.llm.endpoint, s.llm.model, s.max_iterations) == ("http://project", "user-model", 4)
+    assert s.notes == []
     assert s.web.gateway == "http://gw-user"
     s = load_settings(sub, extra)
     assert (s.max_iterations, s.llm.model) == (5, "config-model")

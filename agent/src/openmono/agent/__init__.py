@@ -23,6 +23,7 @@ from openmono.agent._session import (
     tool_protocol,
     web_access,
 )
+from openmono.agent._trust import trust_question
 
 __all__ = [
     "PROMPT_KINDS",
@@ -36,5 +37,6 @@ __all__ = [
     "prompt_file",
     "prompt_override",
     "tool_protocol",
+    "trust_question",
     "web_access",
 ]

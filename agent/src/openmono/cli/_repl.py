@@ -23,10 +23,11 @@ from rich.console import Console
 from rich.markdown import Markdown
 from rich.markup import escape
 
+from openmono.agent import trust_question
 from openmono.cli.host import SessionHost
 from openmono.cli.render import RichRenderer, argument_lines, call_label, rows_table
 from openmono.cli.slash import COMMANDS, run_command
-from openmono.config import RunOptions, project_trust_question, record_project_trust
+from openmono.config import RunOptions, record_project_trust
 from openmono.loop import EventSink, LoopEvent
 from openmono.permissions import Answer, PermissionRequest
 
@@ -177,8 +178,8 @@ class Repl(SessionHost):
             self.console.print("\n[yellow]interrupted[/yellow]")
 
     async def ask_trust(self) -> None:
-        """Ask once per project whether its settings may run code (hooks, MCP, yolo)."""
-        question = project_trust_question(self.workspace)
+        """Ask once per workspace whether what it brings may act for the user."""
+        question = trust_question(self.workspace)
         if question is None:
             return
         self.console.print(f"[bold yellow]?[/bold yellow] {escape(question.prompt())}")

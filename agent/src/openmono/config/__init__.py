@@ -8,6 +8,11 @@ follows `GATEWAY_PORT`). `_environ` reads the process environment and the env fi
 module that does); `_layers` turns each layer into a settings source; `explain` says which layer
 gave each value (`openmono config show`). `openmono config get|set` reads and edits the files
 through `get_value` / `set_value`.
+
+Trust: until the user trusted the workspace (`workspace_trusted`, `record_project_trust`), a
+project file's settings that could widen a permission, move where the key or the prompt goes, or
+run a command are left out (declared per field, `_fieldtrust`), and `Settings.notes` says which.
+Other packages gate what a repository brings (playbooks, rules, ...) on `workspace_trusted`.
 """
 
 from openmono.config._edit import get_value, set_value, settings_file
@@ -26,13 +31,14 @@ from openmono.config._layers import environ as current_environ
 from openmono.config._layers import plain_sources as settings_sources
 from openmono.config._load import (
     find_project_file,
+    left_out_settings,
     load_settings,
     project_trust_question,
     read_settings_file,
     user_settings_file,
 )
 from openmono.config._options import RunOptions
-from openmono.config._project_trust import ProjectTrustQuestion
+from openmono.config._project_trust import ProjectTrustQuestion, workspace_trusted
 from openmono.config._project_trust import record as record_project_trust
 from openmono.config._settings import (
     MODES,
@@ -78,6 +84,7 @@ __all__ = [
     "find_checkout",
     "find_project_file",
     "get_value",
+    "left_out_settings",
     "load_settings",
     "project_trust_question",
     "read_env_file",
@@ -89,5 +96,6 @@ __all__ = [
     "settings_sources",
     "unquote",
     "user_settings_file",
+    "workspace_trusted",
     "write_private",
 ]

@@ -24,14 +24,17 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from openmono_contracts.facts import DATA_DIR_ENV, DEFAULT_DATA_DIR
+from openmono_contracts.facts import DATA_DIR_ENV, DEFAULT_DATA_DIR, GATEWAY_PORT, LOOPBACK
 
 from openmono.config._envfile import read_env_file
 from openmono.config._errors import ConfigError
 
-# Values of compose/.env that only mean something inside the compose network: outside it (the
-# native agent) they are "not set", so the agent talks to this box's own gateway.
+# Values of compose/.env that name this compose project's own gateway by its name in the compose
+# network. Natively they mean the same gateway, this box's own (`127.0.0.1:GATEWAY_PORT`), and
+# stay a value of the env file: read as "not set" they let a settings file below it (a
+# project's) choose where the key and the prompt go.
 COMPOSE_ONLY = {"OPENMONO_LLM_ENDPOINT": "http://caddy:8080"}
+GATEWAY_PORT_ENV = "GATEWAY_PORT"
 ROOT_ENV = "OPENMONO_ROOT"
 ENV_FILE_ENV = "OPENMONO_ENV_FILE"
 MARKER = Path("caddy") / "Caddyfile"
@@ -111,6 +114,20 @@ def env_file_of(process: Mapping[str, str], checkout: Path | None) -> Path | Non
     return checkout / "compose" / ".env" if checkout is not None else None
 
 
+def native_values(values: Mapping[str, str], process: Mapping[str, str]) -> dict[str, str]:
+    """The env file's values as the native agent reads them: empty ones dropped, compose-only
+    gateway names turned into this box's own gateway."""
+    port = (process.get(GATEWAY_PORT_ENV) or values.get(GATEWAY_PORT_ENV) or "").strip() or str(
+        GATEWAY_PORT
+    )
+    out = {}
+    for key, value in values.items():
+        if value == "":
+            continue
+        out[key] = f"http://{LOOPBACK}:{port}" if COMPOSE_ONLY.get(key) == value else value
+    return out
+
+
 def current(cwd: Path | None = None) -> Environ:
     """The environment of this process and its env file, read now."""
     process = dict(os.environ)
@@ -119,7 +136,7 @@ def current(cwd: Path | None = None) -> Environ:
     values = read_env_file(path) if path is not None else {}
     return Environ(
         process=process,
-        file={k: v for k, v in values.items() if v != "" and COMPOSE_ONLY.get(k) != v},
+        file=native_values(values, process),
         file_path=path,
         checkout=checkout,
         checkout_problem=problem,

@@ -49,9 +49,11 @@ def explain_agent(
     overrides: Mapping[str, Any] | None = None,
 ) -> tuple[Settings, list[Resolved]]:
     """The agent's settings for a run in `cwd`, and where each value came from."""
-    layers = file_layers(cwd, config_file, env)
+    notes: list[str] = []
+    layers = file_layers(cwd, config_file, env, notes)
     flags = flag_values(overrides)
     settings = build_settings(layers, flags, env)
+    settings.notes.extend(notes)
     token = FILE_LAYERS.set(tuple(layers))
     try:
         sources = agent_sources(Settings, env)

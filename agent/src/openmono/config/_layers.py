@@ -21,10 +21,9 @@ from openmono_contracts.facts import API_KEY_ENV, GATEWAY_PORT, LOOPBACK
 from pydantic.fields import FieldInfo
 from pydantic_settings import BaseSettings, EnvSettingsSource, PydanticBaseSettingsSource
 
-from openmono.config._environ import Environ, current
+from openmono.config._environ import GATEWAY_PORT_ENV, Environ, current
 
 KEY_ENV = API_KEY_ENV
-GATEWAY_PORT_ENV = "GATEWAY_PORT"
 
 
 @dataclass(frozen=True)

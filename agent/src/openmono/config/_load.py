@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -13,6 +13,7 @@ from pydantic import ValidationError
 from openmono.config import _project_trust
 from openmono.config._environ import Environ
 from openmono.config._errors import ConfigError
+from openmono.config._fieldtrust import untrusted_view
 from openmono.config._layers import ENVIRON, FILE_LAYERS, FileLayer, deep_merge, environ
 from openmono.config._settings import Settings
 
@@ -26,13 +27,12 @@ def user_settings_file(env: Environ | None = None) -> Path:
 
 
 def find_project_file(cwd: Path | None = None, env: Environ | None = None) -> Path | None:
-    """The nearest `.openmono/settings.json` in `cwd` or a parent (never the user file)."""
+    """`<workspace>/.openmono/settings.json` when it exists (never the user file, never a
+    parent's: the workspace is the project, `_project_trust` says why)."""
     user = user_settings_file(env).resolve()
-    here = (cwd or Path.cwd()).resolve()
-    for folder in (here, *here.parents):
-        candidate = folder / PROJECT_DIR / FILE_NAME
-        if candidate.is_file() and candidate.resolve() != user:
-            return candidate
+    candidate = (cwd or Path.cwd()).resolve() / PROJECT_DIR / FILE_NAME
+    if candidate.is_file() and candidate.resolve() != user:
+        return candidate
     return None
 
 
@@ -80,17 +80,17 @@ def load_settings(
 def file_layers(
     cwd: Path | None, config_file: Path | None, env: Environ, notes: list[str] | None = None
 ) -> list[FileLayer]:
-    """The settings files of a run in `cwd`, lowest first: user, project, `--config`. What an
-    untrusted project file had left out is added to `notes`."""
+    """The settings files of a run in `cwd`, lowest first: user, project, `--config`. Of an
+    untrusted project's file only what cannot widen a permission or move where anything is
+    sent applies (`_fieldtrust`); what was left out is added to `notes`."""
     layers = [FileLayer("user file", read_settings_file(user_settings_file(env)))]
     project = find_project_file(cwd, env)
     if project is not None:
         data = read_settings_file(project)
-        question = _untrusted(project, data, env)
-        if question is not None:
-            data = _project_trust.without_risky(data)
-            if notes is not None:
-                notes.append(question.left_out())
+        if not _project_trust.workspace_trusted(project.parent.parent, env.data_dir()):
+            data, left = untrusted_view(Settings, data)
+            if left and notes is not None:
+                notes.append(_question(project.parent.parent, [_waiting(project, left)]).left_out())
         layers.append(FileLayer(f"project file {project}", data))
     if config_file is not None:
         if not config_file.is_file():
@@ -104,28 +104,54 @@ def flag_values(overrides: Mapping[str, Any] | None) -> dict[str, Any]:
     return expand_dotted({k: v for k, v in (overrides or {}).items() if v is not None})
 
 
-def _untrusted(
-    settings_file: Path, data: dict[str, Any], env: Environ
+def _waiting(settings_file: Path, left: list[str]) -> tuple[str, list[str]]:
+    return f"{', '.join(left)} from {settings_file}", left
+
+
+def _question(
+    workspace: Path, waiting: Sequence[tuple[str, list[str]]]
+) -> _project_trust.ProjectTrustQuestion:
+    return _project_trust.ProjectTrustQuestion(
+        workspace.resolve(),
+        tuple(what for what, _ in waiting),
+        [part for _, parts in waiting for part in parts],
+    )
+
+
+def left_out_settings(cwd: Path | None = None, env: Environ | None = None) -> list[str]:
+    """The dotted keys of the project file that wait for trust ([] when it is trusted)."""
+    env = env or environ()
+    workspace = (cwd or Path.cwd()).resolve()
+    if _project_trust.workspace_trusted(workspace, env.data_dir()):
+        return []
+    return _keys_that_wait(workspace, env)
+
+
+def _keys_that_wait(workspace: Path, env: Environ) -> list[str]:
+    project = find_project_file(workspace, env)
+    return [] if project is None else untrusted_view(Settings, read_settings_file(project))[1]
+
+
+def project_trust_question(
+    cwd: Path | None = None,
+    also: Sequence[tuple[str, list[str]]] = (),
+    *,
+    even_if_answered: bool = False,
 ) -> _project_trust.ProjectTrustQuestion | None:
-    parts = _project_trust.risky_parts(data)
-    project = settings_file.parent.parent
-    if not parts or _project_trust.answer_for(project, env.data_dir()) is True:
-        return None
-    return _project_trust.ProjectTrustQuestion(project, settings_file, parts)
-
-
-def project_trust_question(cwd: Path | None = None) -> _project_trust.ProjectTrustQuestion | None:
-    """The project file's risky parts when they wait for an answer (None: nothing to ask).
-
-    A project the user declined is not asked again (its parts stay left out)."""
+    """What of the workspace `cwd` waits for an answer: its settings file's keys that wait,
+    plus `also` (what other packages found, each as (what, parts)). None: nothing waits, or
+    (unless `even_if_answered`) the user answered already: trusted, or declined (not asked
+    again; it stays left out)."""
     env = environ()
-    project = find_project_file(cwd, env)
-    if project is None:
+    workspace = (cwd or Path.cwd()).resolve()
+    if not even_if_answered and _project_trust.answer_for(workspace, env.data_dir()) is not None:
         return None
-    question = _untrusted(project, read_settings_file(project), env)
-    if question is None or _project_trust.answer_for(question.project, env.data_dir()) is False:
-        return None
-    return question
+    waiting = [*also]
+    project = find_project_file(workspace, env)
+    left = _keys_that_wait(workspace, env)
+    if project is not None and left:
+        waiting.insert(0, _waiting(project, left))
+    return _question(workspace, waiting) if waiting else None
 
 
 def build_settings(

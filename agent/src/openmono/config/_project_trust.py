@@ -1,14 +1,18 @@
-"""Trust of a project's settings file that can run code: hooks, MCP servers, `yolo`.
+"""Trust of a workspace: whether what came with the repository may act for the user.
 
-A `.openmono/settings.json` comes with the repository, so whoever wrote it could make the agent run
-commands (hooks, stdio MCP servers) or skip every approval (`permissions.yolo`) the moment someone
-opens the project. Those parts apply only once the user trusted the project, asked once per project
-(like an editor's first-visit trust prompt) and recorded in `<data dir>/trusted-projects.json`:
-`{"<project folder>": {"trusted": true|false, "at": "<ISO time>", "parts": [...]}}`.
+A repository can carry settings (`.openmono/settings.json`), playbooks and other files that
+would make the agent run commands, skip approvals, or send the key and the prompt to a server of
+the author's choosing the moment someone opens it. Those wait until the user trusted the
+workspace: asked once per workspace (like an editor's first-visit trust prompt), or answered
+with `openmono config trust [--no]`, and recorded in `<data dir>/trusted-projects.json`:
+`{"<workspace folder>": {"trusted": true|false, "at": "<ISO time>", "parts": [...]}}`.
 
-Until then `load_settings` leaves those parts out and says so (`Settings.notes`); the interactive
-`openmono` asks, `openmono config trust [--no]` answers without asking. Everything else in the
-project file (endpoint, model, permission rules that only narrow) applies as before.
+The workspace is the folder `openmono` runs in (`--workspace`, else the current directory): the
+folder the tools are confined to, where `AGENTS.md`, memory and playbooks are read. Its own
+`.openmono/` is the only project folder read (never a parent's: a folder above the workspace is
+not the project the user opened). `workspace_trusted` is the one answer other packages ask for.
+Which settings wait is declared on the settings fields (`_fieldtrust`); `load_settings` leaves
+them out and says which (`Settings.notes`).
 """
 
 from __future__ import annotations
@@ -24,30 +28,9 @@ from openmono_contracts.atomicfile import atomic_write
 STORE_NAME = "trusted-projects.json"
 
 
-def risky_parts(data: dict[str, Any]) -> list[str]:
-    """The parts of a settings mapping that can run code or lift approvals."""
-    parts = []
-    hooks = data.get("hooks")
-    if isinstance(hooks, dict) and any(hooks.values()):
-        parts.append("hooks")
-    if data.get("mcp_servers"):
-        parts.append("mcp_servers")
-    permissions = data.get("permissions")
-    if isinstance(permissions, dict) and permissions.get("yolo"):
-        parts.append("permissions.yolo")
-    return parts
-
-
-def without_risky(data: dict[str, Any]) -> dict[str, Any]:
-    """`data` with hooks, MCP servers and `permissions.yolo` left out."""
-    out = {k: v for k, v in data.items() if k not in ("hooks", "mcp_servers")}
-    if isinstance(out.get("permissions"), dict):
-        out["permissions"] = {k: v for k, v in out["permissions"].items() if k != "yolo"}
-    return out
-
-
 def store_path(data_dir: Path | None = None) -> Path:
-    """`<data dir>/trusted-projects.json` (the data dir as every setting resolves it)."""
+    """`<data dir>/trusted-projects.json`: the data dir of the environment and the env file,
+    never of a settings file (a project file could name a folder that trusts it)."""
     from openmono.config._layers import environ
 
     return (data_dir or environ().data_dir()) / STORE_NAME
@@ -62,10 +45,16 @@ def _read(data_dir: Path | None) -> dict[str, Any]:
 
 
 def answer_for(project: Path, data_dir: Path | None = None) -> bool | None:
-    """The recorded answer for `project` (its folder), or None when never asked."""
+    """The recorded answer for the workspace `project`, or None when never asked."""
     entry = _read(data_dir).get(str(project.resolve()))
     value = entry.get("trusted") if isinstance(entry, dict) else None
     return value if isinstance(value, bool) else None
+
+
+def workspace_trusted(workspace: Path, data_dir: Path | None = None) -> bool:
+    """Whether the user trusted `workspace` (its folder exactly; a trusted parent does not
+    count). Everything a repository brings that can act for the user waits for this."""
+    return answer_for(workspace, data_dir) is True
 
 
 def record(project: Path, trusted: bool, parts: list[str], data_dir: Path | None = None) -> None:
@@ -80,22 +69,25 @@ def record(project: Path, trusted: bool, parts: list[str], data_dir: Path | None
     atomic_write(store_path(data_dir), text, mode=0o600)
 
 
+HOW = "answer once in the interactive `openmono`, or run `openmono config trust` in the workspace"
+
+
 @dataclass(frozen=True)
 class ProjectTrustQuestion:
-    """A project file whose risky parts wait for the user's answer."""
+    """What of a workspace waits for the user's answer."""
 
-    project: Path  # the folder that holds `.openmono/`
-    settings_file: Path
+    project: Path  # the workspace folder
+    # one line per source: what it brings that waits
+    waiting: tuple[str, ...]
+    # what is recorded with the answer (dotted settings keys, "playbooks", ...)
     parts: list[str]
 
     def prompt(self) -> str:
         return (
-            f"{self.settings_file} turns on {', '.join(self.parts)}, which can run commands "
-            "on this machine. Trust this project?"
+            f"{self.project} brings {'; '.join(self.waiting)}. These can widen permissions, "
+            "send your key and prompts to another server or run commands on this machine. "
+            "Trust this project?"
         )
 
     def left_out(self) -> str:
-        return (
-            f"Left out {', '.join(self.parts)} from {self.settings_file}: the project is not "
-            "trusted (answer once in the interactive `openmono`, or run `openmono config trust`)."
-        )
+        return f"Left out {'; '.join(self.waiting)}: the project is not trusted ({HOW})."

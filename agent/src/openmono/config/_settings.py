@@ -10,7 +10,7 @@ split after the prefix, so `OPENMONO_LLM_API_KEY` sets `llm.api_key` and
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 from openmono_contracts.facts import ACP_PORT, DEFAULT_DATA_DIR, GATEWAY_PORT, LOOPBACK
 from pydantic import (
@@ -29,6 +29,15 @@ from pydantic_settings import (
 )
 
 from openmono.config import _dotnet_hooks, _layers
+from openmono.config._fieldtrust import (
+    APPLIES,
+    NARROWS,
+    ROUTES,
+    RUNS,
+    WIDENS,
+    WIDENS_UNLESS_OFF,
+    Trust,
+)
 
 # `agent` may change things; `plan` and `ask` are read-only (openmono.permissions guards them).
 Mode = Literal["agent", "plan", "ask"]
@@ -46,32 +55,32 @@ class LLMSettings(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     # follows GATEWAY_PORT when that is set (environment or env file): `_layers` says how
-    endpoint: str = f"http://{LOOPBACK}:{GATEWAY_PORT}"
-    api_key: SecretStr | None = None
-    model: str | None = None
-    connect_timeout_s: float = Field(default=10.0, gt=0)
+    endpoint: Annotated[str, ROUTES] = f"http://{LOOPBACK}:{GATEWAY_PORT}"
+    api_key: Annotated[SecretStr | None, ROUTES] = None
+    model: Annotated[str | None, APPLIES] = None
+    connect_timeout_s: Annotated[float, APPLIES] = Field(default=10.0, gt=0)
     # Connect + prompt processing, which on a CPU takes minutes for a long prompt; raise it for a
     # big model on a CPU (the stall guard below only starts once tokens flow).
-    first_token_timeout_s: float = Field(default=180.0, gt=0)
+    first_token_timeout_s: Annotated[float, APPLIES] = Field(default=180.0, gt=0)
     # No byte at all (not even a keep-alive comment) for this long once the stream has started.
-    stall_timeout_s: float = Field(default=90.0, gt=0)
-    probe_timeout_s: float = Field(default=5.0, gt=0)
-    max_retries: int = Field(default=3, ge=0, le=10)
-    backoff_initial_s: float = Field(default=0.5, ge=0)
-    backoff_max_s: float = Field(default=8.0, ge=0)
-    retry_after_max_s: float = Field(default=60.0, ge=0)
+    stall_timeout_s: Annotated[float, APPLIES] = Field(default=90.0, gt=0)
+    probe_timeout_s: Annotated[float, APPLIES] = Field(default=5.0, gt=0)
+    max_retries: Annotated[int, APPLIES] = Field(default=3, ge=0, le=10)
+    backoff_initial_s: Annotated[float, APPLIES] = Field(default=0.5, ge=0)
+    backoff_max_s: Annotated[float, APPLIES] = Field(default=8.0, ge=0)
+    retry_after_max_s: Annotated[float, APPLIES] = Field(default=60.0, ge=0)
     # Tool calls written as text (Qwen3 XML, Hermes JSON) are recovered into real calls.
-    recover_text_calls: bool = True
+    recover_text_calls: Annotated[bool, APPLIES] = True
     # native: the server's chat template shows the tools; prompted: we describe them in the system
     # prompt and read the calls from the text; auto: native unless /props (or a probe) says the
     # template has no tool support (openmono.llm._protocol)
-    tool_protocol: Literal["auto", "native", "prompted"] = "auto"
+    tool_protocol: Annotated[Literal["auto", "native", "prompted"], APPLIES] = "auto"
     # prompted calls on llama.cpp are constrained by a GBNF grammar (offered names, typed args)
-    tool_grammar: bool = True
-    max_tokens: int | None = Field(default=None, ge=1)
-    temperature: float | None = Field(default=None, ge=0)
+    tool_grammar: Annotated[bool, APPLIES] = True
+    max_tokens: Annotated[int | None, APPLIES] = Field(default=None, ge=1)
+    temperature: Annotated[float | None, APPLIES] = Field(default=None, ge=0)
     # Used until `/props` answers; the probe's real n_ctx replaces it.
-    context_window: int = Field(default=8192, ge=256)
+    context_window: Annotated[int, APPLIES] = Field(default=8192, ge=256)
 
 
 class WebSettings(BaseModel):
@@ -79,9 +88,10 @@ class WebSettings(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    gateway: str | None = None
-    search: bool | None = None
-    scrape: bool | None = None
+    gateway: Annotated[str | None, ROUTES] = None
+    # the switches choose between the gateway this file may not name and its absence
+    search: Annotated[bool | None, APPLIES] = None
+    scrape: Annotated[bool | None, APPLIES] = None
 
 
 class ToolRules(BaseModel):
@@ -89,9 +99,10 @@ class ToolRules(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    allow: list[str] = Field(default_factory=list)
-    ask: list[str] = Field(default_factory=list)
-    deny: list[str] = Field(default_factory=list)
+    allow: Annotated[list[str], WIDENS] = Field(default_factory=list)
+    # an ask rule comes after every denial and before every allowance: it only narrows
+    ask: Annotated[list[str], NARROWS] = Field(default_factory=list)
+    deny: Annotated[list[str], NARROWS] = Field(default_factory=list)
 
     @field_validator("allow", "ask", "deny", mode="before")
     @classmethod
@@ -105,8 +116,9 @@ class PermissionSettings(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     tools: dict[str, ToolRules] = Field(default_factory=dict)
-    yolo: bool = False
-    mode: Mode = "agent"
+    yolo: Annotated[bool, WIDENS_UNLESS_OFF] = False
+    # plan and ask are read-only: from an untrusted project they narrow, `agent` would widen
+    mode: Annotated[Mode, Trust("widens", lambda v: v in ("plan", "ask"))] = "agent"
 
 
 class HookCommand(BaseModel):
@@ -165,12 +177,13 @@ class AcpSettings(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    host: str = "127.0.0.1"
-    port: int = Field(default=ACP_PORT, ge=0, le=65535)
-    token: SecretStr | None = None
+    host: Annotated[str, ROUTES] = "127.0.0.1"
+    port: Annotated[int, APPLIES] = Field(default=ACP_PORT, ge=0, le=65535)
+    # a bearer the project chose is a bearer the project knows
+    token: Annotated[SecretStr | None, WIDENS] = None
     # auto: HTTPS (a self-signed certificate, acp/_tls.py) whenever `host` is beyond loopback;
     # on: HTTPS on loopback too (e.g. when a local tunnel carries the port elsewhere)
-    tls: Literal["auto", "on"] = "auto"
+    tls: Annotated[Literal["auto", "on"], Trust("widens", lambda v: v == "on")] = "auto"
 
 
 class SubagentSettings(BaseModel):
@@ -178,7 +191,7 @@ class SubagentSettings(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    max_turns: int = Field(default=20, ge=1, le=200)
+    max_turns: Annotated[int, APPLIES] = Field(default=20, ge=1, le=200)
 
 
 class Settings(BaseSettings):
@@ -195,18 +208,21 @@ class Settings(BaseSettings):
     llm: LLMSettings = Field(default_factory=LLMSettings)
     web: WebSettings = Field(default_factory=WebSettings)
     permissions: PermissionSettings = Field(default_factory=PermissionSettings)
-    max_iterations: int = Field(default=50, ge=1)
-    tool_timeout_s: float = Field(default=120.0, gt=0, le=3600)
-    data_dir: Path = Path(DEFAULT_DATA_DIR)
-    broker_url: str | None = None
+    max_iterations: Annotated[int, APPLIES] = Field(default=50, ge=1)
+    tool_timeout_s: Annotated[float, APPLIES] = Field(default=120.0, gt=0, le=3600)
+    # sessions, memory, artifacts and the user's own playbooks live there
+    data_dir: Annotated[Path, ROUTES] = Path(DEFAULT_DATA_DIR)
+    # where tool calls (with their files and the gateway key) are queued
+    broker_url: Annotated[str | None, ROUTES] = None
     # the gateway's CA, as `openmono setup join` prints it (OPENMONO_GATEWAY_CA): inline PEM or a
     # file path; every gateway connection (LLM, /services, web tools) is verified against it alone
-    gateway_ca: str | None = Field(default=None, repr=False)
+    gateway_ca: Annotated[str | None, ROUTES] = Field(default=None, repr=False)
     # plain http:// to a host beyond loopback is refused unless this is set (OPENMONO_INSECURE_HTTP)
-    insecure_http: bool = False
-    workspace: Path | None = None
-    hooks: HookSettings = Field(default_factory=HookSettings)
-    mcp_servers: dict[str, McpServerSettings] = Field(default_factory=dict)
+    insecure_http: Annotated[bool, WIDENS_UNLESS_OFF] = False
+    # the folder the tools are confined to
+    workspace: Annotated[Path | None, WIDENS] = None
+    hooks: Annotated[HookSettings, RUNS] = Field(default_factory=HookSettings)
+    mcp_servers: Annotated[dict[str, McpServerSettings], RUNS] = Field(default_factory=dict)
     acp: AcpSettings = Field(default_factory=AcpSettings)
     subagents: SubagentSettings = Field(default_factory=SubagentSettings)
     # What loading left out and why (an untrusted project's hooks, ...): shown by the surfaces.

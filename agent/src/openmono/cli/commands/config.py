@@ -16,7 +16,7 @@ from openmono.config import (
     explain_plain,
     find_project_file,
     get_value,
-    project_trust_question,
+    left_out_settings,
     record_project_trust,
     set_value,
     settings_file,
@@ -52,12 +52,17 @@ def show(ctx: click.Context, as_json: bool) -> None:
         "user file": _state(user_settings_file(env)),
         "project file": _state(find_project_file(opts.workspace, env)),
     }
+    left = left_out_settings(opts.workspace, env)
     if as_json:
         out = {"agent": [r.__dict__ for r in agent], "stack": [r.__dict__ for r in stack]}
-        click.echo(json.dumps({"files": files, **out}, indent=2))
+        click.echo(json.dumps({"files": files, "left_out": left, **out}, indent=2))
         return
     for label, where in files.items():
         click.echo(f"{label:<13} {where}")
+    if left:
+        click.echo(
+            f"left out      {', '.join(left)} (the project is not trusted: `openmono config trust`)"
+        )
     for title, rows in (
         ("agent (openmono, doctor, serve)", agent),
         ("stack (up, status, setup)", stack),
@@ -100,17 +105,27 @@ def get(ctx: click.Context, key: str | None, reveal: bool) -> None:
 @click.option("--no", "decline", is_flag=True, help="Record that the project is not trusted.")
 @click.pass_context
 def trust(ctx: click.Context, decline: bool) -> None:
-    """Trust this project's .openmono/settings.json to turn on hooks, MCP servers or yolo."""
+    """Trust this workspace: its settings, playbooks and the like apply in full.
+
+    Any folder can be trusted, with or without a .openmono/ of its own."""
+    from openmono.agent import trust_question
+
     opts: RunOptions = ctx.obj
-    project_file = find_project_file(opts.workspace)
-    if project_file is None:
-        raise click.ClickException("no .openmono/settings.json in this folder or above")
-    question = project_trust_question(opts.workspace)
+    workspace = (opts.workspace or Path.cwd()).resolve()
+    if not workspace.is_dir():
+        raise click.ClickException(f"{workspace}: no such folder")
+    question = trust_question(workspace, even_if_answered=True)
     parts = question.parts if question else []
-    root = project_file.parent.parent
-    record_project_trust(root, not decline, parts)
-    said = "not trusted" if decline else "trusted: its hooks, MCP servers and yolo apply"
-    click.echo(f"{root}: {said}")
+    record_project_trust(workspace, not decline, parts)
+    if decline:
+        said = "not trusted: " + (
+            f"left out {'; '.join(question.waiting)}" if question else "nothing in it waits now"
+        )
+    else:
+        said = "trusted: " + (
+            f"{'; '.join(question.waiting)} now apply" if question else "nothing in it waits now"
+        )
+    click.echo(f"{workspace}: {said}")
 
 
 @config.command("set")

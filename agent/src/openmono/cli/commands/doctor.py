@@ -224,7 +224,20 @@ def run_checks(opts: RunOptions) -> list[Check]:
     else:
         checks.append(_dir_check("workspace", workspace, create=False))
     checks.append(_dir_check("data dir", settings.data_dir, create=True))
+    checks.append(_trust_check(workspace))
     return checks
+
+
+def _trust_check(workspace: Path) -> Check:
+    from openmono.agent import trust_question
+    from openmono.config import workspace_trusted
+
+    if workspace_trusted(workspace):
+        return Check("trust", "pass", f"{workspace} is trusted: what it brings applies")
+    question = trust_question(workspace, even_if_answered=True)
+    if question is None:
+        return Check("trust", "info", f"{workspace} is not trusted; nothing in it waits for trust")
+    return Check("trust", "info", question.left_out())
 
 
 @click.command()

@@ -25,12 +25,13 @@ from textual.app import App, ComposeResult
 from textual.binding import Binding, BindingType
 from textual.widgets import OptionList, Static
 
+from openmono.agent import trust_question
 from openmono.cli.host import SessionHost
 from openmono.cli.render import rows_table
 from openmono.cli.slash import COMMANDS, run_command
 from openmono.cli.tui._transcript import Transcript
 from openmono.cli.tui._widgets import PermissionPrompt, PromptArea, StatusBar, ToolPanel
-from openmono.config import RunOptions, project_trust_question, record_project_trust
+from openmono.config import RunOptions, record_project_trust
 from openmono.llm import Model
 from openmono.loop import EventSink, LoopEvent, UsageReport
 from openmono.permissions import Answer, PermissionRequest
@@ -208,7 +209,7 @@ class OpenMonoApp(App[int]):
 
     async def _ask_trust(self) -> None:
         s = self.surface
-        question = project_trust_question(s.workspace)
+        question = trust_question(s.workspace)
         if question is None:
             return
         answer = await s.ask(f"{question.prompt()}  (y: trust it, n: not now and not again)")

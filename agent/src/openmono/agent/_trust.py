@@ -1,0 +1,27 @@
+"""Everything of a workspace that waits for the user's trust, gathered for one question.
+
+Each package that loads something a repository brings says what of it waits (`openmono.config`:
+the project file's settings; `openmono.playbooks`: project playbooks); the surfaces ask one
+question for all of it (`trust_question`), once per workspace, and `openmono config trust`
+records the answer. What is gated asks `openmono.config.workspace_trusted`.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from openmono.config import ProjectTrustQuestion, project_trust_question
+
+
+def waiting_parts(workspace: Path) -> list[tuple[str, list[str]]]:
+    """What other packages than the settings found in `workspace` that waits, as (what, parts)."""
+    return []
+
+
+def trust_question(
+    workspace: Path, *, even_if_answered: bool = False
+) -> ProjectTrustQuestion | None:
+    """The one question for `workspace` (None: nothing waits, or it was answered already)."""
+    return project_trust_question(
+        workspace, waiting_parts(workspace), even_if_answered=even_if_answered
+    )
