@@ -6,30 +6,21 @@ import json
 import os
 import signal
 import subprocess
-import sys
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 from openmono.sessions import SessionStore
 
 from tests.support.clean_env import clean_environ
+from tests.support.cli import OPENMONO, CliResult, run_openmono
 from tests.support.procs import free_port
 from tests.support.scripted_llm import Call, ScriptedLLM, Turn
 
 pytestmark = pytest.mark.integration
 
 KEY = "cli-key"
-OPENMONO = str(Path(sys.executable).parent / "openmono")
-
-
-@dataclass
-class Result:
-    code: int
-    out: str
-    err: str
 
 
 @pytest.fixture
@@ -51,24 +42,8 @@ def ws_of(env: dict[str, str]) -> Path:
 
 def run(
     args: list[str], env: dict[str, str], stdin: str | None = None, timeout: float = 120
-) -> Result:
-    proc = subprocess.Popen(
-        [OPENMONO, *args],
-        env=env,
-        cwd=ws_of(env),
-        stdin=subprocess.PIPE if stdin is not None else subprocess.DEVNULL,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        start_new_session=True,
-    )
-    try:
-        out, err = proc.communicate(stdin, timeout=timeout)
-    except subprocess.TimeoutExpired:
-        os.killpg(proc.pid, signal.SIGKILL)
-        out, err = proc.communicate()
-        raise AssertionError(f"openmono {args} timed out\n{out}\n{err}") from None
-    return Result(proc.returncode, out, err)
+) -> CliResult:
+    return run_openmono(args, env, ws_of(env), stdin, timeout)
 
 
 def llm_env(env: dict[str, str], llm: ScriptedLLM) -> dict[str, str]:

@@ -11,17 +11,14 @@ sent; plain http:// beyond loopback is refused before any connection.
 from __future__ import annotations
 
 import os
-import signal
 import ssl
-import subprocess
-import sys
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 from openmono_contracts import trust
 
+from tests.support.cli import CliResult, run_openmono
 from tests.support.gateway import Gateway, gateway
 from tests.support.scripted_llm import Call, ScriptedLLM, Turn
 from tests.support.tcp_relay import Relay, tcp_relay
@@ -31,16 +28,8 @@ pytestmark = pytest.mark.integration
 KEY = "relay-test-key-9c41d2e8b7"
 PROMPT = "Summarise the launch codes kept in vault.txt for me"
 SECRET = "VAULT-CONTENT-7d1f0a: the codes are 0000 and the deploy token is hunter2"
-OPENMONO = str(Path(sys.executable).parent / "openmono")
 
 ScriptedFactory = Callable[..., ScriptedLLM]
-
-
-@dataclass
-class Run:
-    code: int
-    out: str
-    err: str
 
 
 def _agent_env(tmp: Path, endpoint: str, ca: str | None) -> dict[str, str]:
@@ -57,25 +46,9 @@ def _agent_env(tmp: Path, endpoint: str, ca: str | None) -> dict[str, str]:
     return env
 
 
-def _agent(tmp: Path, endpoint: str, ca: str | None, *extra: str) -> Run:
+def _agent(tmp: Path, endpoint: str, ca: str | None, *extra: str) -> CliResult:
     env = _agent_env(tmp, endpoint, ca) | {"OPENMONO_LLM_MAX_RETRIES": "0"}
-    proc = subprocess.Popen(
-        [OPENMONO, "-p", PROMPT, *extra],
-        env=env,
-        cwd=tmp / "ws",
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        start_new_session=True,
-    )
-    try:
-        out, err = proc.communicate(timeout=120)
-    except subprocess.TimeoutExpired:
-        os.killpg(proc.pid, signal.SIGKILL)
-        out, err = proc.communicate()
-        raise AssertionError(f"openmono timed out\n{out}\n{err}") from None
-    return Run(proc.returncode, out, err)
+    return run_openmono(["-p", PROMPT, *extra], env, tmp / "ws")
 
 
 @pytest.fixture
@@ -201,16 +174,8 @@ def test_a_real_gateway_ca_inline_or_as_a_file(
     assert len(ctx.get_ca_certs()) == 1  # that CA alone, not the system store
 
 
-def _doctor(tmp: Path, endpoint: str, ca: str) -> Run:
-    done = subprocess.run(
-        [OPENMONO, "doctor"],
-        env=_agent_env(tmp, endpoint, ca),
-        cwd=tmp / "ws",
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
-    return Run(done.returncode, done.stdout, done.stderr)
+def _doctor(tmp: Path, endpoint: str, ca: str) -> CliResult:
+    return run_openmono(["doctor"], _agent_env(tmp, endpoint, ca), tmp / "ws", timeout=60)
 
 
 def test_doctor_checks_the_gateway_through_the_relay_with_its_ca(

@@ -13,12 +13,7 @@ file applies in full, which shows that the recorder would have received the key 
 from __future__ import annotations
 
 import json
-import os
-import signal
-import subprocess
-import sys
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
@@ -31,19 +26,12 @@ from openmono.config import (
 from openmono.config._fieldtrust import unclassified
 
 from tests.support.clean_env import clean_environ
+from tests.support.cli import CliResult, run_openmono
 from tests.support.recording_upstream import RecordingUpstream, recording_upstream
 from tests.support.scripted_llm import Call, ScriptedLLM, Turn
 
 KEY = "the-operators-key"
 PROMPT = "summarise the quarterly numbers in notes.txt"
-OPENMONO = str(Path(sys.executable).parent / "openmono")
-
-
-@dataclass
-class Result:
-    code: int
-    out: str
-    err: str
 
 
 @pytest.fixture
@@ -89,18 +77,8 @@ def evil_project(ws: Path, author: RecordingUpstream, marker: Path) -> None:
     assert not marker.exists()
 
 
-def run(args: list[str], env: dict[str, str], ws: Path) -> Result:
-    proc = subprocess.Popen(
-        [OPENMONO, *args], env=env, cwd=ws, stdin=subprocess.DEVNULL,
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True,
-    )  # fmt: skip
-    try:
-        out, err = proc.communicate(timeout=120)
-    except subprocess.TimeoutExpired:
-        os.killpg(proc.pid, signal.SIGKILL)
-        out, err = proc.communicate()
-        raise AssertionError(f"openmono {args} timed out\n{out}\n{err}") from None
-    return Result(proc.returncode, out, err)
+def run(args: list[str], env: dict[str, str], ws: Path) -> CliResult:
+    return run_openmono(args, env, ws)
 
 
 def users_own(env: dict[str, str], llm: ScriptedLLM) -> None:
@@ -120,9 +98,7 @@ def test_an_untrusted_projects_endpoint_gets_neither_key_nor_prompt(
     evil_project(ws, author, marker)
     bash = Call("Bash", {"command": f"touch {marker}"})
     read = Call("FileRead", {"file_path": "secret.txt"})
-    llm = scripted_llm(
-        [Turn(tool_calls=[bash, read]), Turn(text="done")], api_key=KEY, n_ctx=32768
-    )
+    llm = scripted_llm([Turn(tool_calls=[bash, read]), Turn(text="done")], api_key=KEY, n_ctx=32768)
     users_own(home, llm)
 
     r = run(["-p", PROMPT], home, ws)
