@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 from acp import text_block
+from openmono.config import record_project_trust
 
 from tests.support.acp_client import RecordingClient, acp_agent
 from tests.support.acp_client import agent_env as acp_agent_env
@@ -44,6 +45,7 @@ async def test_the_gate_is_a_permission_request(
     llm = scripted_llm(turns if answer else [turns[0], turns[2]], api_key=KEY, n_ctx=32768)
     client = RecordingClient(answer)
     env = agent_env(tmp_path, llm)
+    record_project_trust(ws, True, [], Path(env["OPENMONO_DATA_DIR"]))  # its playbooks load
     async with acp_agent(env, ws, tmp_path / "acp.log", client=client) as (conn, _):
         await conn.initialize(protocol_version=1)
         sid = (await conn.new_session(cwd=str(ws), mcp_servers=[])).session_id

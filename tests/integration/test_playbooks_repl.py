@@ -7,6 +7,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from openmono.config import record_project_trust
 
 from tests.support.classic_repl import run_classic
 from tests.support.scripted_llm import ScriptedLLM, Turn
@@ -41,6 +42,7 @@ def ws(tmp_path: Path, clean_env: Path) -> Path:
     project.mkdir(parents=True)
     bye = HELLO.replace("name: hello", "name: bye").replace("say hello", "say bye")
     (project / "PLAYBOOK.md").write_text(bye)
+    record_project_trust(root, True, [])  # loaded (a project playbook still only suggested)
     return root
 
 

@@ -16,6 +16,7 @@ import pytest
 from click.testing import CliRunner
 from openmono.agent import Agent
 from openmono.cli import main
+from openmono.config import record_project_trust
 from openmono.loop import LoopEvent
 from openmono.playbooks import (
     GateRequest,
@@ -88,6 +89,7 @@ def ws(tmp_path: Path, clean_env: Path) -> Path:
     root = tmp_path / "ws"
     root.mkdir()
     (root / "calc.py").write_text("def add(a, b):\n    return a - b\n")
+    record_project_trust(root, True, [])  # its own playbooks load
     return root
 
 

@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from openmono.config import record_project_trust
 from openmono.playbooks import (
     BUILTIN_DIR,
     ParameterError,
@@ -507,9 +508,13 @@ def test_discovery_project_beats_user_beats_builtin(tmp_path: Path) -> None:
     write(project / "commit", "name: commit\ndescription: mine" + STEPS)
     write(data / "playbooks" / "notes", "name: release-notes\ndescription: user's" + STEPS)
     write(project / "broken", "name: broken\nsteps: 3")
-    catalog = discover(ws, data)
+    untrusted = discover(ws, data, trusted=False)
+    assert untrusted.playbooks["commit"].source == "builtin"
+    assert untrusted.untrusted == [project / "broken", project / "commit"]
+    catalog = discover(ws, data, trusted=True)
     assert catalog.playbooks["commit"].source == "project"
     assert catalog.playbooks["commit"].front.description == "mine"
+    assert [p.source for p in catalog.playbooks["commit"].shadows] == ["builtin"]
     assert catalog.playbooks["release-notes"].source == "user"
     assert catalog.playbooks["fix-failing-tests"].source == "builtin"
     assert {p.source for p in catalog.shadowed} == {"builtin"}
@@ -555,6 +560,7 @@ def test_check_takes_names_as_run_does_and_paths(tmp_path: Path, clean_env: Path
         ws / ".openmono" / "playbooks" / "mine", "name: mine\nsteps: [{id: a, inline-prompt: x}]"
     )
     broken = write(tmp_path / "broken", "name: broken\nsteps: []")
+    record_project_trust(ws, True, [])
 
     def check(*targets: str) -> Any:
         return CliRunner().invoke(main, ["-C", str(ws), "playbook", "check", *targets])

@@ -10,12 +10,20 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from openmono_contracts.facts import PROJECT_DIR
+
 from openmono.config import ProjectTrustQuestion, project_trust_question
+from openmono.playbooks import project_playbooks
 
 
 def waiting_parts(workspace: Path) -> list[tuple[str, list[str]]]:
     """What other packages than the settings found in `workspace` that waits, as (what, parts)."""
-    return []
+    found: list[tuple[str, list[str]]] = []
+    playbooks = project_playbooks(workspace)
+    if playbooks:
+        names = ", ".join(p.name for p in playbooks)
+        found.append((f"playbooks in {PROJECT_DIR}/playbooks ({names})", ["playbooks"]))
+    return found
 
 
 def trust_question(

@@ -14,7 +14,15 @@ docs/playbooks.md for the format.
 """
 
 from openmono.playbooks._checkpoint import RunState, RunStatus, checkpoint_path
-from openmono.playbooks._discover import BUILTIN_DIR, Catalog, discover, find_playbook, source_dirs
+from openmono.playbooks._discover import (
+    BUILTIN_DIR,
+    UNTRUSTED,
+    Catalog,
+    discover,
+    find_playbook,
+    project_playbooks,
+    source_dirs,
+)
 from openmono.playbooks._errors import (
     GateUnavailable,
     ParameterError,
@@ -44,6 +52,7 @@ __all__ = [
     "BUILTIN_DIR",
     "FILE_NAME",
     "NAME",
+    "UNTRUSTED",
     "Catalog",
     "FrontMatter",
     "Gate",
@@ -75,6 +84,7 @@ __all__ = [
     "match_trigger",
     "no_gate",
     "parse_assignments",
+    "project_playbooks",
     "resolve_parameters",
     "source_dirs",
 ]

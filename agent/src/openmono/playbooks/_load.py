@@ -46,6 +46,8 @@ class Playbook:
     scripts: dict[str, Path]
     constraints: str
     warnings: list[str] = field(default_factory=list)
+    # the playbooks of the same name from lower sources that this one hides (`_discover`)
+    shadows: list[Playbook] = field(default_factory=list)
 
     @property
     def name(self) -> str:

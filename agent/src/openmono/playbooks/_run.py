@@ -131,6 +131,12 @@ class PlaybookRunner:
         self._note(
             f"{verb} {pb.name} {pb.front.version} from the {pb.source} playbooks ({pb.file})"
         )
+        for hidden in pb.shadows:
+            self._note(
+                f"the {pb.source} playbook {pb.name} ({pb.file}) shadows the {hidden.source} "
+                f"one of that name ({hidden.file}): it runs instead",
+                "warning",
+            )
         try:
             system = await self._system(run)
             for index, step in enumerate(self.playbook.order, 1):

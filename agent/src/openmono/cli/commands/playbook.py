@@ -44,7 +44,7 @@ def _where(ctx: click.Context) -> tuple[RunOptions, Path, Path]:
 @click.pass_context
 def list_(ctx: click.Context) -> None:
     """Every playbook found, the one that wins each name first; broken ones with their error."""
-    from openmono.playbooks import discover
+    from openmono.playbooks import UNTRUSTED, discover
 
     _opts, workspace, data_dir = _where(ctx)
     catalog = discover(workspace, data_dir)
@@ -59,6 +59,10 @@ def list_(ctx: click.Context) -> None:
         click.echo(f"(shadowed) {pb.name} from {pb.source}: {pb.file}")
     for folder, exc in sorted(catalog.errors.items()):
         click.echo(f"(invalid) {folder}: {exc}", err=True)
+    for waiting in catalog.untrusted:
+        click.echo(f"(not loaded) {waiting / 'PLAYBOOK.md'}")
+    if catalog.untrusted:
+        click.echo(UNTRUSTED)
     if not catalog.playbooks and not catalog.errors:
         click.echo("no playbooks")
 

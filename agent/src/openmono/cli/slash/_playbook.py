@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING
 from rich.markup import escape
 
 from openmono.playbooks import (
+    UNTRUSTED,
     GateRequest,
     Host,
     Playbook,
@@ -54,6 +55,13 @@ async def _list(repl: Repl) -> None:
         )
     for folder, exc in sorted(catalog.errors.items()):
         repl.print(f"  [red]{escape(folder)}: {escape(str(exc))}[/red]")
+    for pb in catalog.shadowed:
+        repl.print(
+            f"  [dim](shadowed) {escape(pb.name)} from {pb.source}: {escape(str(pb.file))}[/dim]"
+        )
+    if catalog.untrusted:
+        names = ", ".join(f.name for f in catalog.untrusted)
+        repl.print(f"  [yellow]not loaded: {escape(names)}. {escape(UNTRUSTED)}[/yellow]")
     if not catalog.playbooks:
         repl.print("[dim]no playbooks[/dim]")
 
