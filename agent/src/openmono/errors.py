@@ -13,6 +13,7 @@ OpenMonoError
  ├── McpClientError     mcp          an MCP server that cannot be used as configured, or a call
  ├── SubagentError      subagents    a sub-agent that cannot be started
  ├── PlaybookError      playbooks    a playbook that cannot load or run (PlaybookInvalid, ...)
+ ├── InstructionsError  instructions a rule, skill, agent or command file that cannot be used
  ├── AcpError           acp          a request an ACP surface cannot serve
  ├── StackError         stack        the native stack cannot run (ModelNotFoundError, ...)
  ├── SetupError         setup        `openmono setup` / `tunnel` cannot do what was asked

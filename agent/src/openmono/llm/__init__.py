@@ -16,7 +16,7 @@ but in its context estimate (`prompted_overhead`).
 """
 
 from openmono.config import LLMSettings
-from openmono.llm._affinity import conversation
+from openmono.llm._affinity import conversation, current_conversation
 from openmono.llm._client import OpenAICompatModel, RequestOptions
 from openmono.llm._errors import (
     AuthError,
@@ -84,6 +84,7 @@ __all__ = [
     "TrustError",
     "Usage",
     "conversation",
+    "current_conversation",
     "model_label",
     "normalize_endpoint",
     "prompted_overhead",

@@ -27,6 +27,11 @@ def conversation(session_id: str) -> Iterator[None]:
         _CURRENT.reset(token)
 
 
+def current_conversation() -> str | None:
+    """The conversation the current task speaks for (None outside any)."""
+    return _CURRENT.get()
+
+
 def affinity_header() -> dict[str, str]:
     current = _CURRENT.get()
     return {SESSION_HEADER: current} if current else {}

@@ -35,6 +35,9 @@ class ToolRequest(BaseModel):
     # Which workers may run it (openmono_contracts.routing); set by the Celery executor, checked
     # by the worker, unused in-process.
     route: Route | None = None
+    # Folders outside the workspace the read-only tools may read in this call: the folders of
+    # skills the session loaded from the user's own skill folders (`~/.agents/skills/x`).
+    read_roots: list[str] = Field(default_factory=list)
 
 
 class ToolResult(BaseModel):

@@ -20,7 +20,7 @@ from openmono_worker.formatting import READ_DEFAULT_LIMIT, read_page, write_summ
 from openmono_worker.memory import Memory, forget, read_memory_dir
 from openmono_worker.runner import format_validation_error, run_tool, tool_specs
 from openmono_worker.settings import WebToolSettings, WorkerSettings
-from openmono_worker.tools import Tool, get_tool
+from openmono_worker.tools import Tool, get_tool, glob_match
 from openmono_worker.workspace import display_path, resolve_path
 
 if TYPE_CHECKING:
@@ -41,6 +41,7 @@ __all__ = [
     "forget",
     "format_validation_error",
     "get_tool",
+    "glob_match",
     "read_memory_dir",
     "read_page",
     "resolve_path",

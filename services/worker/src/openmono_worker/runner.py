@@ -66,6 +66,7 @@ def _execute(req: ToolRequest, cancel: threading.Event, settings: WorkerSettings
         settings=settings,
         cancel=cancel,
         web=req.web,
+        extra_read=tuple(req.read_roots),
     )
     ctx.check_cancelled()
     return tool.execute(params, ctx)

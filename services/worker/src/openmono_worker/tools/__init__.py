@@ -1,7 +1,8 @@
 """OpenMono's tools (the hands): one module per tool, found by the registry.
 
 Public surface: the `Tool` base and its `ToolContext` / `ToolOutcome`, the registry (`registry`,
-`get_tool`, `tool_specs`), `CallCancelled`, and `is_job_keeper` (which processes are background
+`get_tool`, `tool_specs`), the glob matcher the tools share (`glob_match`, which the
+agent's rules use too), `CallCancelled`, and `is_job_keeper` (which processes are background
 jobs, spared when a call's processes are killed). Each tool module (`file_read`, `bash`, ...)
 defines a pydantic `Params` model and a `TOOL` instance. Paths go through
 `openmono_worker.workspace`.
@@ -12,6 +13,7 @@ return a typed `effect` (see `openmono_contracts.effects`) that the loop acts on
 
 from openmono_worker.errors import CallCancelled
 from openmono_worker.tools._base import Tool, ToolContext, ToolOutcome
+from openmono_worker.tools._globs import glob_match
 from openmono_worker.tools._jobs import is_job_keeper
 from openmono_worker.tools._registry import get_tool, registry, tool_specs
 
@@ -21,6 +23,7 @@ __all__ = [
     "ToolContext",
     "ToolOutcome",
     "get_tool",
+    "glob_match",
     "is_job_keeper",
     "registry",
     "tool_specs",

@@ -51,6 +51,8 @@ class ToolContext:
     settings: WorkerSettings
     cancel: threading.Event = field(default_factory=threading.Event)
     web: WebAccess = field(default_factory=WebAccess)
+    # folders the agent let this call read besides the workspace (`ToolRequest.read_roots`)
+    extra_read: tuple[str, ...] = ()
 
     def resolve(self, path: str, *, read: bool = False) -> Path:
         """A workspace path; reads may also reach artifact files and background command logs."""
@@ -63,8 +65,10 @@ class ToolContext:
 
     def read_roots(self) -> tuple[Path, ...]:
         """Directories outside the workspace that read-only tools may read: the ones our own
-        outputs were written to (artifacts, background logs), resolved (they may not exist yet)."""
-        dirs = (self.settings.artifacts_root, self.settings.bash_log_dir)
+        outputs were written to (artifacts, background logs) and the request's read roots (a
+        loaded skill's folder), resolved (they may not exist yet)."""
+        extra = tuple(Path(d) for d in self.extra_read if Path(d).is_absolute())
+        dirs: tuple[Path, ...] = (self.settings.artifacts_root, self.settings.bash_log_dir, *extra)
         return tuple(Path(os.path.realpath(d)) for d in dirs)
 
     def check_cancelled(self) -> None:
