@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from openmono.instructions._errors import InstructionsError
-from openmono.instructions._files import Origin, Problem, link_out, problem_of, read_text
+from openmono.instructions._files import Origin, Problem, each_file, read_text
 from openmono.instructions._frontmatter import parse, split_list
 
 NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
@@ -124,24 +124,12 @@ def load_agents(
     """Every agent of `dirs` (lowest precedence first); `reserved`: the built-in types' names."""
     agents: dict[str, CustomAgent] = {}
     problems: list[Problem] = []
-    for root, origin in dirs:
-        if not root.is_dir():
+    for agent in each_file(dirs, workspace, lambda d: sorted(d.glob("*.md")), load_agent, problems):
+        if agent.name.lower() in reserved:
+            problems.append(Problem(agent.file, f"{agent.name!r} is a built-in type; not loaded"))
             continue
-        for file in sorted(root.glob("*.md")):
-            problem = link_out(file, workspace) if origin == "project" else None
-            if problem is not None:
-                problems.append(problem)
-                continue
-            try:
-                agent = load_agent(file, origin)
-            except (InstructionsError, OSError) as exc:
-                problems.append(problem_of(file, exc))
-                continue
-            if agent.name.lower() in reserved:
-                problems.append(Problem(file, f"{agent.name!r} is a built-in type; not loaded"))
-                continue
-            problems += [Problem(file, n) for n in agent.notes]
-            if agent.name in agents:
-                problems.append(Problem(agents[agent.name].file, f"hidden by {file}"))
-            agents[agent.name] = agent
+        problems += [Problem(agent.file, n) for n in agent.notes]
+        if agent.name in agents:
+            problems.append(Problem(agents[agent.name].file, f"hidden by {agent.file}"))
+        agents[agent.name] = agent
     return agents, problems

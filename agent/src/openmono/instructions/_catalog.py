@@ -79,7 +79,7 @@ class Instructions:
             ins.untrusted.append(f"rules in {shown(folders[0], ws, home)}")
         user_rules = ins.data_dir / "rules"
         if user_rules.is_dir():
-            rules, problems = load_rules(user_rules, ws, "user", None)
+            rules, problems = load_rules(user_rules, ws, "user", ws)
             ins.rules += rules
             ins.problems += problems
         ins.skills = load_skills(ins._allowed(skill_dirs(ws, ins.data_dir, home), "skills"), ws)

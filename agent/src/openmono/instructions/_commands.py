@@ -22,7 +22,7 @@ from pathlib import Path
 
 from openmono.instructions._arguments import expand
 from openmono.instructions._errors import InstructionsError
-from openmono.instructions._files import Origin, Problem, link_out, problem_of, read_text
+from openmono.instructions._files import Origin, Problem, each_file, read_text
 from openmono.instructions._frontmatter import parse
 
 NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.:-]{0,63}$")
@@ -53,7 +53,9 @@ def command_dirs(workspace: Path, data_dir: Path, home: Path) -> list[tuple[Path
 
 
 def load_command(file: Path, origin: Origin) -> CustomCommand:
-    """One command file (raises `FrontMatterError`, `OSError`)."""
+    """One command file (raises `FrontMatterError`, `InstructionsError`, `OSError`)."""
+    if not NAME.match(file.stem):
+        raise InstructionsError(f"{file}: {file.stem!r} cannot be a command name")
     doc = parse(file, read_text(file).text)
     description = " ".join(str(doc.fields.get("description") or "").split())
     first = doc.body.strip().splitlines()[0] if doc.body.strip() else ""
@@ -68,29 +70,18 @@ def load_command(file: Path, origin: Origin) -> CustomCommand:
     )
 
 
+def _command_files(folder: Path) -> list[Path]:
+    return sorted(folder.rglob("*.md"))
+
+
 def load_commands(
     dirs: list[tuple[Path, Origin]], workspace: Path
 ) -> tuple[dict[str, CustomCommand], list[Problem]]:
     """Every command of `dirs` (lowest precedence first)."""
     commands: dict[str, CustomCommand] = {}
     problems: list[Problem] = []
-    for root, origin in dirs:
-        if not root.is_dir():
-            continue
-        for file in sorted(root.rglob("*.md")):
-            if not NAME.match(file.stem):
-                problems.append(Problem(file, f"{file.stem!r} cannot be a command name"))
-                continue
-            problem = link_out(file, workspace) if origin == "project" else None
-            if problem is not None:
-                problems.append(problem)
-                continue
-            try:
-                command = load_command(file, origin)
-            except (InstructionsError, OSError) as exc:
-                problems.append(problem_of(file, exc))
-                continue
-            if command.name in commands:
-                problems.append(Problem(commands[command.name].file, f"hidden by {file}"))
-            commands[command.name] = command
+    for command in each_file(dirs, workspace, _command_files, load_command, problems):
+        if command.name in commands:
+            problems.append(Problem(commands[command.name].file, f"hidden by {command.file}"))
+        commands[command.name] = command
     return commands, problems

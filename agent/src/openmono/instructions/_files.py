@@ -10,9 +10,14 @@ What could not be used is a `Problem`, shown by `/rules` and `/skills`, never ra
 from __future__ import annotations
 
 import os
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Literal
+from typing import Literal, TypeVar
+
+from openmono.instructions._errors import InstructionsError
+
+T = TypeVar("T")
 
 MAX_BYTES = 256 * 1024
 CUT_NOTE = "[... cut here: the file is over 256 KiB]"
@@ -86,3 +91,26 @@ def problem_of(file: Path, exc: Exception) -> Problem:
     if isinstance(exc, OSError):
         return Problem(file, f"cannot be read: {exc.strerror or exc}")
     return Problem(file, str(exc).removeprefix(f"{file}: ") + "; not loaded")
+
+
+def each_file(
+    dirs: Iterable[tuple[Path, Origin]],
+    workspace: Path,
+    files: Callable[[Path], Iterable[Path]],
+    load: Callable[[Path, Origin], T],
+    problems: list[Problem],
+) -> Iterator[T]:
+    """`load(file, origin)` for each of the `files` of each folder, in order; a project file
+    that links out of `workspace` or cannot be loaded is a problem instead."""
+    for root, origin in dirs:
+        if not root.is_dir():
+            continue
+        for file in files(root):
+            problem = link_out(file, workspace) if origin == "project" else None
+            if problem is not None:
+                problems.append(problem)
+                continue
+            try:
+                yield load(file, origin)
+            except (InstructionsError, OSError) as exc:
+                problems.append(problem_of(file, exc))

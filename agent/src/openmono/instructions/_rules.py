@@ -25,7 +25,7 @@ from typing import Any, Literal
 from openmono_worker import glob_match
 
 from openmono.instructions._errors import InstructionsError
-from openmono.instructions._files import Origin, Problem, Text, link_out, problem_of, read_text
+from openmono.instructions._files import Origin, Problem, Text, each_file, read_text
 from openmono.instructions._frontmatter import parse, split_list
 
 RULE_DIRS = (".openmono/rules", ".agents/rules", ".cursor/rules", ".claude/rules")
@@ -132,22 +132,15 @@ def parse_rule(file: Path, found: Text, scope: Path, origin: Origin) -> Rule:
 
 
 def load_rules(
-    folder: Path, scope: Path, origin: Origin, root: Path | None
+    folder: Path, scope: Path, origin: Origin, workspace: Path
 ) -> tuple[list[Rule], list[Problem]]:
-    """Every rule of one rule folder; `root`: the workspace project files must stay in."""
-    rules: list[Rule] = []
+    """Every rule of one rule folder, about the files of `scope`; a project rule file must stay
+    inside `workspace`."""
     problems: list[Problem] = []
-    for file in rule_files(folder):
-        problem = link_out(file, root) if root is not None else None
-        if problem is not None:
-            problems.append(problem)
-            continue
-        try:
-            rule = parse_rule(file, read_text(file), scope, origin)
-        except (InstructionsError, OSError) as exc:
-            problems.append(problem_of(file, exc))
-            continue
-        if rule.cut:
-            problems.append(Problem(file, "over 256 KiB: cut"))
-        rules.append(rule)
+
+    def load(file: Path, origin: Origin) -> Rule:
+        return parse_rule(file, read_text(file), scope, origin)
+
+    rules = list(each_file([(folder, origin)], workspace, rule_files, load, problems))
+    problems += [Problem(r.file, "over 256 KiB: cut") for r in rules if r.cut]
     return rules, problems
