@@ -29,7 +29,9 @@ def copy(name: str, tmp_path: Path) -> Path:
     return Path(shutil.copytree(FIXTURES / name, tmp_path / name, symlinks=True))
 
 
-def load(ws: Path, tmp_path: Path, *, trusted: bool = True, home: Path | None = None) -> Instructions:
+def load(
+    ws: Path, tmp_path: Path, *, trusted: bool = True, home: Path | None = None
+) -> Instructions:
     return Instructions.load(ws, tmp_path / "data", home or tmp_path / "home", trusted=trusted)
 
 
@@ -65,13 +67,16 @@ def test_subfolder_rules_and_notes_apply_to_the_files_under_them(tmp_path: Path)
     names = [getattr(i, "name", None) for i in ins.applicable(handler)]
     # the subfolder's always rule and its glob rule (relative to services/api), the root's go rule
     assert names == ["api-always", "api-errors", "go-style"]
-    assert [getattr(i, "name", None) for i in ins.applicable((ws / "cmd" / "main.go").resolve())] == [
-        "go-style"
-    ]
+    assert [
+        getattr(i, "name", None) for i in ins.applicable((ws / "cmd" / "main.go").resolve())
+    ] == ["go-style"]
     claude = copy("claude", tmp_path)
     ins = load(claude, tmp_path)
     found = ins.applicable((claude / "src" / "api" / "items.py").resolve())
-    assert [getattr(i, "label", getattr(i, "name", "")) for i in found] == ["src/api/CLAUDE.md", "api"]
+    assert [getattr(i, "label", getattr(i, "name", "")) for i in found] == [
+        "src/api/CLAUDE.md",
+        "api",
+    ]
 
 
 def test_claude_code_layout(tmp_path: Path) -> None:
@@ -91,7 +96,9 @@ def test_claude_code_layout(tmp_path: Path) -> None:
     assert "Do not edit anything." in reviewer.instructions
     assert set(ins.commands) == {"review-pr", "changelog"}
     expanded = ins.commands["review-pr"].expand('42 "error handling"')
-    assert expanded.startswith("Review pull request #42 of this repository, focusing on error handling.")
+    assert expanded.startswith(
+        "Review pull request #42 of this repository, focusing on error handling."
+    )
     assert expanded.endswith('Everything the user said: 42 "error handling"')
     assert ins.commands["changelog"].expand("v2").endswith("\n\nARGUMENTS: v2")
 
@@ -184,14 +191,20 @@ def test_two_skills_of_one_name_the_later_folder_wins(tmp_path: Path, home: Path
     # ~/.agents < .agents < ~/.claude < .claude < ~/.openmono < .openmono
     assert ins.skills.skills["review"].folder == ws / ".openmono" / "skills" / "review"
     report = skills_report(ins)
-    assert "hides the skill in .agents/skills/review, the skill in ~/.claude/skills/review" in report
+    assert (
+        "hides the skill in .agents/skills/review, the skill in ~/.claude/skills/review" in report
+    )
     assert "no-description/SKILL.md: no `description`" in report
     assert set(ins.skills.skills) == {"pdf-tools", "review"}
 
 
 def test_a_glob_that_matches_nothing_is_said_in_rules(tmp_path: Path) -> None:
     ins = load(copy("cursor", tmp_path), tmp_path)
-    lines = {line.split("**")[1]: line for line in rules_report(ins).splitlines() if line.startswith("- **")}
+    lines = {
+        line.split("**")[1]: line
+        for line in rules_report(ins).splitlines()
+        if line.startswith("- **")
+    }
     assert "match no file" in lines["rust"]
     assert "match no file" not in lines["go-style"] and "match no file" not in lines["react"]
 
@@ -234,7 +247,10 @@ def test_user_invocation_and_mentions(tmp_path: Path) -> None:
     skill = prepare(ins, "/deploy staging")
     assert skill.prompt is not None and skill.skill == "deploy"
     assert "Run `scripts/deploy.sh staging` from this skill's folder." in skill.prompt
-    assert "Skill folder: .claude/skills/deploy" in skill.prompt and "scripts/deploy.sh" in skill.prompt
+    assert (
+        "Skill folder: .claude/skills/deploy" in skill.prompt
+        and "scripts/deploy.sh" in skill.prompt
+    )
     command = prepare(ins, "/review-pr 7 tests")
     assert command.prompt is not None and command.prompt.startswith("Review pull request #7")
     listing = prepare(ins, "/skills")
