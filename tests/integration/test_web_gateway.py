@@ -67,7 +67,10 @@ def test_search_with_the_key_goes_through_the_gateway(
         search_enabled="true",
     ) as gw:  # fmt: skip
         res = call(
-            "WebSearch", {"query": "mixed"}, WebAccess(gateway=gw.url, api_key=KEY), tmp_path
+            "WebSearch",
+            {"query": "mixed"},
+            WebAccess(public_fallback=True, gateway=gw.url, api_key=KEY),
+            tmp_path,
         )
     assert res.ok, res.error
     assert res.output.startswith(f"[WebSearch via gateway: SearXNG via {gw.url}]")
@@ -83,7 +86,7 @@ def test_wrong_key_is_refused_by_the_gateway_and_falls_back(
         tmp_path, api_key=KEY, llama_upstream=llama_stub, searxng_upstream=sx.url,
         search_enabled="true",
     ) as gw:  # fmt: skip
-        web = WebAccess(gateway=gw.url, api_key="not-the-key")
+        web = WebAccess(public_fallback=True, gateway=gw.url, api_key="not-the-key")
         res = call("WebSearch", {"query": "hello"}, web, tmp_path)
     assert res.ok
     assert "via fallback" in res.output
@@ -101,7 +104,10 @@ def test_json_disabled_403_html_through_the_gateway_falls_back(
         search_enabled="true",
     ) as gw:  # fmt: skip
         res = call(
-            "WebSearch", {"query": "hello"}, WebAccess(gateway=gw.url, api_key=KEY), tmp_path
+            "WebSearch",
+            {"query": "hello"},
+            WebAccess(public_fallback=True, gateway=gw.url, api_key=KEY),
+            tmp_path,
         )
     assert res.ok
     assert "gateway search answered HTTP 403 (text/html)" in res.output
@@ -117,7 +123,10 @@ def test_searxng_down_behind_the_gateway_falls_back(
         search_enabled="true",
     ) as gw:  # fmt: skip
         res = call(
-            "WebSearch", {"query": "hello"}, WebAccess(gateway=gw.url, api_key=KEY), tmp_path
+            "WebSearch",
+            {"query": "hello"},
+            WebAccess(public_fallback=True, gateway=gw.url, api_key=KEY),
+            tmp_path,
         )
     assert res.ok
     # /services already says SearXNG does not answer: no 502 round trip first
@@ -130,7 +139,10 @@ def test_scrape_not_offered_means_a_direct_fetch(
 ) -> None:
     with gateway(tmp_path, api_key=KEY, llama_upstream=llama_stub, scrape_enabled="false") as gw:
         res = call(
-            "WebFetch", {"url": f"{page.url}/n"}, WebAccess(gateway=gw.url, api_key=KEY), tmp_path
+            "WebFetch",
+            {"url": f"{page.url}/n"},
+            WebAccess(public_fallback=True, gateway=gw.url, api_key=KEY),
+            tmp_path,
         )
     assert res.ok, res.error
     assert res.output.startswith(
@@ -149,7 +161,10 @@ def test_scrape_service_down_behind_the_gateway_means_a_direct_fetch(
         scrape_enabled="true",
     ) as gw:  # fmt: skip
         res = call(
-            "WebFetch", {"url": f"{page.url}/n"}, WebAccess(gateway=gw.url, api_key=KEY), tmp_path
+            "WebFetch",
+            {"url": f"{page.url}/n"},
+            WebAccess(public_fallback=True, gateway=gw.url, api_key=KEY),
+            tmp_path,
         )
     assert res.ok, res.error
     # /services already says the scrape service does not answer: no 502 round trip first
@@ -169,7 +184,7 @@ def test_services_document_of_the_real_gateway_is_what_the_probe_reads(
         doc = httpx.get(f"{gw.url}/services", timeout=5).json()
         assert doc == {"llm": True, "search": True, "scrape": False, "crawl_durable": False}
         # The agent may hand over llm.endpoint with its /v1 suffix: same gateway.
-        web = WebAccess(gateway=f"{gw.url}/v1", api_key=KEY)
+        web = WebAccess(public_fallback=True, gateway=f"{gw.url}/v1", api_key=KEY)
         res = call("WebSearch", {"query": "hello"}, web, tmp_path)
     assert res.output.startswith(f"[WebSearch via gateway: SearXNG via {gw.url}]")
 
@@ -196,13 +211,13 @@ def test_web_tools_verify_the_gateway_against_its_ca(
         ) as gw,
         gateway(tmp_path / "other", api_key=KEY, llama_upstream=llama_stub) as other,
     ):  # fmt: skip
-        good = WebAccess(gateway=gw.tls_url, api_key=KEY, ca=gw.ca_pem)
+        good = WebAccess(public_fallback=True, gateway=gw.tls_url, api_key=KEY, ca=gw.ca_pem)
         res = call("WebSearch", {"query": "hello"}, good, tmp_path)
         assert res.ok and "via fallback" not in res.output, res.output
         assert len(sx.searches()) == 1
         clear_probe_cache()
         # the right gateway, but the anchor of another one: a man in the middle, as far as we know
-        wrong = WebAccess(gateway=gw.tls_url, api_key=KEY, ca=other.ca_pem)
+        wrong = WebAccess(public_fallback=True, gateway=gw.tls_url, api_key=KEY, ca=other.ca_pem)
         res = call("WebSearch", {"query": "hello"}, wrong, tmp_path)
         assert res.ok and "via fallback" in res.output
         assert "OPENMONO_GATEWAY_CA does not vouch for" in res.output
@@ -214,7 +229,7 @@ def test_web_tools_never_send_the_key_over_plain_http_beyond_loopback(
     tmp_path: Path, ddg: FakeDuckDuckGo
 ) -> None:
     # refused before any connection: the name is never even resolved
-    web = WebAccess(gateway="http://relay.example.invalid:7000", api_key=KEY)
+    web = WebAccess(public_fallback=True, gateway="http://relay.example.invalid:7000", api_key=KEY)
     res = call("WebSearch", {"query": "hello"}, web, tmp_path)
     assert res.ok and "refusing plain http://" in res.output and "--insecure-http" in res.output
     assert ddg.queries() == ["hello"]

@@ -121,8 +121,10 @@ def agent(endpoint: str, prompt: str, tmp: Path, ddg: FakeDuckDuckGo, *extra: st
             "LLAMA_API_KEY": KEY,
             "OPENMONO_DATA_DIR": str(tmp / "agent-data"),
             "HOME": str(tmp / "agent-home"),
-            # No internet here: the fallback search engine is the local stand-in.
+            # No internet here: the fallback search engine is the local stand-in, and this
+            # agent box opted in to it (web.public_fallback)
             "WORKER_WEB_DDG_URL": ddg.url,
+            "OPENMONO_WEB_PUBLIC_FALLBACK": "1",
         }
     )
     cmd = [sys.executable, "-m", "openmono.cli", "-p", prompt, "--output-format", "json"]

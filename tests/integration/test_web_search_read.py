@@ -78,7 +78,7 @@ def test_read_top_reads_the_first_results_in_parallel_through_the_gateway(
     tmp_path: Path, stack: WebStack, origin: tuple[Origin, FakeServer]
 ) -> None:
     state, server = origin
-    web = WebAccess(gateway=stack.gateway.url, api_key=KEY)
+    web = WebAccess(public_fallback=True, gateway=stack.gateway.url, api_key=KEY)
     res = call({"query": "hello", "read_top": 3, "read_max_length": 500}, web, tmp_path)
     assert res.ok, res.error
     out = res.output
@@ -101,7 +101,7 @@ def test_read_top_zero_reads_nothing(
     tmp_path: Path, stack: WebStack, origin: tuple[Origin, FakeServer]
 ) -> None:
     _, server = origin
-    web = WebAccess(gateway=stack.gateway.url, api_key=KEY)
+    web = WebAccess(public_fallback=True, gateway=stack.gateway.url, api_key=KEY)
     res = call({"query": "hello"}, web, tmp_path)
     assert res.ok and "[read via" not in res.output
     assert server.requests == []
@@ -113,7 +113,7 @@ def test_reads_fall_back_to_the_direct_fetch_when_the_gateway_offers_no_scrape(
     _, server = origin
     urls = [f"{server.url}/tides", f"{server.url}/currents"]
     with web_stack(tmp_path, KEY, urls, scrape_enabled="false") as s:
-        web = WebAccess(gateway=s.gateway.url, api_key=KEY)
+        web = WebAccess(public_fallback=True, gateway=s.gateway.url, api_key=KEY)
         res = call({"query": "hello", "read_top": 2}, web, tmp_path)
     assert res.ok, res.error
     assert res.output.startswith("[WebSearch via gateway: SearXNG via")
@@ -127,11 +127,17 @@ def test_a_failed_search_reads_nothing(
     _, server = origin
     with fake_duckduckgo("challenge") as ddg:
         monkeypatch.setenv("WORKER_WEB_DDG_URL", ddg.url)
-        res = call({"query": "tides", "read_top": 2}, WebAccess(gateway=None), tmp_path)
+        res = call(
+            {"query": "tides", "read_top": 2},
+            WebAccess(public_fallback=True, gateway=None),
+            tmp_path,
+        )
     assert not res.ok and "Web search degraded" in (res.error or "")
     assert server.requests == []
 
 
 def test_read_top_is_bounded(tmp_path: Path) -> None:
-    res = call({"query": "x", "read_top": 6}, WebAccess(gateway=None), tmp_path)
+    res = call(
+        {"query": "x", "read_top": 6}, WebAccess(public_fallback=True, gateway=None), tmp_path
+    )
     assert not res.ok and "read_top" in (res.error or "")

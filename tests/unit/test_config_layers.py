@@ -147,7 +147,12 @@ def test_set_writes_atomically_validates_and_get_reads_back(env: Path, tmp_path:
     assert get_value(s, "llm.endpoint") == "http://127.0.0.1:9"
     assert get_value(s, "llm.api_key") == "********"
     assert get_value(s, "llm.api_key", reveal=True) == "sekrit"
-    assert get_value(s, "web") == {"gateway": None, "search": True, "scrape": None}
+    assert get_value(s, "web") == {
+        "gateway": None,
+        "search": True,
+        "scrape": None,
+        "public_fallback": False,
+    }
     with pytest.raises(ConfigError):
         get_value(s, "llm.nope")
     project = settings_file("project", tmp_path / "p")

@@ -142,7 +142,7 @@ def call(tool: str, params: dict[str, object], web: WebAccess, tmp_path: Path) -
 
 
 def web(gw: Gateway | None, **kw: object) -> WebAccess:
-    return WebAccess(gateway=gw.url if gw else None, api_key=KEY, **kw)  # type: ignore[arg-type]
+    return WebAccess(public_fallback=True, gateway=gw.url if gw else None, api_key=KEY, **kw)  # type: ignore[arg-type]
 
 
 # --- WebSearch -----------------------------------------------------------------------------
@@ -204,7 +204,7 @@ def test_search_falls_back_when_every_engine_failed(tmp_path: Path, ddg: FakeDuc
 
 def test_search_falls_back_without_the_key(tmp_path: Path, ddg: FakeDuckDuckGo) -> None:
     with gateway() as gw:
-        access = WebAccess(gateway=gw.url, api_key=None)
+        access = WebAccess(public_fallback=True, gateway=gw.url, api_key=None)
         res = call("WebSearch", {"query": "hello"}, access, tmp_path)
     assert res.ok
     assert "gateway search answered HTTP 401" in res.output
@@ -213,13 +213,18 @@ def test_search_falls_back_without_the_key(tmp_path: Path, ddg: FakeDuckDuckGo) 
 def test_search_falls_back_when_the_gateway_is_down(tmp_path: Path, ddg: FakeDuckDuckGo) -> None:
     with gateway() as gw:
         dead = gw.url
-    res = call("WebSearch", {"query": "hello"}, WebAccess(gateway=dead, api_key=KEY), tmp_path)
+    res = call(
+        "WebSearch",
+        {"query": "hello"},
+        WebAccess(public_fallback=True, gateway=dead, api_key=KEY),
+        tmp_path,
+    )
     assert res.ok
     assert "gateway not used: the gateway's /services unreachable (ConnectError)" in res.output
 
 
 def test_no_gateway_means_fallback(tmp_path: Path, ddg: FakeDuckDuckGo) -> None:
-    res = call("WebSearch", {"query": "hello"}, WebAccess(), tmp_path)
+    res = call("WebSearch", {"query": "hello"}, WebAccess(public_fallback=True), tmp_path)
     assert res.ok
     assert "no gateway URL is configured" in res.output
 
@@ -315,7 +320,7 @@ def test_gateway_failure_forgets_the_probe(tmp_path: Path, ddg: FakeDuckDuckGo) 
 
 def test_challenge_means_degraded_never_no_results(tmp_path: Path, ddg: FakeDuckDuckGo) -> None:
     ddg.mode = "challenge"
-    res = call("WebSearch", {"query": "hello"}, WebAccess(), tmp_path)
+    res = call("WebSearch", {"query": "hello"}, WebAccess(public_fallback=True), tmp_path)
     assert not res.ok
     assert res.error is not None
     assert "Web search degraded: DuckDuckGo answered HTTP 202" in res.error
@@ -325,7 +330,7 @@ def test_challenge_means_degraded_never_no_results(tmp_path: Path, ddg: FakeDuck
 
 def test_real_no_results(tmp_path: Path, ddg: FakeDuckDuckGo) -> None:
     ddg.mode = "none"
-    res = call("WebSearch", {"query": "zzqxv"}, WebAccess(), tmp_path)
+    res = call("WebSearch", {"query": "zzqxv"}, WebAccess(public_fallback=True), tmp_path)
     assert res.ok
     assert 'No results for "zzqxv".' in res.output
 
@@ -412,7 +417,9 @@ def test_fetch_falls_back_to_a_direct_fetch(
 def test_direct_fetch_refuses_loopback_without_an_allow_list(
     tmp_path: Path, page_server: FakeServer
 ) -> None:
-    res = call("WebFetch", {"url": f"{page_server.url}/article"}, WebAccess(), tmp_path)
+    res = call(
+        "WebFetch", {"url": f"{page_server.url}/article"}, WebAccess(public_fallback=True), tmp_path
+    )
     assert not res.ok
     assert "refused by the network guard" in (res.error or "")
     assert page_server.requests == []
@@ -433,7 +440,7 @@ def test_direct_fetch_refuses_private_targets_before_connecting(
     tmp_path: Path, url: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("WORKER_WEB_FETCH_ALLOW_CIDRS", "127.0.0.0/8")
-    res = call("WebFetch", {"url": url}, WebAccess(scrape=False), tmp_path)
+    res = call("WebFetch", {"url": url}, WebAccess(public_fallback=True, scrape=False), tmp_path)
     assert not res.ok
     assert "refused by the network guard" in (res.error or "")
 
@@ -443,7 +450,9 @@ def test_direct_fetch_checks_every_redirect_hop(
     tmp_path: Path, page_server: FakeServer, monkeypatch: pytest.MonkeyPatch, path: str
 ) -> None:
     monkeypatch.setenv("WORKER_WEB_FETCH_ALLOW_CIDRS", "127.0.0.0/8")
-    res = call("WebFetch", {"url": f"{page_server.url}{path}"}, WebAccess(), tmp_path)
+    res = call(
+        "WebFetch", {"url": f"{page_server.url}{path}"}, WebAccess(public_fallback=True), tmp_path
+    )
     assert not res.ok
     assert "refused by the network guard" in (res.error or "")
     assert page_server.paths() == [path]
@@ -454,13 +463,16 @@ def test_direct_fetch_plain_text_truncation_and_render_note(
 ) -> None:
     monkeypatch.setenv("WORKER_WEB_FETCH_ALLOW_CIDRS", "127.0.0.0/8")
     params = {"url": f"{page_server.url}/notes.txt", "max_length": 100, "render": True}
-    res = call("WebFetch", params, WebAccess(), tmp_path)
+    res = call("WebFetch", params, WebAccess(public_fallback=True), tmp_path)
     assert res.ok, res.error
     assert "render=true needs the scrape service's browser" in res.output.splitlines()[0]
     assert "plain notes\nline two" in res.output
     assert not res.truncated
     long_ok = call(
-        "WebFetch", {"url": f"{page_server.url}/article", "max_length": 100}, WebAccess(), tmp_path
+        "WebFetch",
+        {"url": f"{page_server.url}/article", "max_length": 100},
+        WebAccess(public_fallback=True),
+        tmp_path,
     )
     assert long_ok.truncated
     assert "[cut at max_length" in long_ok.output
@@ -470,7 +482,9 @@ def test_direct_fetch_refuses_binary_content(
     tmp_path: Path, page_server: FakeServer, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("WORKER_WEB_FETCH_ALLOW_CIDRS", "127.0.0.0/8")
-    res = call("WebFetch", {"url": f"{page_server.url}/image"}, WebAccess(), tmp_path)
+    res = call(
+        "WebFetch", {"url": f"{page_server.url}/image"}, WebAccess(public_fallback=True), tmp_path
+    )
     assert not res.ok
     assert "image/png" in (res.error or "")
 
@@ -479,7 +493,9 @@ def test_site_errors_are_pages_not_failures(
     tmp_path: Path, page_server: FakeServer, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("WORKER_WEB_FETCH_ALLOW_CIDRS", "127.0.0.0/8")
-    res = call("WebFetch", {"url": f"{page_server.url}/nope"}, WebAccess(), tmp_path)
+    res = call(
+        "WebFetch", {"url": f"{page_server.url}/nope"}, WebAccess(public_fallback=True), tmp_path
+    )
     assert res.ok
     assert "Status: 404" in res.output
 
@@ -502,7 +518,7 @@ async def test_works_when_called_inside_a_running_event_loop(
     tmp_path: Path, ddg: FakeDuckDuckGo
 ) -> None:
     """`run_tool` is blocking; called from a coroutine anyway, the web I/O gets its own thread."""
-    res = call("WebSearch", {"query": "caddy"}, WebAccess(), tmp_path)
+    res = call("WebSearch", {"query": "caddy"}, WebAccess(public_fallback=True), tmp_path)
     assert res.ok, res.error
     assert ddg.queries() == ["caddy"]
 
@@ -511,7 +527,9 @@ def test_direct_fetch_sniffs_html_without_a_content_type(
     tmp_path: Path, page_server: FakeServer, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("WORKER_WEB_FETCH_ALLOW_CIDRS", "127.0.0.0/8")
-    res = call("WebFetch", {"url": f"{page_server.url}/untyped"}, WebAccess(), tmp_path)
+    res = call(
+        "WebFetch", {"url": f"{page_server.url}/untyped"}, WebAccess(public_fallback=True), tmp_path
+    )
     assert res.ok, res.error
     assert "Title: Local article" in res.output
     assert "<article>" not in res.output

@@ -89,6 +89,7 @@ def web_access(settings: Settings) -> WebAccess:
         scrape=settings.web.scrape,
         ca=anchor,
         insecure_http=settings.insecure_http,
+        public_fallback=settings.web.public_fallback,
     )
 
 

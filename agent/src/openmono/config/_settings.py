@@ -33,6 +33,7 @@ from openmono.config._fieldtrust import (
     APPLIES,
     NARROWS,
     ROUTES,
+    ROUTES_UNLESS_OFF,
     RUNS,
     WIDENS,
     WIDENS_UNLESS_OFF,
@@ -92,6 +93,9 @@ class WebSettings(BaseModel):
     # the switches choose between the gateway this file may not name and its absence
     search: Annotated[bool | None, APPLIES] = None
     scrape: Annotated[bool | None, APPLIES] = None
+    # WebSearch (asked nothing) may go to DuckDuckGo, and read its hits, straight from this box
+    # when the gateway cannot serve it (docs/configuration.md, "Web search without the gateway")
+    public_fallback: Annotated[bool, ROUTES_UNLESS_OFF] = False
 
 
 class ToolRules(BaseModel):

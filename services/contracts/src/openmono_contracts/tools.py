@@ -20,6 +20,9 @@ class WebAccess(BaseModel):
     ca: str | None = Field(default=None, repr=False)
     # plain http:// to a gateway beyond loopback allowed (the agent's --insecure-http)
     insecure_http: bool = False
+    # the user let calls nobody approved leave this box without the gateway (`web.public_fallback`):
+    # WebSearch's DuckDuckGo fallback, and the direct fetch of the pages its read_top reads
+    public_fallback: bool = False
 
 
 class ToolRequest(BaseModel):

@@ -18,7 +18,7 @@ from openmono_worker.web import (
     FetchedPage,
     run_cancellable,
     web_fetch,
-    wrap_untrusted,
+    wrap_page,
 )
 
 DEFAULT_MAX_LENGTH = 50_000
@@ -50,10 +50,7 @@ def render_page(page: FetchedPage) -> str:
         head = f"[WebFetch via fallback: {page.source}; gateway not used: {page.reason}"
     extra = "".join(f"; {note}" for note in page.notes)
     lines = [f"{head}{extra}]", f"URL: {page.url}", f"Status: {page.status}"]
-    body = page.content or "(the page has no text)"
-    if page.title:
-        body = f"Title: {page.title}\n\n{body}"
-    lines += ["", wrap_untrusted(body, page.url)]
+    lines += ["", wrap_page(page.title, page.content, page.url)]
     if page.truncated:
         lines += ["", "[cut at max_length; ask for more with a larger max_length]"]
     return "\n".join(lines)

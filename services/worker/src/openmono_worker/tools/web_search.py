@@ -1,4 +1,8 @@
-"""WebSearch: search the web through the gateway's SearXNG, or DuckDuckGo when that is not there.
+"""WebSearch: search the web through the gateway's SearXNG, or DuckDuckGo when the user allows it.
+
+It runs without asking, so the public fallback (the query straight to DuckDuckGo, the hits read
+straight from their sites) is opt-in (`web.public_fallback`, off by default): without it, a
+search the gateway cannot serve sends nothing and the error says how to turn the fallback on.
 
 The first line of the output says which path answered and why (`via gateway` / `via fallback`),
 so the model and the user can tell a gateway result from a fallback one. A fallback that meets a
@@ -16,12 +20,13 @@ from pydantic import BaseModel, ConfigDict, Field
 from openmono_worker.errors import ToolError
 from openmono_worker.tools._base import Tool, ToolContext, ToolOutcome
 from openmono_worker.web import (
+    FallbackOff,
     PageRead,
     SearchAnswer,
     SearchDegraded,
     run_cancellable,
     search_and_read,
-    wrap_untrusted,
+    wrap_page,
 )
 
 MAX_READ_TOP = 5
@@ -69,7 +74,7 @@ def _read_lines(read: PageRead) -> list[str]:
     cut = "; cut at read_max_length" if page.truncated else ""
     head = f"   [read via {via}; status {page.status}{cut}]"
     # The same block WebFetch uses: a page read here can no more pose as instructions than there.
-    return [head, "", wrap_untrusted(page.content.strip() or "(the page has no text)", page.url)]
+    return [head, "", wrap_page(page.title, page.content, page.url)]
 
 
 def render(query: str, answer: SearchAnswer, reads: list[PageRead] | None = None) -> str:
@@ -106,7 +111,7 @@ class WebSearch(Tool[Params]):
     description = (
         "Search the web. Returns titles, URLs and snippets; read_top=N also returns the text "
         "of the first N results (read in parallel), else read a result with WebFetch. "
-        "Uses the inference box's SearXNG when it offers one, otherwise DuckDuckGo."
+        "Uses the inference box's SearXNG; DuckDuckGo only where the user allowed it."
     )
     read_only = True
     concurrency_safe = True
@@ -127,6 +132,8 @@ class WebSearch(Tool[Params]):
             ),
             ctx.cancel,
         )
+        if isinstance(answer.failure, FallbackOff):
+            raise ToolError(f"[WebSearch: nothing was searched]\n{answer.failure.reason}.")
         if answer.failure is not None:
             what = "degraded" if isinstance(answer.failure, SearchDegraded) else "failed"
             raise ToolError(

@@ -15,16 +15,23 @@ from openmono_contracts.searxng import SearchHit, SearchPage
 from openmono_worker.web._access import gateway_base, resolve_web_access
 from openmono_worker.web._ddg import decode_link
 from openmono_worker.web._ddg import parse as parse_duckduckgo
-from openmono_worker.web._errors import FallbackError, GatewayError, SearchDegraded, WebPathError
+from openmono_worker.web._errors import (
+    FallbackError,
+    FallbackOff,
+    GatewayError,
+    SearchDegraded,
+    WebPathError,
+)
 from openmono_worker.web._fetch import FetchedPage, web_fetch
 from openmono_worker.web._http import run_cancellable
 from openmono_worker.web._probe import clear as clear_probe_cache
 from openmono_worker.web._search import PageRead, SearchAnswer, search_and_read, web_search
 from openmono_worker.web._searxng import normalise as normalise_searxng
-from openmono_worker.web._untrusted import wrap_untrusted
+from openmono_worker.web._untrusted import wrap_page, wrap_untrusted
 
 __all__ = [
     "FallbackError",
+    "FallbackOff",
     "FetchedPage",
     "GatewayError",
     "PageRead",
@@ -43,5 +50,6 @@ __all__ = [
     "search_and_read",
     "web_fetch",
     "web_search",
+    "wrap_page",
     "wrap_untrusted",
 ]

@@ -4,7 +4,8 @@ WorkerError
  └── WebPathError        -- one path (gateway or fallback) failed; `reason` says why
       ├── GatewayError   -- the gateway path failed: the caller falls back
       └── FallbackError  -- the built-in fallback failed as well
-           └── SearchDegraded -- the fallback search engine refused us (bot challenge)
+           ├── SearchDegraded -- the fallback search engine refused us (bot challenge)
+           └── FallbackOff    -- the fallback would leave the box, and the user did not opt in
 """
 
 from __future__ import annotations
@@ -30,3 +31,16 @@ class FallbackError(WebPathError):
 
 class SearchDegraded(FallbackError):
     """The fallback search engine answered with a challenge: results may exist, we got none."""
+
+
+# How the user lets WebSearch leave this box without the gateway; the tool result repeats it.
+OPT_IN = (
+    "set web.public_fallback to true (`openmono config set web.public_fallback true`, or "
+    "OPENMONO_WEB_PUBLIC_FALLBACK=1) to let WebSearch ask DuckDuckGo and read the pages it "
+    "finds directly from this box"
+)
+
+
+class FallbackOff(FallbackError):
+    """The fallback would send the call off this box without the gateway, and the user has not
+    opted in (`WebAccess.public_fallback`): nothing was sent."""

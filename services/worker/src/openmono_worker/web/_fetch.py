@@ -23,7 +23,7 @@ from openmono_worker.settings import WebToolSettings
 from openmono_worker.web import _direct, _http, _probe, _scrape
 from openmono_worker.web._capability import resolve
 from openmono_worker.web._convert import HTML_TYPES, html_to_markdown, looks_like_html, title_of
-from openmono_worker.web._errors import FallbackError, GatewayError
+from openmono_worker.web._errors import OPT_IN, FallbackError, FallbackOff, GatewayError
 
 _TEXT_TYPES = frozenset({"application/json", "application/xml", "application/javascript", ""})
 _PDF_TYPES = frozenset({"application/pdf", "application/x-pdf"})
@@ -78,10 +78,13 @@ async def web_fetch(
     web: WebAccess,
     settings: WebToolSettings,
     time_limit_s: float | None = None,
+    *,
+    direct: bool = True,
 ) -> FetchedPage:
     """Fetch `request.url`; raises `FallbackError` when the fallback cannot get it either.
 
     `time_limit_s` (the call's timeout) caps the gateway path so the direct fetch still fits.
+    `direct=False`: no direct fetch (`FallbackOff` instead), for URLs nobody approved.
     """
     start = time.monotonic()
     async with gateway.async_client(anchor=web.ca) as client:
@@ -114,6 +117,11 @@ async def web_fetch(
                     page.truncated,
                     tuple(used),
                 )
+    if not direct:
+        raise FallbackOff(
+            f"no scrape service through the gateway ({reason}), and the public fallback is "
+            f"off: the page was not asked for; {OPT_IN}"
+        )
     try:
         final, status, title, text = await _direct_page(request.url, settings)
     except FallbackError as exc:

@@ -6,6 +6,10 @@ gateway failure, forget the cached probe and take the fallback  4. say which pat
 Search-and-read (`search_and_read`): the same search, then the top k hits are read in parallel on
 WebFetch's path (`web_fetch`: the gateway's scrape service, else the guarded direct fetch, each
 page on its own), each cut to a character budget, within what is left of the call's time.
+
+WebSearch runs without asking, so what it sends off this box without the gateway (the query to
+DuckDuckGo, the hits' URLs to their sites) needs the user's opt-in, `WebAccess.public_fallback`;
+without it the answer says how to turn it on (`FallbackOff`).
 """
 
 from __future__ import annotations
@@ -21,7 +25,7 @@ from openmono_contracts.searxng import SearchPage
 from openmono_worker.settings import WebToolSettings
 from openmono_worker.web import _ddg, _http, _probe, _searxng
 from openmono_worker.web._capability import resolve
-from openmono_worker.web._errors import FallbackError, GatewayError
+from openmono_worker.web._errors import OPT_IN, FallbackError, FallbackOff, GatewayError
 from openmono_worker.web._fetch import FetchedPage, web_fetch
 
 # Reads end this long before the call's limit, so the answer (with what was read) gets out.
@@ -69,6 +73,12 @@ async def web_search(
             else:
                 return SearchAnswer("gateway", f"SearXNG via {route.gateway}", page, reason)
         source = f"DuckDuckGo ({settings.ddg_url})"
+        if not web.public_fallback:
+            off = FallbackOff(
+                f"no search through the gateway ({reason}), and the public fallback is off: "
+                f"the query was not sent; {OPT_IN}"
+            )
+            return SearchAnswer("fallback", source, None, reason, off)
         try:
             page = await _ddg.search(
                 client,
@@ -105,10 +115,10 @@ async def read_pages(
     async def one(url: str) -> PageRead:
         request = ScrapeRequest(url=url, max_length=max_length)
         try:
-            if limit is None:
-                page = await web_fetch(request, web, settings)
-            else:
-                page = await asyncio.wait_for(web_fetch(request, web, settings, limit), limit)
+            # nobody approved these URLs (WebFetch asks): off the box only through the gateway,
+            # unless the user opted in to the public fallback
+            fetch = web_fetch(request, web, settings, limit, direct=web.public_fallback)
+            page = await (fetch if limit is None else asyncio.wait_for(fetch, limit))
         except FallbackError as exc:
             return PageRead(url, error=exc.reason)
         except TimeoutError:

@@ -33,3 +33,12 @@ def wrap_untrusted(text: str, source: str) -> str:
     """The note, then `text` (defused) inside the marked block for page `source`."""
     attr = html.escape(" ".join(source.split()), quote=True)
     return f'{NOTE}\n<{TAG} source="{attr}">\n{defuse(text)}\n</{TAG}>'
+
+
+def wrap_page(title: str | None, content: str, source: str) -> str:
+    """A fetched page as the model reads it, from WebFetch or WebSearch's read_top alike: its
+    title and text (both written by the page) inside one marked block."""
+    body = content.strip() or "(the page has no text)"
+    if title:
+        body = f"Title: {title}\n\n{body}"
+    return wrap_untrusted(body, source)
