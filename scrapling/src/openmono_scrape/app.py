@@ -5,7 +5,9 @@ statuses, shared by both APIs), the only place errors become status codes.
 200 whenever a page was fetched, whatever the site answered; an error is answered with its status
 from `statuses.TABLE` (503 with `Retry-After` when the service is saturated). A body that does not
 validate is 422 `{"detail": [...]}` with the field and the reason, never the input echoed back and
-never a traceback. Anything unexpected is logged with its traceback and answered as an
+never a traceback; a body that is not JSON at all (not UTF-8, nested past the parser's depth, a
+number too long to read) is the same 422 on `/scrape` and Firecrawl's 400 on `/firecrawl`, never
+FastAPI's bare `{"detail": "There was an error parsing the body"}`. Anything unexpected is logged with its traceback and answered as an
 `InternalError` without one (502 FETCH_FAILED on `/scrape`, 500 on `/firecrawl`).
 """
 
@@ -20,6 +22,7 @@ from typing import Any
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
+from starlette.exceptions import HTTPException
 from openmono_contracts import ScrapeRequest, ScrapeResponse
 from openmono_contracts.crawl import SliceLimits
 
@@ -99,6 +102,21 @@ def create_app(settings: ScrapeSettings | None = None) -> FastAPI:
             for err in exc.errors()
         ]
         return JSONResponse({"detail": detail}, status_code=422)
+
+    @app.exception_handler(HTTPException)
+    async def _http(request: Request, exc: HTTPException) -> JSONResponse:
+        # FastAPI raises a bare 400 from the cause when a body cannot be parsed at all
+        unreadable = exc.status_code == 400 and exc.__cause__ is not None
+        if _api(request) == "firecrawl":
+            if unreadable:
+                return firecrawl.unreadable_body(exc)
+            body = {"success": False, "error": str(exc.detail)}
+            return JSONResponse(body, status_code=exc.status_code, headers=exc.headers)
+        if unreadable:
+            why = firecrawl.unreadable_reason(exc)
+            detail = [{"loc": ["body"], "msg": why, "type": "json_invalid"}]
+            return JSONResponse({"detail": detail}, status_code=422)
+        return JSONResponse({"detail": exc.detail}, status_code=exc.status_code, headers=exc.headers)
 
     @app.exception_handler(ScrapeError)
     async def _scrape_error(request: Request, exc: ScrapeError) -> JSONResponse:

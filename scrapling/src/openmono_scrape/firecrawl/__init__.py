@@ -6,12 +6,12 @@ checks the key and forwards the path unchanged. Modules: `_routes` (the endpoint
 `_scrape` (one page as scrape reads it), `_document` (a fetched page as a Firecrawl document),
 `_searxng` (the search behind search), `_map` (map), `_jobs` (crawl and batch scrape jobs; their
 drivers: `openmono_scrape.crawljobs`), `_fallback` (every other path under `/firecrawl`:
-404/405/501 naming what is supported), `_errors` (a body that does not validate; every other
+404/405/501 naming what is supported), `_errors` (a body that does not validate or is not JSON at all; every other
 error's status is in `openmono_scrape.statuses`). Wire models: `openmono_contracts.firecrawl`
 and `openmono_contracts.firecrawl_jobs`.
 """
 
-from openmono_scrape.firecrawl._errors import invalid_body
+from openmono_scrape.firecrawl._errors import invalid_body, unreadable_body, unreadable_reason
 from openmono_scrape.firecrawl._jobs import JobRunner
 from openmono_scrape.firecrawl._routes import PREFIX, FirecrawlAPI, build_router
 from openmono_scrape.firecrawl._scrape import Admit, PageScraper
@@ -24,4 +24,6 @@ __all__ = [
     "PageScraper",
     "build_router",
     "invalid_body",
+    "unreadable_body",
+    "unreadable_reason",
 ]
