@@ -38,18 +38,23 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RedisServer]:
 @pytest.fixture(params=["memory", "redis"])
 async def store(request: pytest.FixtureRequest, server: RedisServer) -> AsyncIterator[JobStore]:
     with server.client() as c:  # each test starts with no reservation
-        c.delete("openmono:crawl:reserved", "openmono:crawl:reserved-bytes")
-    total = 10 * 1024 * 1024
+        c.delete(
+            "openmono:crawl:reserved",
+            "openmono:crawl:reserved-bytes",
+            "openmono:crawl:reserved-owner",
+        )
     made: JobStore = (
-        MemoryJobStore(total)
+        MemoryJobStore(TOTAL, PER_KEY)
         if request.param == "memory"
-        else RedisJobStore.from_url(server.url, total)
+        else RedisJobStore.from_url(server.url, TOTAL, PER_KEY)
     )
     yield made
     await made.close()
 
 
 _n = iter(range(10**6))
+MiB = 1024 * 1024
+TOTAL, PER_KEY = 10 * MiB, 6 * MiB  # what the fixture's stores allow in all and per key
 
 
 def _spec(**kw: object) -> JobSpec:
@@ -211,13 +216,62 @@ async def test_memory_store_drops_expired_jobs(tmp_path: Path) -> None:
     assert await store.spec(spec.id) is None
 
 
-async def test_all_jobs_together_hold_at_most_the_total_bytes(store: JobStore) -> None:
-    big = 6 * 1024 * 1024  # of the 10 MiB the fixture's stores allow
-    first = _spec(max_bytes=big, concurrency=1, rules=CrawlRules(limit=1))
-    await store.create(first, [_item(1)])
-    with pytest.raises(StoreFull):
-        await store.create(_spec(max_bytes=big), [_item(1)])
-    # once the first job ended it holds only what it stored, so the second fits
-    (item,) = await store.claim(first.id, 1, time.time())
-    await store.finish(first.id, item, Finished(document=_doc(1)), time.time())
-    await store.create(_spec(max_bytes=big), [_item(1)])
+async def test_a_key_holds_at_most_its_bound_and_all_keys_the_total(store: JobStore) -> None:
+    # each running job holds at least 1 MiB: six of anna's fill her 6 MiB, four of ben's the rest
+    annas = [_spec(owner="anna", max_bytes=4 * MiB, rules=CrawlRules(limit=1)) for _ in range(6)]
+    for spec in annas:
+        await store.create(spec, [_item(1)])
+    with pytest.raises(StoreFull) as refused:
+        await store.create(_spec(owner="anna"), [_item(1)])
+    assert refused.value.per_key and "SCRAPE_CRAWL_MAX_KEY_BYTES" in str(refused.value)
+    for _ in range(4):
+        await store.create(_spec(owner="ben"), [_item(1)])
+    with pytest.raises(StoreFull) as full:
+        await store.create(_spec(owner="carl"), [_item(1)])
+    assert not full.value.per_key and "SCRAPE_CRAWL_MAX_TOTAL_BYTES" in str(full.value)
+    # once one of anna's jobs ended it holds only what it stored (nothing), so carl's fits
+    (item,) = await store.claim(annas[0].id, 1, time.time())
+    assert (await store.finish(annas[0].id, item, Finished(), time.time())).ended == "completed"
+    await store.create(_spec(owner="carl"), [_item(1)])
+
+
+async def test_a_document_past_the_keys_bound_stops_its_job(store: JobStore) -> None:
+    for _ in range(5):
+        await store.create(_spec(owner="anna"), [_item(1)])
+    spec = _spec(owner="anna", max_bytes=4 * MiB, concurrency=3)
+    await store.create(spec, [_item(1), _item(2), _item(3)])
+    first, second, third = await store.claim(spec.id, 3, time.time())
+    small = json.dumps({"markdown": "x" * (MiB // 2)})  # within the job's 1 MiB floor: no growth
+    assert (await store.finish(spec.id, first, Finished(document=small), time.time())).verdict == (
+        "stored"
+    )
+    big = json.dumps({"markdown": "x" * MiB})  # 1.5 MiB held: past anna's 6 MiB
+    result = await store.finish(spec.id, second, Finished(document=big), time.time())
+    assert result.verdict == "skipped"
+    state = await store.state(spec.id)
+    assert state is not None and state.completed == 1
+    assert state.warning is not None and "SCRAPE_CRAWL_MAX_KEY_BYTES" in state.warning
+    # another key is not held back by anna's bound
+    other = _spec(owner="ben", max_bytes=4 * MiB)
+    await store.create(other, [_item(1)])
+    (item,) = await store.claim(other.id, 1, time.time())
+    assert (await store.finish(other.id, item, Finished(document=big), time.time())).verdict == (
+        "stored"
+    )
+    await store.finish(spec.id, third, Finished(), time.time())
+
+
+async def test_a_document_past_the_total_stops_its_job(store: JobStore) -> None:
+    for owner in ("a", "b", "c", "d"):
+        for _ in range(2):
+            await store.create(_spec(owner=owner), [_item(1)])
+    spec = _spec(owner="e", max_bytes=4 * MiB)
+    await store.create(spec, [_item(1), _item(2)])  # 9 MiB held: 1 MiB left in all
+    (item,) = await store.claim(spec.id, 1, time.time())
+    big = json.dumps({"markdown": "x" * (5 * MiB // 2)})  # 2.5 MiB held: 0.5 MiB too many
+    assert (await store.finish(spec.id, item, Finished(document=big), time.time())).verdict == (
+        "skipped"
+    )
+    state = await store.state(spec.id)
+    assert state is not None and state.warning is not None
+    assert "SCRAPE_CRAWL_MAX_TOTAL_BYTES" in state.warning

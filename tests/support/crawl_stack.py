@@ -4,20 +4,23 @@ in the worker tier), tool workers consuming the crawl queue, and the real gatewa
 `crawl_stack(tmp, key, workers=2)` starts it all and yields a `CrawlStack`; `restart_scrape()`
 stops the scrape service and starts it again on the same port (jobs must survive it),
 `add_worker()` starts one more worker. Without `durable` there is no Redis and no worker: the
-scrape service runs its jobs itself. The test site is `tests/support/crawl_site.py`; the guard
+scrape service runs its jobs itself. `box_keys` names agent-box keys to issue (the gateway then
+runs with the real key service, `tests/support/keys.py`); `CrawlStack.keys` maps each name to its
+key, and "operator" to the gateway key. The test site is `tests/support/crawl_site.py`; the guard
 allow-lists 127.0.0.1 only, so a link to 127.0.0.3 (a `Canary`) must be refused.
 """
 
 from __future__ import annotations
 
 import sys
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from tests.support.celery_worker import WorkerProc, start_worker
 from tests.support.gateway import Gateway, closed_upstream, gateway
+from tests.support.keys import keyed_gateway
 from tests.support.procs import Proc, free_port, start, wait_http_ok
 from tests.support.redis import RedisServer, start_redis
 
@@ -34,6 +37,11 @@ class CrawlStack:
     redis: RedisServer | None = None
     workers: list[WorkerProc] = field(default_factory=list)
     worker_env: dict[str, str] = field(default_factory=dict)
+    keys: dict[str, str] = field(default_factory=dict)
+
+    def auth(self, name: str = "operator") -> dict[str, str]:
+        """The Authorization header of the key called `name`."""
+        return {"Authorization": f"Bearer {self.keys[name]}"}
 
     @property
     def scrape(self) -> str:
@@ -77,6 +85,7 @@ def crawl_stack(
     worker_concurrency: int = 1,
     slice_s: float = 3.0,
     scrape_env: dict[str, str] | None = None,
+    box_keys: Sequence[str] = (),
 ) -> Iterator[CrawlStack]:
     with ExitStack() as stack:
         port = free_port()
@@ -103,6 +112,22 @@ def crawl_stack(
         stack.callback(lambda: [w.proc.stop() for w in built.workers])
         for _ in range(workers if durable else 0):
             built.add_worker(worker_concurrency)
+        built.keys["operator"] = key
+        if box_keys:
+            keyed = stack.enter_context(
+                keyed_gateway(
+                    tmp,
+                    api_key=key,
+                    llama_upstream=closed_upstream(),
+                    tokens=False,
+                    scrape_upstream=f"127.0.0.1:{port}",
+                )
+            )
+            built.gateway = keyed.gw
+            for name in box_keys:
+                built.keys[name] = keyed.backend.add(name, None, None).key
+            yield built
+            return
         built.gateway = stack.enter_context(
             gateway(
                 tmp,

@@ -7,8 +7,9 @@ from `statuses.TABLE` (503 with `Retry-After` when the service is saturated). A 
 validate is 422 `{"detail": [...]}` with the field and the reason, never the input echoed back and
 never a traceback; a body that is not JSON at all (not UTF-8, nested past the parser's depth, a
 number too long to read) is the same 422 on `/scrape` and Firecrawl's 400 on `/firecrawl`, never
-FastAPI's bare `{"detail": "There was an error parsing the body"}`. Anything unexpected is logged with its traceback and answered as an
-`InternalError` without one (502 FETCH_FAILED on `/scrape`, 500 on `/firecrawl`).
+FastAPI's bare `{"detail": "There was an error parsing the body"}`. Anything unexpected is
+logged with its traceback and answered as an `InternalError` without one (502 FETCH_FAILED on
+`/scrape`, 500 on `/firecrawl`).
 """
 
 from __future__ import annotations
@@ -22,9 +23,9 @@ from typing import Any
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
-from starlette.exceptions import HTTPException
 from openmono_contracts import ScrapeRequest, ScrapeResponse
 from openmono_contracts.crawl import SliceLimits
+from starlette.exceptions import HTTPException
 
 from openmono_scrape import crawljobs, firecrawl, statuses
 from openmono_scrape.errors import EngineUnavailable, InternalError, ScrapeError
@@ -116,7 +117,9 @@ def create_app(settings: ScrapeSettings | None = None) -> FastAPI:
             why = firecrawl.unreadable_reason(exc)
             detail = [{"loc": ["body"], "msg": why, "type": "json_invalid"}]
             return JSONResponse({"detail": detail}, status_code=422)
-        return JSONResponse({"detail": exc.detail}, status_code=exc.status_code, headers=exc.headers)
+        return JSONResponse(
+            {"detail": exc.detail}, status_code=exc.status_code, headers=exc.headers
+        )
 
     @app.exception_handler(ScrapeError)
     async def _scrape_error(request: Request, exc: ScrapeError) -> JSONResponse:
@@ -171,15 +174,11 @@ def _runner(
     cfg: ScrapeSettings, api: firecrawl.PageScraper, admit: firecrawl.Admit
 ) -> firecrawl.JobRunner:
     """Celery and Redis when a broker is configured (durable jobs), else this process."""
+    bounds = crawljobs.JobBounds.of(cfg)
     if cfg.crawl_broker_url:
-        return crawljobs.CeleryRunner(cfg.crawl_broker_url, cfg.crawl_max_total_bytes)
+        return crawljobs.CeleryRunner(cfg.crawl_broker_url, bounds)
     limits = SliceLimits(seconds=3600.0)
-    return crawljobs.LocalRunner(
-        crawljobs.DirectSource(api, admit),
-        cfg.crawl_max_local_jobs,
-        limits,
-        cfg.crawl_max_total_bytes,
-    )
+    return crawljobs.LocalRunner(crawljobs.DirectSource(api, admit), limits, bounds)
 
 
 def __getattr__(name: str) -> Any:

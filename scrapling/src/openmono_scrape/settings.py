@@ -92,11 +92,16 @@ class ScrapeSettings(BaseSettings):
     # A job, its results and its errors are dropped this long after it started.
     crawl_ttl_s: float = Field(default=24 * 3600.0, ge=60)
     # Bound on one job's stored documents; past it the job stops taking pages. All jobs together
-    # (running, and ended ones until they expire) hold at most crawl_max_total_bytes: a new job
-    # past it gets 429. In the stack's Redis this sits beside the scrape cache (128 MiB) under
-    # Redis's own 256 MB (docs/operations.md): raise them together.
+    # (running, and ended ones until they expire) hold at most crawl_max_total_bytes, those of one
+    # gateway key at most crawl_max_key_bytes (a job holds what it stored, at least 1 MiB while it
+    # runs): a new job past either gets 429, a page past either stops its job. In the stack's
+    # Redis this sits beside the scrape cache (128 MiB) under Redis's own 256 MB
+    # (docs/operations.md): raise them together.
     crawl_max_bytes: int = Field(default=32 * 1024 * 1024, ge=1024 * 1024)
     crawl_max_total_bytes: int = Field(default=64 * 1024 * 1024, ge=1024 * 1024)
+    # The key's name comes from the gateway (X-OpenMono-Key). Half the total by default: one
+    # key's crawls never take the room a second key needs.
+    crawl_max_key_bytes: int = Field(default=32 * 1024 * 1024, ge=1024 * 1024)
     # Pages in flight at once for one job; a job's `maxConcurrency` can only lower it. Fetches to
     # one host still wait for per_host_concurrency (the pages beyond it are being extracted and
     # recorded meanwhile).
@@ -105,8 +110,10 @@ class ScrapeSettings(BaseSettings):
     # handed to another after crawl_lease_s.
     crawl_drivers: int = Field(default=2, ge=1, le=16)
     crawl_lease_s: float = Field(default=20.0, ge=1, le=600)
-    # Jobs running at once in this process (without a broker); more get 429.
+    # Jobs running at once in this process (without a broker), and of those, for one key; more
+    # get 429.
     crawl_max_local_jobs: int = Field(default=8, ge=1)
+    crawl_max_key_local_jobs: int = Field(default=4, ge=1)
 
     @field_validator("allow_cidrs", "browser_flags", mode="before")
     @classmethod

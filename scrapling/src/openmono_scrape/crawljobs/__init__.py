@@ -5,12 +5,13 @@ The Firecrawl endpoints that start and watch jobs are in `firecrawl._jobs`.
 """
 
 from openmono_scrape.crawljobs._internal import build_internal_router
-from openmono_scrape.crawljobs._runner import CeleryRunner, LocalRunner
+from openmono_scrape.crawljobs._runner import CeleryRunner, JobBounds, LocalRunner
 from openmono_scrape.crawljobs._source import DirectSource, read_page, read_site
 
 __all__ = [
     "CeleryRunner",
     "DirectSource",
+    "JobBounds",
     "LocalRunner",
     "build_internal_router",
     "read_page",

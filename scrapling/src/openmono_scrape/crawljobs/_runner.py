@@ -5,8 +5,10 @@
   next one of its chain itself. A status request that finds a running job without a live driver
   (its workers died, their messages not yet handed out again) starts a new chain at once.
 - `LocalRunner` (no broker): the job lives in memory (`MemoryJobStore`) and one driver loop per
-  job runs on this service's event loop; jobs end with the process.
-Both create the job the same way (`create`) and answer the same questions (`store`).
+  job runs on this service's event loop; jobs end with the process. At most `local_jobs` run at
+  once, `key_local_jobs` of them for one key.
+Both create the job the same way (`create`) and answer the same questions (`store`); their stores
+hold the byte bounds of `JobBounds` (in all and per key: `openmono_contracts.crawl.store`).
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ import asyncio
 import logging
 import time
 import uuid
+from dataclasses import dataclass
 from typing import Any
 
 from openmono_contracts.crawl import (
@@ -32,6 +35,7 @@ from openmono_contracts.crawl import (
 )
 
 from openmono_scrape.errors import TooManyJobs
+from openmono_scrape.settings import ScrapeSettings
 
 log = logging.getLogger("openmono_scrape")
 
@@ -39,24 +43,48 @@ log = logging.getLogger("openmono_scrape")
 _KICK_EVERY_S = 15.0
 
 
+@dataclass(frozen=True)
+class JobBounds:
+    """What jobs may hold: bytes in all and per key (both stores), and jobs running at once in
+    this process, in all and per key (without a broker)."""
+
+    total_bytes: int
+    key_bytes: int
+    local_jobs: int
+    key_local_jobs: int
+
+    @classmethod
+    def of(cls, cfg: ScrapeSettings) -> JobBounds:
+        return cls(
+            cfg.crawl_max_total_bytes,
+            cfg.crawl_max_key_bytes,
+            cfg.crawl_max_local_jobs,
+            cfg.crawl_max_key_local_jobs,
+        )
+
+
 class LocalRunner:
     durable = False
 
-    def __init__(
-        self, source: PageSource, max_jobs: int, limits: SliceLimits, total_bytes: int
-    ) -> None:
-        self.memory = MemoryJobStore(total_bytes)
+    def __init__(self, source: PageSource, limits: SliceLimits, bounds: JobBounds) -> None:
+        self.memory = MemoryJobStore(bounds.total_bytes, bounds.key_bytes)
         self.store: JobStore = self.memory
         self.source = source
-        self.max_jobs = max_jobs
+        self.bounds = bounds
         self.limits = limits
         self._tasks: set[asyncio.Task[None]] = set()
 
     async def create(self, spec: JobSpec, items: list[Item]) -> None:
-        if self.memory.running() >= self.max_jobs:
+        most, mine = self.bounds.local_jobs, self.bounds.key_local_jobs
+        if self.memory.running() >= most:
             raise TooManyJobs(
-                f"{self.max_jobs} jobs are running in this service (no broker is configured); "
+                f"{most} jobs are running in this service (no broker is configured); "
                 "try again when one has ended"
+            )
+        if self.memory.running(spec.owner) >= mine:
+            raise TooManyJobs(
+                f"this key runs {mine} jobs in this service, as many as one key may "
+                "(SCRAPE_CRAWL_MAX_KEY_LOCAL_JOBS); try again when one has ended"
             )
         await self.store.create(spec, items)
         task = asyncio.create_task(self._drive(spec.id, uuid.uuid4().hex))
@@ -86,10 +114,12 @@ class LocalRunner:
 class CeleryRunner:
     durable = True
 
-    def __init__(self, broker_url: str, total_bytes: int) -> None:
+    def __init__(self, broker_url: str, bounds: JobBounds) -> None:
         from celery import Celery
 
-        self.store: JobStore = RedisJobStore.from_url(broker_url, total_bytes)
+        self.store: JobStore = RedisJobStore.from_url(
+            broker_url, bounds.total_bytes, bounds.key_bytes
+        )
         self.app = Celery("openmono-scrape", broker=broker_url)
         self.app.conf.update(
             task_serializer="json",

@@ -6,9 +6,9 @@ checks the key and forwards the path unchanged. Modules: `_routes` (the endpoint
 `_scrape` (one page as scrape reads it), `_document` (a fetched page as a Firecrawl document),
 `_searxng` (the search behind search), `_map` (map), `_jobs` (crawl and batch scrape jobs; their
 drivers: `openmono_scrape.crawljobs`), `_fallback` (every other path under `/firecrawl`:
-404/405/501 naming what is supported), `_errors` (a body that does not validate or is not JSON at all; every other
-error's status is in `openmono_scrape.statuses`). Wire models: `openmono_contracts.firecrawl`
-and `openmono_contracts.firecrawl_jobs`.
+404/405/501 naming what is supported), `_errors` (a body that does not validate or is not JSON
+at all; every other error's status is in `openmono_scrape.statuses`). Wire models:
+`openmono_contracts.firecrawl` and `openmono_contracts.firecrawl_jobs`.
 """
 
 from openmono_scrape.firecrawl._errors import invalid_body, unreadable_body, unreadable_reason

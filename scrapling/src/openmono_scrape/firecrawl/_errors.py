@@ -19,7 +19,7 @@ from openmono_scrape import statuses
 from openmono_scrape.errors import BadRequest
 
 
-def _detail(err: Any) -> dict[str, Any]:
+def _detail(err: Any) -> dict[str, str | list[str]]:
     if err.get("type") == "json_invalid":  # its loc is a character offset, not a field
         at = [p for p in err.get("loc", ()) if p != "body"]
         where = f" at character {at[0]}" if at else ""
@@ -35,7 +35,7 @@ def invalid_body(exc: RequestValidationError) -> JSONResponse:
     """400: which fields are wrong and why, never the input echoed back."""
     details = [_detail(err) for err in exc.errors()]
     first = details[0] if details else {"path": [], "message": "invalid"}
-    where, message = ".".join(first["path"]), first["message"]
+    where, message = ".".join(first["path"]), str(first["message"])
     if where or not message.startswith("the body"):
         message = f"{where or 'body'}: {message}"
     return statuses.answer(BadRequest(f"Bad Request: {message}", details), "firecrawl")

@@ -2,10 +2,13 @@
 errors (`/firecrawl/{v1,v2}/crawl[/{id}[/errors]]`, `.../batch/scrape[...]`).
 
 Starting a job: 1. the body is validated (400 in Firecrawl's shape: a bad pattern, a format this
-server does not make, a URL the guard refuses, an unsupported option such as `prompt`); 2. the
-job's spec is made from the request and the service's settings (concurrency, byte bound, TTL,
-the guard's policy for webhooks); 3. the runner stores it and starts its drivers; the answer is
-the id and the status URL, at once.
+server does not make, a URL the guard refuses, a webhook URL the guard refuses or that is not
+http(s), an unsupported option such as `prompt`); 2. the job's spec is made from the request and
+the service's settings (concurrency, byte bound, TTL, the guard's policy for webhooks) and belongs
+to the gateway key that asked (`X-OpenMono-Key`, which the gateway sets after its auth, replacing
+any the client sent); 3. the runner stores it, within the bytes its key and all keys may hold
+(else 429), and starts its drivers; the answer is the id and the status URL, at once.
+Only the key that made a job sees it: to any other its id is 404, as an unknown one.
 Status: counts, `expiresAt`, and one page of documents (`skip`/`limit`, at most 100 documents or
 10 MiB), with `next` pointing at the following page while there are more, or may be more.
 The status URL is built from the request as the client sent it (the gateway keeps `Host`), under
@@ -21,6 +24,7 @@ import time
 import uuid
 from collections.abc import Awaitable, Callable
 from typing import Any, Literal, Protocol
+from urllib.parse import urlsplit
 
 from fastapi import APIRouter, Query, Request
 from fastapi.responses import JSONResponse
@@ -52,6 +56,7 @@ from openmono_contracts.firecrawl_jobs import (
     FirecrawlJobStatus,
     FirecrawlWebhook,
 )
+from openmono_contracts.gatewaykeys import KEY_HEADER, KEY_NAME
 from pydantic import BaseModel
 from redis.exceptions import RedisError
 
@@ -62,6 +67,7 @@ from openmono_scrape.errors import (
     JobEnded,
     JobNotFound,
     NotImplementedHere,
+    ScrapeError,
     TooManyJobs,
 )
 from openmono_scrape.firecrawl._document import parse_formats
@@ -103,6 +109,13 @@ def job_url(request: Request, version: JobVersion, kind: Kind, job_id: str) -> s
     return f"{scheme}://{host}/firecrawl/{version}/{_PATHS[kind]}/{job_id}"
 
 
+def owner_of(request: Request) -> str:
+    """The gateway key's name the request came with ("" for a caller that reached this service
+    directly, or a header that is not a key name)."""
+    name = request.headers.get(KEY_HEADER, "")
+    return name if KEY_NAME.fullmatch(name) else ""
+
+
 def _webhook(raw: str | FirecrawlWebhook | None) -> WebhookSpec | None:
     if raw is None:
         return None
@@ -120,13 +133,16 @@ class JobsAPI:
         self.settings = api.settings
         self._hooks: set[asyncio.Task[None]] = set()
 
-    def _spec(self, kind: Kind, version: JobVersion, seeds: list[str], **kw: Any) -> JobSpec:
+    def _spec(
+        self, kind: Kind, version: JobVersion, owner: str, seeds: list[str], **kw: Any
+    ) -> JobSpec:
         cfg = self.settings
         now = time.time()
         return JobSpec(
             id=uuid.uuid4().hex,
             kind=kind,
             version=version,
+            owner=owner,
             created_at=now,
             expires_at=now + cfg.crawl_ttl_s,
             seeds=seeds,
@@ -148,6 +164,20 @@ class JobsAPI:
         await check_url(self.api.service.guard, start)  # a refused start URL is a 400, at once
         return start
 
+    async def _checked_webhook(self, raw: str | FirecrawlWebhook | None) -> WebhookSpec | None:
+        """The webhook, its URL checked now by the guard that checks each delivery: a target the
+        guard refuses is a 400 before the job exists, not a job that can never report."""
+        hook = _webhook(raw)
+        if hook is None:
+            return None
+        if urlsplit(hook.url).scheme.lower() not in ("http", "https"):
+            raise BadRequest("Bad Request: webhook.url: only http and https webhooks are sent")
+        try:
+            await check_url(self.api.service.guard, hook.url)
+        except ScrapeError as exc:
+            raise BadRequest(f"Bad Request: webhook.url: {exc.message}") from exc
+        return hook
+
     async def start_crawl(
         self, req: FirecrawlCrawlRequest, version: JobVersion, request: Request
     ) -> JSONResponse:
@@ -161,6 +191,7 @@ class JobsAPI:
             raise BadRequest(f"Bad Request: includePaths/excludePaths: {bad}")
         parse_formats(req.scrape_options.formats)
         start = await self._checked_start(req.url)
+        webhook = await self._checked_webhook(req.webhook)
         rules = CrawlRules(
             limit=req.limit,
             max_path_depth=req.max_depth if version == "v1" else None,
@@ -181,10 +212,11 @@ class JobsAPI:
         spec = self._spec(
             "crawl",
             version,
+            owner_of(request),
             [start],
             rules=rules,
             scrape_options=self._options(req.scrape_options),
-            webhook=_webhook(req.webhook),
+            webhook=webhook,
             concurrency=min(req.max_concurrency or limit, limit),
             delay_s=req.delay or 0.0,
         )
@@ -216,13 +248,15 @@ class JobsAPI:
             raise BadRequest(f"Bad Request: urls: not http(s) URLs: {', '.join(invalid[:5])}")
         if not valid:
             raise BadRequest("Bad Request: urls: no valid URL to scrape")
+        webhook = await self._checked_webhook(req.webhook)
         cap = self.settings.crawl_concurrency
         spec = self._spec(
             "batch",
             version,
+            owner_of(request),
             list(valid.values()),
             scrape_options=self._options(req),
-            webhook=_webhook(req.webhook),
+            webhook=webhook,
             concurrency=min(req.max_concurrency or cap, cap),
         )
         await self._create(spec, [Item(url, 0, key) for key, url in valid.items()])
@@ -239,12 +273,16 @@ class JobsAPI:
         except StoreFull as exc:
             raise TooManyJobs(str(exc)) from exc
 
-    async def _known(self, job_id: str, kind: Kind, version: JobVersion, method: str) -> JobSpec:
+    async def _known(
+        self, job_id: str, kind: Kind, version: JobVersion, method: str, request: Request
+    ) -> JobSpec:
+        """The job, when it exists and is this key's, of this kind; else 404 (another key's job
+        is not told apart from one that never existed)."""
         if not _JOB_ID.match(job_id):
             error = not_served(method, f"{version}/{_PATHS[kind]}/{job_id}")
             raise error if isinstance(error, NotImplementedHere) else JobNotFound()
         spec = await self.runner.store.spec(job_id)
-        if spec is None:
+        if spec is None or spec.owner != owner_of(request) or spec.kind != kind:
             raise JobNotFound
         return spec
 
@@ -257,7 +295,7 @@ class JobsAPI:
         limit: int | None,
         request: Request,
     ) -> JSONResponse:
-        spec = await self._known(job_id, kind, version, "GET")
+        spec = await self._known(job_id, kind, version, "GET", request)
         await self.runner.watch(job_id)
         state = await self.runner.store.state(job_id)
         if state is None:
@@ -290,8 +328,10 @@ class JobsAPI:
             )
         )
 
-    async def cancel(self, kind: Kind, version: JobVersion, job_id: str) -> JSONResponse:
-        spec = await self._known(job_id, kind, version, "DELETE")
+    async def cancel(
+        self, kind: Kind, version: JobVersion, job_id: str, request: Request
+    ) -> JSONResponse:
+        spec = await self._known(job_id, kind, version, "DELETE", request)
         outcome = await self.runner.store.cancel(job_id, time.time())
         if outcome == "missing":
             raise JobNotFound
@@ -305,8 +345,10 @@ class JobsAPI:
             task.add_done_callback(self._hooks.discard)
         return _json(FirecrawlJobCancelled())
 
-    async def errors(self, kind: Kind, version: JobVersion, job_id: str) -> JSONResponse:
-        await self._known(job_id, kind, version, "GET")
+    async def errors(
+        self, kind: Kind, version: JobVersion, job_id: str, request: Request
+    ) -> JSONResponse:
+        await self._known(job_id, kind, version, "GET", request)
         errors, blocked = await self.runner.store.errors(job_id)
         listed = [FirecrawlJobError.model_validate(json.loads(e)) for e in errors]
         return _json(FirecrawlJobErrors(errors=listed, robots_blocked=blocked))
@@ -359,11 +401,15 @@ def add_job_routes(
                 _reachable(lambda: jobs.status(kind, version, job_id, skip, limit, request)), base
             )
 
-        async def cancel(job_id: str) -> JSONResponse:
-            return await answer(_reachable(lambda: jobs.cancel(kind, version, job_id)), base)
+        async def cancel(job_id: str, request: Request) -> JSONResponse:
+            return await answer(
+                _reachable(lambda: jobs.cancel(kind, version, job_id, request)), base
+            )
 
-        async def errors(job_id: str) -> JSONResponse:
-            return await answer(_reachable(lambda: jobs.errors(kind, version, job_id)), base)
+        async def errors(job_id: str, request: Request) -> JSONResponse:
+            return await answer(
+                _reachable(lambda: jobs.errors(kind, version, job_id, request)), base
+            )
 
         for name, fn in (
             ("start", start),

@@ -65,6 +65,9 @@ class JobSpec(BaseModel):
     id: str
     kind: JobKind
     version: JobVersion
+    # the gateway key that made it (its name, `X-OpenMono-Key`); only that key sees the job, and
+    # its bytes count against that key's budget. "": a caller that reached the service directly
+    owner: str = ""
     created_at: float  # epoch seconds
     expires_at: float  # the job, its results and its errors are dropped then
     seeds: list[str]  # a crawl's start URL, or a batch's URLs

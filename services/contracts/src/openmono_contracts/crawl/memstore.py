@@ -16,6 +16,8 @@ from datetime import UTC, datetime
 from openmono_contracts.crawl._spec import JobSpec, JobStatus
 from openmono_contracts.crawl.store import (
     BYTE_BOUND_WARNING,
+    KEY_BOUND_WARNING,
+    TOTAL_BOUND_WARNING,
     CancelOutcome,
     Finished,
     FinishResult,
@@ -24,6 +26,9 @@ from openmono_contracts.crawl.store import (
     StoreFull,
     Verdict,
     abandoned_error,
+    floor_bytes,
+    held_bytes,
+    over_bound,
 )
 
 
@@ -65,9 +70,10 @@ class _Job:
 class MemoryJobStore:
     durable = False
 
-    def __init__(self, total_bytes: int | None = None) -> None:
+    def __init__(self, total_bytes: int | None = None, key_bytes: int | None = None) -> None:
         self._jobs: dict[str, _Job] = {}
         self.total_bytes = total_bytes
+        self.key_bytes = key_bytes
 
     def _sweep(self, now: float) -> None:
         for job_id in [j for j, job in self._jobs.items() if job.spec.expires_at <= now]:
@@ -77,17 +83,31 @@ class MemoryJobStore:
         self._sweep(time.time())
         return self._jobs.get(job_id)
 
-    def running(self) -> int:
-        return sum(1 for job in self._jobs.values() if job.status == "scraping")
+    def running(self, owner: str | None = None) -> int:
+        """Jobs running now (of `owner` alone when given)."""
+        return sum(
+            1
+            for job in self._jobs.values()
+            if job.status == "scraping" and owner in (None, job.spec.owner)
+        )
+
+    def _held(self, owner: str) -> tuple[int, int]:
+        """What all jobs hold, and what the jobs of `owner` hold."""
+        used = mine = 0
+        for job in self._jobs.values():
+            n = held_bytes(job.bytes, job.status == "scraping", floor_bytes(job.spec))
+            used += n
+            mine += n if job.spec.owner == owner else 0
+        return used, mine
 
     async def create(self, spec: JobSpec, items: list[Item]) -> None:
         self._sweep(time.time())
-        if self.total_bytes is not None:
-            used = sum(
-                j.spec.max_bytes if j.status == "scraping" else j.bytes for j in self._jobs.values()
-            )
-            if used + spec.max_bytes > self.total_bytes:
-                raise StoreFull(used, self.total_bytes)
+        used, mine = self._held(spec.owner)
+        over = over_bound(floor_bytes(spec), used, mine, self.total_bytes, self.key_bytes)
+        if over == "key" and self.key_bytes is not None:
+            raise StoreFull(mine, self.key_bytes, per_key=True)
+        if over == "total" and self.total_bytes is not None:
+            raise StoreFull(used, self.total_bytes)
         job = _Job(spec)
         for item in items:
             if item.key not in job.seen:
@@ -182,9 +202,16 @@ class MemoryJobStore:
             job.robots_blocked.append(item.url)
         if done.document is not None:
             size = len(done.document.encode())
-            if job.bytes + size > job.spec.max_bytes:
+            floor = floor_bytes(job.spec)
+            grows = held_bytes(job.bytes + size, True, floor) - held_bytes(job.bytes, True, floor)
+            used, mine = self._held(job.spec.owner)
+            over = over_bound(grows, used, mine, self.total_bytes, self.key_bytes)
+            warning = BYTE_BOUND_WARNING if job.bytes + size > job.spec.max_bytes else None
+            if warning is None and over is not None:
+                warning = KEY_BOUND_WARNING if over == "key" else TOTAL_BOUND_WARNING
+            if warning is not None:
                 job.stopped = True
-                job.warning = BYTE_BOUND_WARNING
+                job.warning = warning
                 job.frontier.clear()
             else:
                 job.docs.append(done.document)

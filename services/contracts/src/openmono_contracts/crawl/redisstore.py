@@ -9,8 +9,9 @@ Keys, `openmono:crawl:<id>:<part>`, all expiring at the job's `expires_at`:
     blocked   list of URLs robots.txt refused          robots  hash: origin -> robots.txt text
     drivers   sorted set: driver chain token -> heartbeat deadline
 
-and, for all jobs, `openmono:crawl:reserved` (job id -> expiry) and `openmono:crawl:reserved-bytes`
-(job id -> bytes it may hold: its bound while it runs, what it stored once it ended).
+and, for all jobs, `openmono:crawl:reserved` (job id -> expiry), `openmono:crawl:reserved-bytes`
+(job id -> bytes it may hold: its bound while it runs, what it stored once it ended) and
+`openmono:crawl:reserved-owner` (job id -> the key that made it, for the per-key bound).
 
 A leased item is stored as the exact string the script read from the frontier (Lua re-encodes an
 item whose attempts it counts), so the store remembers, per item it handed out, that string:
@@ -27,16 +28,23 @@ from openmono_contracts.crawl._spec import JOB_KEY_PREFIX, JobSpec
 from openmono_contracts.crawl.memstore import iso
 from openmono_contracts.crawl.store import (
     BYTE_BOUND_WARNING,
+    KEY_BOUND_WARNING,
+    TOTAL_BOUND_WARNING,
     CancelOutcome,
     Finished,
     FinishResult,
     Item,
     JobState,
     StoreFull,
+    floor_bytes,
 )
 
 _RESERVED = f"{JOB_KEY_PREFIX}reserved"
 _RESERVED_BYTES = f"{JOB_KEY_PREFIX}reserved-bytes"
+_RESERVED_OWNER = f"{JOB_KEY_PREFIX}reserved-owner"
+_WARNINGS = json.dumps(
+    {"job": BYTE_BOUND_WARNING, "key": KEY_BOUND_WARNING, "total": TOTAL_BOUND_WARNING}
+)
 _PARTS = (
     "spec",
     "state",
@@ -138,7 +146,8 @@ if redis.call('ZREM', KEYS[4], ARGV[1]) == 1 then redis.call('LPUSH', KEYS[3], A
 return 1
 """
 
-# ARGV: member, key, doc, error, alias, self_blocked, now, warning, n, (key, item)*, m, (key, url)*
+# ARGV: member, key, doc, error, alias, self_blocked, now, warnings ({job, key, total}: JSON), n,
+# (key, item)*, m, (key, url)*
 _FINISH = (
     _COMMON
     + """
@@ -155,15 +164,35 @@ end
 local verdict = 'skipped'
 if ARGV[6] == '1' then redis.call('RPUSH', KEYS[9], cjson.decode(member)['u']) end
 if doc ~= '' then
+  local warn = cjson.decode(ARGV[8])
   local size = string.len(doc)
   local bytes = tonumber(redis.call('HGET', KEYS[2], 'bytes') or '0')
+  local st = redis.call('HMGET', KEYS[2], 'floor', 'key_bytes', 'total_bytes', 'owner', 'id')
+  local floor, kb, tb = tonumber(st[1] or '0'), tonumber(st[2] or '-1'), tonumber(st[3] or '-1')
+  local held = math.max(bytes + size, floor)
+  local stop = nil
   if bytes + size > tonumber(redis.call('HGET', KEYS[2], 'max_bytes')) then
-    redis.call('HSET', KEYS[2], 'stopped', '1', 'warning', ARGV[8])
+    stop = warn['job']
+  elseif (kb >= 0 or tb >= 0) and held > math.max(bytes, floor) then
+    -- the bytes of every job of this key and of all keys, as held now (reserved-bytes)
+    local grows, used, mine = held - math.max(bytes, floor), 0, 0
+    local all = redis.call('HGETALL', KEYS[12])
+    for i = 1, #all, 2 do
+      local n = tonumber(all[i + 1])
+      used = used + n
+      if redis.call('HGET', KEYS[13], all[i]) == (st[4] or '') then mine = mine + n end
+    end
+    if kb >= 0 and mine + grows > kb then stop = warn['key']
+    elseif tb >= 0 and used + grows > tb then stop = warn['total'] end
+  end
+  if stop then
+    redis.call('HSET', KEYS[2], 'stopped', '1', 'warning', stop)
     redis.call('DEL', KEYS[3])
   else
     redis.call('RPUSH', KEYS[7], doc)
     redis.call('HINCRBY', KEYS[2], 'bytes', size)
     redis.call('HINCRBY', KEYS[2], 'completed', 1)
+    if (kb >= 0 or tb >= 0) and st[5] then redis.call('HSET', KEYS[12], st[5], held) end
     verdict = 'stored'
   end
 end
@@ -197,18 +226,30 @@ return {verdict, e}
 """
 )
 
-# KEYS: reserved, reserved-bytes; ARGV: now_ms, total, job id, bytes, expires_ms
+# KEYS: reserved, reserved-bytes, reserved-owner
+# ARGV: now_ms, total (-1: none), job id, bytes (the job's floor), expires_ms, owner,
+# key bound (-1: none)
+# -> {0, used, mine} reserved; {1, used, mine} over the total; {2, used, mine} over the key's bound
 _RESERVE = """
 for _, id in ipairs(redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', ARGV[1])) do
   redis.call('HDEL', KEYS[2], id)
+  redis.call('HDEL', KEYS[3], id)
   redis.call('ZREM', KEYS[1], id)
 end
-local used = 0
-for _, v in ipairs(redis.call('HVALS', KEYS[2])) do used = used + tonumber(v) end
-if used + tonumber(ARGV[4]) > tonumber(ARGV[2]) then return used end
+local used, mine = 0, 0
+local held = redis.call('HGETALL', KEYS[2])
+for i = 1, #held, 2 do
+  local n = tonumber(held[i + 1])
+  used = used + n
+  if redis.call('HGET', KEYS[3], held[i]) == ARGV[6] then mine = mine + n end
+end
+local want, total, bound = tonumber(ARGV[4]), tonumber(ARGV[2]), tonumber(ARGV[7])
+if bound >= 0 and mine + want > bound then return {2, used, mine} end
+if total >= 0 and used + want > total then return {1, used, mine} end
 redis.call('ZADD', KEYS[1], ARGV[5], ARGV[3])
 redis.call('HSET', KEYS[2], ARGV[3], ARGV[4])
-return -1
+redis.call('HSET', KEYS[3], ARGV[3], ARGV[6])
+return {0, used, mine}
 """
 
 # ARGV: now
@@ -262,11 +303,15 @@ def _text(value: Any) -> str:
 class RedisJobStore:
     durable = True
 
-    def __init__(self, client: Any, total_bytes: int | None = None) -> None:
+    def __init__(
+        self, client: Any, total_bytes: int | None = None, key_bytes: int | None = None
+    ) -> None:
         """`client`: a `redis.asyncio.Redis` (closed by `close`); `total_bytes`: what all jobs
-        may hold together (checked when a job is made; None: no check, as in a driver)."""
+        may hold together, `key_bytes`: what the jobs of one key may (both checked when a job is
+        made; None: no check, as in a driver)."""
         self.redis = client
         self.total_bytes = total_bytes
+        self.key_bytes = key_bytes
         self._reserve = client.register_script(_RESERVE)
         self._raw: dict[Item, str] = {}
         self._claim = client.register_script(_CLAIM)
@@ -278,28 +323,36 @@ class RedisJobStore:
         self._set_robots = client.register_script(_SET_ROBOTS)
 
     @classmethod
-    def from_url(cls, url: str, total_bytes: int | None = None) -> RedisJobStore:
+    def from_url(
+        cls, url: str, total_bytes: int | None = None, key_bytes: int | None = None
+    ) -> RedisJobStore:
         import redis.asyncio as aioredis
 
         client = aioredis.from_url(url, socket_timeout=5.0, socket_connect_timeout=3.0)
-        return cls(client, total_bytes)
+        return cls(client, total_bytes, key_bytes)
 
     @staticmethod
     def keys(job_id: str) -> list[str]:
-        return [f"{JOB_KEY_PREFIX}{job_id}:{part}" for part in _PARTS] + [_RESERVED_BYTES]
+        parts = [f"{JOB_KEY_PREFIX}{job_id}:{part}" for part in _PARTS]
+        return [*parts, _RESERVED_BYTES, _RESERVED_OWNER]
 
     async def create(self, spec: JobSpec, items: list[Item]) -> None:
         keys = self.keys(spec.id)
-        if self.total_bytes is not None:
+        if self.total_bytes is not None or self.key_bytes is not None:
             args = [
                 int(time.time() * 1000),
-                self.total_bytes,
+                -1 if self.total_bytes is None else self.total_bytes,
                 spec.id,
-                spec.max_bytes,
+                floor_bytes(spec),
                 int(spec.expires_at * 1000),
+                spec.owner,
+                -1 if self.key_bytes is None else self.key_bytes,
             ]
-            used = int(await self._reserve(keys=[_RESERVED, _RESERVED_BYTES], args=args))
-            if used >= 0:
+            reserve_keys = [_RESERVED, _RESERVED_BYTES, _RESERVED_OWNER]
+            over, used, mine = (int(v) for v in await self._reserve(keys=reserve_keys, args=args))
+            if over == 2 and self.key_bytes is not None:
+                raise StoreFull(mine, self.key_bytes, per_key=True)
+            if over and self.total_bytes is not None:
                 raise StoreFull(used, self.total_bytes)
         unique: dict[str, Item] = {}
         for item in items:
@@ -319,6 +372,11 @@ class RedisJobStore:
             "max_bytes": spec.max_bytes,
             "max_drivers": spec.max_drivers,
             "expires_ms": int(spec.expires_at * 1000),
+            # the bounds a document is checked against when it is stored (-1: none)
+            "owner": spec.owner,
+            "floor": floor_bytes(spec),
+            "key_bytes": -1 if self.key_bytes is None else self.key_bytes,
+            "total_bytes": -1 if self.total_bytes is None else self.total_bytes,
         }
         async with self.redis.pipeline(transaction=True) as pipe:
             pipe.set(keys[0], spec.model_dump_json())
@@ -379,7 +437,7 @@ class RedisJobStore:
             done.alias_key or "",
             "1" if done.self_blocked else "",
             now,
-            BYTE_BOUND_WARNING,
+            _WARNINGS,
             len(done.discovered),
         ]
         for new in done.discovered:

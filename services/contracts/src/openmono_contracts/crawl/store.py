@@ -18,9 +18,12 @@ it) and `MemoryJobStore` (the scrape service alone, when no Redis is configured)
   stops taking pages and completes with a warning. Everything expires at `expires_at`.
 - `drivers`: the driver chains working on a job, each with a heartbeat deadline; `beat` refuses a
   chain beyond `max_drivers`.
-- All jobs together hold at most the store's `total_bytes`: a job reserves its `max_bytes` when it
-  is made (`create` raises `StoreFull` past the total) and, once it ends, only what it stored, until
-  it expires.
+- Bytes per key and in all: the jobs of one key (the job's `owner`) hold at most the store's
+  `key_bytes`, and all jobs together at most its `total_bytes`, so one key's crawls cannot take
+  the room the other keys need. A job holds what it has stored, and at least `floor_bytes` (1 MiB,
+  or its `max_bytes` if smaller) while it runs, until it expires. `create` raises `StoreFull` when
+  the new job's floor does not fit its key's bound or the total; a document that would pass either
+  stops the job as its own bound does, with a warning naming the bound.
 """
 
 from __future__ import annotations
@@ -35,16 +38,52 @@ from openmono_contracts.errors import ContractError
 Verdict = Literal["stored", "error", "skipped", "duplicate", "dropped"]
 CancelOutcome = Literal["cancelled", "completed", "failed", "missing"]
 BYTE_BOUND_WARNING = "the job's results reached their byte bound: it stopped taking pages"
+KEY_BOUND_WARNING = (
+    "the jobs of this key reached the bytes one key may hold (SCRAPE_CRAWL_MAX_KEY_BYTES): "
+    "the job stopped taking pages"
+)
+TOTAL_BOUND_WARNING = (
+    "the jobs of all keys reached the bytes they may hold together "
+    "(SCRAPE_CRAWL_MAX_TOTAL_BYTES): the job stopped taking pages"
+)
+# what a running job holds at least, so the bounds also bound how many jobs run at once
+FLOOR_BYTES = 1024 * 1024
 
 
 class StoreFull(ContractError):
-    """Making the job would pass the bytes all jobs may hold together."""
+    """Making the job would pass the bytes all jobs may hold together, or those of its key."""
 
-    def __init__(self, used: int, total: int) -> None:
-        super().__init__(
-            f"the results of running and recent jobs hold {used} of the {total} bytes allowed "
-            "(SCRAPE_CRAWL_MAX_TOTAL_BYTES); try again when one has ended or expired"
+    def __init__(self, used: int, total: int, *, per_key: bool = False) -> None:
+        whose, setting = (
+            ("this key's running and recent jobs", "SCRAPE_CRAWL_MAX_KEY_BYTES")
+            if per_key
+            else ("running and recent jobs", "SCRAPE_CRAWL_MAX_TOTAL_BYTES")
         )
+        super().__init__(
+            f"the results of {whose} hold {used} of the {total} bytes allowed ({setting}); "
+            "try again when one has ended or expired"
+        )
+        self.per_key = per_key
+
+
+def floor_bytes(spec: JobSpec) -> int:
+    return min(FLOOR_BYTES, spec.max_bytes)
+
+
+def held_bytes(stored: int, running: bool, floor: int) -> int:
+    """What a job holds of its key's and of the total bound."""
+    return max(stored, floor) if running else stored
+
+
+def over_bound(
+    more: int, used: int, mine: int, total_bytes: int | None, key_bytes: int | None
+) -> Literal["key", "total"] | None:
+    """Which bound `more` bytes pass (`used`: what all jobs hold, `mine`: those of the key)."""
+    if key_bytes is not None and mine + more > key_bytes:
+        return "key"
+    if total_bytes is not None and used + more > total_bytes:
+        return "total"
+    return None
 
 
 @dataclass(frozen=True)
