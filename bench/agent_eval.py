@@ -137,13 +137,14 @@ def _stop(proc: subprocess.Popen[bytes]) -> None:
 
 def prefill_cost(url: str, key: str) -> dict[str, Any]:
     """Extra prompt tokens of each protocol's tool block, core tools and every worker tool."""
+    from openmono.agent import builtin_toolsets
     from openmono.executor import LocalExecutor
     from openmono.llm import ChatMessage
     from openmono.llm._prompted import prompted_messages
-    from openmono.loop import ToolCatalog, WorkerTools, build_system_prompt
+    from openmono.loop import ToolCatalog, build_system_prompt
 
     auth = {"Authorization": f"Bearer {key}"}
-    catalog = ToolCatalog([WorkerTools(LocalExecutor())])
+    catalog = ToolCatalog(builtin_toolsets(LocalExecutor(), Path(tempfile.mkdtemp())))
     sets = {
         "core": [s for n, s in catalog.specs.items() if catalog.facts_of(n).core],
         "all": list(catalog.specs.values()),

@@ -88,8 +88,8 @@ async def test_closed_executor_refuses(tmp_path: Path) -> None:
     ex = LocalExecutor(WorkerSettings(data_dir=tmp_path))
     await ex.aclose()
     req = ToolRequest(
-        tool="AskUser",
-        params={"question": "q"},
+        tool="ListDirectory",
+        params={},
         call_id="c",
         session_id="s",
         workspace=str(tmp_path),

@@ -122,10 +122,10 @@ async def test_worker_results_come_through_one_pattern_subscription(
 
     ex = CeleryExecutor(stack.redis.url)
     try:
-        await ex.run(tool_request("ExitPlanMode", {}, tmp_path / "ws"))  # the PSUBSCRIBE is made
+        await ex.run(tool_request("ListDirectory", {}, tmp_path / "ws"))  # the PSUBSCRIBE is made
         before = subscribes()
         for _ in range(3):
-            result = await ex.run(tool_request("ExitPlanMode", {}, tmp_path / "ws"))
+            result = await ex.run(tool_request("ListDirectory", {}, tmp_path / "ws"))
             assert result.ok, result
         assert subscribes() == before
     finally:

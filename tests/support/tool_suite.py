@@ -125,15 +125,6 @@ def _content(name: str, expected: str | None) -> Callable[[ToolResult, Path], No
     return check
 
 
-def _effect(kind: str, **fields: Any) -> Callable[[ToolResult, Path], None]:
-    def check(r: ToolResult, ws: Path) -> None:
-        assert r.effect is not None and r.effect.kind == kind, r.effect
-        for key, value in fields.items():
-            assert getattr(r.effect, key) == value, (key, getattr(r.effect, key))
-
-    return check
-
-
 def _outside_link(ws: Path) -> None:
     outside = ws.parent / f"{ws.name}-outside"
     outside.mkdir(exist_ok=True)
@@ -299,33 +290,6 @@ CASES: list[ToolCase] = [
         {"command": "for i in $(seq 1 5000); do echo line $i; done"},
         _artifact,
     ),
-    ToolCase(
-        "todo_write",
-        "TodoWrite",
-        {"todos": [{"content": "Run tests", "status": "in_progress", "active_form": "Running"}]},
-        _both(_ok("[>] Run tests"), _effect("todos")),
-    ),
-    ToolCase(
-        "ask_user",
-        "AskUser",
-        {"question": "Which DB?", "options": ["sqlite", "postgres"]},
-        _effect("ask_user", question="Which DB?", options=["sqlite", "postgres"]),
-    ),
-    ToolCase(
-        "memory_save",
-        "MemorySave",
-        {"name": "Test cmd", "type": "project", "description": "how to test", "content": "make t"},
-        _both(
-            _effect("memory_saved", path=".openmono/memory/test-cmd.md"),
-            lambda r, ws: _has_file(ws / ".openmono/memory/MEMORY.md", "(test-cmd.md)"),
-        ),
-    ),
-    ToolCase(
-        "enter_plan_mode",
-        "EnterPlanMode",
-        {"reason": "big refactor"},
-        _effect("plan_mode", active=True, reason="big refactor"),
-    ),
     # code intelligence runs where the workspace is: the language server starts in that process
     ToolCase(
         "edit_reports_new_error",
@@ -383,10 +347,6 @@ def _no(needle: str, r: ToolResult) -> None:
 
 def _has(r: ToolResult, needle: str) -> None:
     assert needle in r.output, r.output
-
-
-def _has_file(path: Path, needle: str) -> None:
-    assert needle in path.read_text(), path.read_text()
 
 
 async def check_cancel(executor: Any, workspace: Path, call_id: str = "suite-cancel") -> float:

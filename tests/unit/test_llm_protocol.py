@@ -6,7 +6,6 @@ import json
 from typing import Any
 
 import pytest
-from openmono.executor import LocalExecutor
 from openmono.llm import ChatMessage, ToolCall, ToolSpec, recover_tool_calls
 from openmono.llm._assemble import TurnAssembler
 from openmono.llm._calltext import call_text
@@ -14,8 +13,8 @@ from openmono.llm._examples import SCENES, example_turns
 from openmono.llm._grammar import tool_grammar
 from openmono.llm._prompted import prompted_messages, prompted_overhead, tool_block, tool_line
 from openmono.llm._protocol import ToolSupport, caps_from_props, choose_protocol
-from openmono.loop import ToolCatalog, WorkerTools
 
+from tests.support.builtin_tools import builtin_catalog
 from tests.support.gbnf import Grammar
 
 READ = ToolSpec(
@@ -162,7 +161,7 @@ def test_without_tools_only_the_history_is_rewritten() -> None:
 
 def test_examples_use_only_offered_tools_and_their_calls_parse() -> None:
     assert example_turns([EXIT]) == []
-    catalog = ToolCatalog([WorkerTools(LocalExecutor())])
+    catalog = builtin_catalog()
     tools = list(catalog.specs.values())
     turns = example_turns(tools)
     shown = [m.content or "" for m in turns if m.role == "assistant"]
@@ -177,7 +176,7 @@ def test_examples_use_only_offered_tools_and_their_calls_parse() -> None:
 
 
 def test_the_core_tools_block_is_compact() -> None:
-    catalog = ToolCatalog([WorkerTools(LocalExecutor())])
+    catalog = builtin_catalog()
     core = [s for n, s in catalog.specs.items() if catalog.facts_of(n).core]
     text = tool_block(core) + "".join(m.content or "" for m in example_turns(core))
     # ~3.2 characters a token on this text; the real count is in the llama-server test
@@ -244,8 +243,8 @@ def test_the_grammar_refuses_what_would_not_parse_or_validate(
     assert not grammar.accepts(text), why
 
 
-def test_the_grammar_of_every_worker_tool_is_well_formed() -> None:
-    tools = list(ToolCatalog([WorkerTools(LocalExecutor())]).specs.values())
+def test_the_grammar_of_every_builtin_tool_is_well_formed() -> None:
+    tools = list(builtin_catalog().specs.values())
     g = Grammar(tool_grammar(tools))
     for tool in tools:
         required = tool.parameters.get("required") or []
@@ -289,7 +288,7 @@ def test_the_assembler_recovers_prompted_calls_from_the_text() -> None:
     ],
 )
 def test_the_example_closest_to_the_request_comes_last(request_text: str, closest: str) -> None:
-    tools = list(ToolCatalog([WorkerTools(LocalExecutor())]).specs.values())
+    tools = list(builtin_catalog().specs.values())
     turns = example_turns(tools, request_text)
     last_call = [m for m in turns if m.role == "assistant"][-2].content or ""
     assert f'"name": "{closest}"' in last_call

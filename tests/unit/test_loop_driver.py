@@ -1,4 +1,4 @@
-"""The loop driven by an in-process scripted Model: modes, guards, errors, context, effects."""
+"""The loop driven by an in-process scripted Model: modes, guards, errors, context, todos."""
 
 from __future__ import annotations
 
@@ -205,7 +205,7 @@ async def test_checkpoint_summarises_with_the_model_above_65_percent(make_agent:
     assert any(r.summary for r in records)
 
 
-async def test_effects_todos_and_ask_user_without_a_user(make_agent: MakeAgent) -> None:
+async def test_todos_and_ask_user_without_a_user(make_agent: MakeAgent) -> None:
     todos = [{"content": "Write tests", "status": "in_progress", "active_form": "Writing tests"}]
     agent, model = await make_agent(
         [
@@ -214,7 +214,7 @@ async def test_effects_todos_and_ask_user_without_a_user(make_agent: MakeAgent) 
         ]
     )
     await agent.run_turn("go")
-    assert [t.content for t in agent.loop.todos] == ["Write tests"]
+    assert [t.content for t in agent.todos] == ["Write tests"]
     answer = model.requests[1][0][-1].content or ""
     assert "non-interactive" in answer
 

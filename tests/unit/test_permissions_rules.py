@@ -15,7 +15,8 @@ from openmono.permissions import (
     parse_allow_spec,
 )
 from openmono_contracts.toolfacts import ToolFacts
-from openmono_worker import get_tool
+
+from tests.support.builtin_tools import builtin_facts
 
 
 @pytest.fixture
@@ -25,10 +26,8 @@ def ws(tmp_path: Path) -> Path:
 
 
 def facts(tool: str) -> ToolFacts:
-    """What the worker's tool of that name declares."""
-    found = get_tool(tool)
-    assert found is not None, tool
-    return found.facts()
+    """What the built-in tool of that name declares."""
+    return builtin_facts()[tool]
 
 
 def engine(ws: Path, **kw: object) -> PermissionEngine:

@@ -11,13 +11,14 @@ from typing import Any
 import pytest
 from openmono.agent import Agent, open_agent
 from openmono.config import load_settings
-from openmono.loop import LoopEvent, OfferedTool, ToolCatalog, ToolFinished, worker_tools
+from openmono.loop import LoopEvent, OfferedTool, ToolCatalog, ToolFinished
 from openmono.permissions import Answer, PermissionRequest
 from openmono.sessions import load_session
 from openmono.subagents import AGENT_TYPES, AgentTool, get_type
 from openmono_contracts import ToolRequest, ToolResult
 from openmono_contracts.toolfacts import ToolFacts
 
+from tests.support.builtin_tools import builtin_facts
 from tests.support.scripted_model import ScriptedModel, reply
 
 MakeAgent = Callable[..., Awaitable[tuple[Agent, ScriptedModel]]]
@@ -69,8 +70,7 @@ def test_allow_lists_and_wildcards() -> None:
         "ListDirectory", "TodoWrite", "AskUser", "EnterPlanMode", "ExitPlanMode", "Agent",
         "WebFetch", "mcp__time__get_current_time", "ListMcpResources", "Lsp", "CodeIntel",
     ]  # fmt: skip
-    worker = {name: tool.facts for name, tool in worker_tools().items()}
-    known = {**worker, "Agent": AgentTool.facts()}
+    known = {**builtin_facts(), "Agent": AgentTool.facts()}
     parent = {n: known.get(n, ToolFacts(read_only=True)) for n in names}
     explore = get_type("Explore").select(parent)
     assert not WRITES & set(explore) and "Agent" not in explore

@@ -4,15 +4,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from openmono.executor import LocalExecutor
-from openmono.loop import ToolCatalog, WorkerTools
+from openmono.loop import ToolCatalog
 from openmono.permissions import PermissionEngine, mode_denial, offered_in
 from openmono.subagents import AgentTool
 from openmono_contracts.toolfacts import ToolFacts
 
-
-def _worker() -> ToolCatalog:
-    return ToolCatalog([WorkerTools(LocalExecutor())])
+from tests.support.builtin_tools import builtin_catalog
 
 
 def _having(catalog: ToolCatalog, **wanted: object) -> set[str]:
@@ -23,8 +20,8 @@ def _having(catalog: ToolCatalog, **wanted: object) -> set[str]:
     }
 
 
-def test_the_worker_tools_declare_their_facts() -> None:
-    catalog = _worker()
+def test_the_builtin_tools_declare_their_facts() -> None:
+    catalog = builtin_catalog()
     assert _having(catalog, writes=True) == {"FileWrite", "FileEdit", "ApplyPatch"}
     assert _having(catalog, core=True) == {
         "FileRead", "FileWrite", "FileEdit", "Bash", "Grep", "Glob", "ListDirectory"

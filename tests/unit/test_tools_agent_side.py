@@ -1,81 +1,192 @@
-"""Agent-side tools: they validate like any tool and hand the loop a typed effect."""
+"""The conversation tools run in the agent, on the loop that calls them, with the worker's schemas.
+
+`tests/fixtures/conversation_tools.json` is what the worker offered for them before they moved
+(descriptions, parameters, facts): the model's habits and the prompted protocol's examples depend
+on those, so the agent must offer them unchanged.
+"""
 
 from __future__ import annotations
 
+import json
 import os
+from collections.abc import AsyncIterator, Awaitable, Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
+from openmono.agent import Agent, open_agent
+from openmono.config import load_settings
+from openmono.conversation import ConversationTools, forget, read_memories, read_memory_dir
+from openmono.loop import LoopEvent, Notice, Question
+from openmono_contracts import ToolRequest, ToolResult
 from openmono_contracts.facts import USER_MEMORY_DIR
-from openmono_worker.memory import forget, read_memories, read_memory_dir
+from openmono_worker import WorkerSettings, get_tool, run_tool
 
-from tests.support.tool_calls import ToolBench, make_bench
+from tests.support.scripted_model import ScriptedModel, reply
+
+RECORDED = Path(__file__).parents[1] / "fixtures" / "conversation_tools.json"
+NAMES = {"AskUser", "TodoWrite", "EnterPlanMode", "ExitPlanMode", "MemorySave"}
+
+
+class Tools:
+    """The conversation toolset on a workspace, called outside any loop's turn."""
+
+    def __init__(self, tmp_path: Path) -> None:
+        self.ws = tmp_path / "ws"
+        self.ws.mkdir()
+        self.user_memory = tmp_path / "data" / USER_MEMORY_DIR
+        self.toolset = ConversationTools(self.user_memory)
+        self.events: list[LoopEvent] = []
+
+    async def call(self, tool: str, workspace: Path | None = None, **params: Any) -> ToolResult:
+        request = ToolRequest(
+            tool=tool,
+            params=params,
+            call_id="c1",
+            session_id="s",
+            workspace=str(workspace or self.ws),
+        )
+        return await self.toolset.call(request, self.events.append)
+
+    def read(self, name: str) -> str:
+        return (self.ws / name).read_text()
 
 
 @pytest.fixture
-def tb(tmp_path: Path) -> ToolBench:
-    return make_bench(tmp_path)
+def tools(tmp_path: Path) -> Tools:
+    return Tools(tmp_path)
 
 
-def test_todo_write_renders_and_returns_the_list(tb: ToolBench) -> None:
+MakeAgent = Callable[..., Awaitable[tuple[Agent, ScriptedModel]]]
+
+
+@pytest.fixture
+async def make_agent(tmp_path: Path, clean_env: Path) -> AsyncIterator[MakeAgent]:
+    ws = tmp_path / "agent-ws"
+    ws.mkdir()
+    agents: list[Agent] = []
+
+    async def make(script: list[Any], **kw: Any) -> tuple[Agent, ScriptedModel]:
+        model = ScriptedModel(script)
+        agent = await open_agent(load_settings(ws), ws, model=model, **kw)
+        agents.append(agent)
+        return agent, model
+
+    yield make
+    for agent in agents:
+        await agent.aclose()
+        await agent.executor.aclose()
+
+
+def test_the_agent_offers_them_as_the_worker_did(tools: Tools) -> None:
+    recorded = json.loads(RECORDED.read_text())
+    offered = tools.toolset.tools()
+    assert set(offered) == set(recorded) == NAMES
+    for name, was in recorded.items():
+        spec, facts = offered[name].spec, offered[name].facts.model_dump(mode="json")
+        assert (spec.description, spec.parameters) == (was["description"], was["parameters"])
+        assert {k: facts[k] for k in was["facts"]} == was["facts"], name
+
+
+def test_the_worker_no_longer_has_them(tmp_path: Path) -> None:
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    request = ToolRequest(tool="AskUser", params={}, call_id="c", session_id="s", workspace=str(ws))
+    result = run_tool(request, settings=WorkerSettings(data_dir=tmp_path / "data"))
+    assert [get_tool(name) for name in sorted(NAMES)] == [None] * len(NAMES)
+    assert not result.ok and result.error_kind == "unknown_tool"
+
+
+async def test_todo_write_renders_the_list(tools: Tools) -> None:
     todos = [
         {"content": "Read code", "status": "completed", "active_form": "Reading code"},
         {"content": "Fix bug", "status": "in_progress", "active_form": "Fixing bug"},
         {"content": "Run tests", "status": "pending", "active_form": "Running tests"},
     ]
-    r = tb.call("TodoWrite", todos=todos)
+    r = await tools.call("TodoWrite", todos=todos)
     assert r.ok and r.output.splitlines() == [
         "Todo list updated: 3 items (1 completed, 1 in progress, 1 pending)",
         "[x] Read code",
         "[>] Fix bug",
         "[ ] Run tests",
     ]
-    assert r.effect is not None and r.effect.kind == "todos"
-    assert [t.model_dump() for t in r.effect.todos] == todos
 
 
-def test_todo_write_rejects_bad_status(tb: ToolBench) -> None:
-    r = tb.call("TodoWrite", todos=[{"content": "x", "status": "doing", "active_form": "x"}])
-    assert not r.ok and "todos.0.status" in (r.error or "") and r.effect is None
+async def test_todo_write_rejects_bad_status_in_the_workers_words(tools: Tools) -> None:
+    bad = {"content": "x", "status": "doing", "active_form": "x"}
+    r = await tools.call("TodoWrite", todos=[bad])
+    assert not r.ok and r.error_kind == "invalid_params"
+    assert (r.error or "").startswith("invalid parameters for TodoWrite: todos.0.status:")
 
 
-def test_todo_write_flags_two_in_progress(tb: ToolBench) -> None:
+async def test_todo_write_flags_two_in_progress(tools: Tools) -> None:
     item = {"content": "x", "status": "in_progress", "active_form": "x"}
-    assert "more than one item is in progress" in tb.call("TodoWrite", todos=[item, item]).output
+    r = await tools.call("TodoWrite", todos=[item, item])
+    assert "more than one item is in progress" in r.output
 
 
-def test_ask_user_effect(tb: ToolBench) -> None:
-    r = tb.call("AskUser", question="Use tabs?", options=["yes", "no", " "])
-    assert r.ok and r.effect is not None and r.effect.kind == "ask_user"
-    assert r.effect.question == "Use tabs?" and r.effect.options == ["yes", "no"]
-    assert not tb.call("AskUser", question="").ok
+async def test_the_list_belongs_to_the_loop_that_wrote_it(make_agent: MakeAgent) -> None:
+    todos = [{"content": "Write tests", "status": "in_progress", "active_form": "Writing tests"}]
+    agent, _ = await make_agent([reply(calls=[("TodoWrite", {"todos": todos})]), reply("ok")])
+    assert agent.todos == []
+    await agent.run_turn("go")
+    assert [(t.content, t.status) for t in agent.todos] == [("Write tests", "in_progress")]
 
 
-def test_plan_mode_effects(tb: ToolBench) -> None:
-    on = tb.call("EnterPlanMode", reason="risky migration")
-    off = tb.call("ExitPlanMode")
-    assert on.effect is not None and on.effect.kind == "plan_mode" and on.effect.active
-    assert off.effect is not None and off.effect.kind == "plan_mode" and not off.effect.active
-    assert not tb.call("EnterPlanMode").ok  # reason is required
-    assert not tb.call("ExitPlanMode", plan="x").ok
+async def test_ask_user_puts_the_question_to_the_surface(make_agent: MakeAgent) -> None:
+    asked: list[Question] = []
+
+    async def asker(question: Question) -> str:
+        asked.append(question)
+        return "postgres"
+
+    call = ("AskUser", {"question": "Which DB?", "options": ["sqlite", "postgres", " "]})
+    agent, model = await make_agent([reply(calls=[call]), reply("ok")], asker=asker)
+    await agent.run_turn("set up the db")
+    assert asked == [Question("Which DB?", ["sqlite", "postgres"])]
+    assert model.requests[1][0][-1].content == "The user answered: postgres"
 
 
-def test_memory_save_writes_file_and_index(tb: ToolBench) -> None:
-    r = tb.call(
+async def test_ask_user_without_anybody_to_ask(tools: Tools) -> None:
+    r = await tools.call("AskUser", question="Use tabs?")
+    assert r.ok and "non-interactive" in r.output
+    bad = await tools.call("AskUser", question="")
+    assert not bad.ok and bad.error_kind == "invalid_params"
+
+
+async def test_plan_mode_switches_the_calling_loop(make_agent: MakeAgent) -> None:
+    agent, model = await make_agent(
+        [reply(calls=[("EnterPlanMode", {"reason": "risky migration"})]), reply("planning")]
+    )
+    events: list[LoopEvent] = []
+    await agent.run_turn("migrate", events.append)
+    assert agent.loop.mode == "plan"
+    assert any(isinstance(e, Notice) and e.message == "Mode: plan" for e in events)
+    assert "Plan mode is on (risky migration)" in (model.requests[1][0][-1].content or "")
+
+
+async def test_plan_mode_arguments_are_checked(tools: Tools) -> None:
+    assert (await tools.call("EnterPlanMode")).error_kind == "invalid_params"  # reason required
+    assert (await tools.call("ExitPlanMode", plan="x")).error_kind == "invalid_params"
+    outside = await tools.call("EnterPlanMode", reason="r")  # no loop's turn: nothing to switch
+    assert not outside.ok and "inside a turn" in (outside.error or "")
+
+
+async def test_memory_save_writes_file_and_index(tools: Tools) -> None:
+    r = await tools.call(
         "MemorySave",
         name="Test command",
         type="project",
         description="how tests\nare run",
         content="Run `make test`.",
     )
-    assert r.ok and r.effect is not None and r.effect.kind == "memory_saved"
-    assert r.effect.path == ".openmono/memory/test-command.md"
-    text = tb.read(".openmono/memory/test-command.md")
+    assert r.ok and r.output.endswith("in .openmono/memory/test-command.md")
+    text = tools.read(".openmono/memory/test-command.md")
     assert text.startswith("---\nname: Test command\ndescription: how tests are run\n")
     assert "type: project" in text and text.endswith("Run `make test`.\n")
-    index = tb.read(".openmono/memory/MEMORY.md")
+    index = tools.read(".openmono/memory/MEMORY.md")
     assert "- [Test command](test-command.md) — how tests are run" in index
-    [memory] = read_memories(tb.ws)
+    [memory] = read_memories(tools.ws)
     assert (memory.name, memory.type, memory.content) == (
         "Test command",
         "project",
@@ -83,23 +194,33 @@ def test_memory_save_writes_file_and_index(tb: ToolBench) -> None:
     )
 
 
-def test_memory_save_same_name_replaces(tb: ToolBench) -> None:
+async def test_memory_save_goes_into_the_next_system_prompt(make_agent: MakeAgent) -> None:
+    saved = {"name": "Style", "type": "feedback", "description": "d", "content": "Use tabs."}
+    agent, model = await make_agent([reply(calls=[("MemorySave", saved)]), reply("ok")])
+    await agent.run_turn("remember: tabs")
+    assert "Use tabs." not in (model.requests[0][0][0].content or "")
+    assert "Use tabs." in (model.requests[1][0][0].content or "")
+
+
+async def test_memory_save_same_name_replaces(tools: Tools) -> None:
     for content in ("first", "second"):
-        tb.call("MemorySave", name="Style", type="feedback", description="d", content=content)
-    tb.call("MemorySave", name="Other", type="user", description="o", content="x")
-    memories = {m.name: m for m in read_memories(tb.ws)}
+        await tools.call(
+            "MemorySave", name="Style", type="feedback", description="d", content=content
+        )
+    await tools.call("MemorySave", name="Other", type="user", description="o", content="x")
+    memories = {m.name: m for m in read_memories(tools.ws)}
     assert memories["Style"].content == "second" and set(memories) == {"Style", "Other"}
-    index = tb.read(".openmono/memory/MEMORY.md")
+    index = tools.read(".openmono/memory/MEMORY.md")
     assert index.count("(style.md)") == 1 and index.count("(other.md)") == 1
 
 
-def test_memory_save_user_scope_writes_the_data_dir_and_forget_removes(tb: ToolBench) -> None:
-    r = tb.call(
+async def test_memory_save_user_scope_writes_the_data_dir_and_forget_removes(tools: Tools) -> None:
+    r = await tools.call(
         "MemorySave", name="Tabs", type="user", description="d", content="tabs", scope="user"
     )
-    folder = Path(tb.settings.data_dir) / USER_MEMORY_DIR
+    folder = tools.user_memory
     assert r.ok and "user memory 'Tabs'" in r.output and (folder / "tabs.md").is_file()
-    assert read_memories(tb.ws) == []  # not the project's
+    assert read_memories(tools.ws) == []  # not the project's
     assert [m.name for m in read_memory_dir(folder)] == ["Tabs"]
     gone = forget(folder, "Tabs")
     assert gone is not None and read_memory_dir(folder) == []
@@ -107,15 +228,24 @@ def test_memory_save_user_scope_writes_the_data_dir_and_forget_removes(tb: ToolB
     assert forget(folder, "Tabs") is None
 
 
-def test_memory_save_rejects_bad_type(tb: ToolBench) -> None:
-    r = tb.call("MemorySave", name="x", type="secret", description="d", content="c")
-    assert not r.ok and "type" in (r.error or "")
+async def test_memory_save_rejects_bad_type(tools: Tools) -> None:
+    r = await tools.call("MemorySave", name="x", type="secret", description="d", content="c")
+    assert not r.ok and r.error_kind == "invalid_params" and "type" in (r.error or "")
 
 
-def test_memory_save_cannot_be_redirected_out(tb: ToolBench, tmp_path: Path) -> None:
+async def test_memory_save_cannot_be_redirected_out(tools: Tools, tmp_path: Path) -> None:
     outside = tmp_path / "elsewhere"
     outside.mkdir()
-    os.symlink(outside, tb.ws / ".openmono")
-    r = tb.call("MemorySave", name="x", type="user", description="d", content="c")
+    os.symlink(outside, tools.ws / ".openmono")
+    r = await tools.call("MemorySave", name="x", type="user", description="d", content="c")
     assert not r.ok and "outside the workspace" in (r.error or "")
     assert list(outside.iterdir()) == []
+
+
+async def test_memory_save_of_a_workspace_on_another_box(tools: Tools, tmp_path: Path) -> None:
+    elsewhere = tmp_path / "not-here" / "ws"
+    r = await tools.call(
+        "MemorySave", workspace=elsewhere, name="x", type="user", description="d", content="c"
+    )
+    assert not r.ok and "not a folder on this machine" in (r.error or "")
+    assert not (tmp_path / "not-here").exists()

@@ -22,11 +22,6 @@ EXPECTED_PARAMS = {
     "Grep": ["pattern", "path", "glob", "case_insensitive", "context_lines", "max_results"],
     "ListDirectory": ["path", "recursive", "max_entries"],
     "Bash": ["command", "timeout_ms", "background"],
-    "TodoWrite": ["todos"],
-    "AskUser": ["question", "options"],
-    "MemorySave": ["name", "type", "description", "content", "scope"],
-    "EnterPlanMode": ["reason"],
-    "ExitPlanMode": [],
 }
 REQUIRED = {
     "FileRead": ["file_path"],
@@ -36,10 +31,6 @@ REQUIRED = {
     "Glob": ["pattern"],
     "Grep": ["pattern"],
     "Bash": ["command"],
-    "TodoWrite": ["todos"],
-    "AskUser": ["question"],
-    "MemorySave": ["content", "description", "name", "type"],
-    "EnterPlanMode": ["reason"],
 }
 
 
@@ -59,18 +50,11 @@ def test_specs_have_design_names_and_params() -> None:
     assert json.loads(json.dumps(tool_specs())) == tool_specs()  # plain JSON, stable
 
 
-def test_todo_items_schema_uses_design_fields() -> None:
-    spec = next(s for s in tool_specs() if s["name"] == "TodoWrite")
-    item = spec["parameters"]["$defs"]["TodoItem"]
-    assert list(item["properties"]) == ["content", "status", "active_form"]
-    assert item["properties"]["status"]["enum"] == ["pending", "in_progress", "completed"]
-
-
 def test_flags() -> None:
     specs = {s["name"]: s for s in tool_specs()}
     for name in ("FileRead", "Glob", "Grep", "ListDirectory"):
         assert specs[name]["facts"]["read_only"] and specs[name]["facts"]["concurrency_safe"], name
-    for name in ("FileWrite", "FileEdit", "ApplyPatch", "Bash", "MemorySave"):
+    for name in ("FileWrite", "FileEdit", "ApplyPatch", "Bash"):
         assert (
             not specs[name]["facts"]["read_only"] and not specs[name]["facts"]["concurrency_safe"]
         ), name
@@ -86,6 +70,7 @@ def test_registry_is_sorted_and_read_only() -> None:
 def test_unknown_tool_lists_known_ones(tb: ToolBench) -> None:
     r = tb.call("Nope")
     assert not r.ok and "unknown tool 'Nope'" in (r.error or "") and "FileRead" in (r.error or "")
+    assert r.error_kind == "unknown_tool"
 
 
 def test_invalid_params_are_listed(tb: ToolBench) -> None:
@@ -94,6 +79,16 @@ def test_invalid_params_are_listed(tb: ToolBench) -> None:
     assert not r.ok and err.startswith("invalid parameters for Grep:")
     assert "pattern:" in err and "context_lines:" in err and "bogus: Extra inputs" in err
     assert "https://" not in err
+    assert r.error_kind == "invalid_params"
+
+
+def test_each_failure_says_its_kind(tb: ToolBench, tmp_path: Path) -> None:
+    (tmp_path / "outside.txt").write_text("secret\n")
+    refused = tb.call("FileRead", file_path="../outside.txt")
+    failed = tb.call("FileRead", file_path="missing.txt")
+    timed_out = tb.call("Bash", command="sleep 5", timeout_ms=100)
+    assert [r.error_kind for r in (refused, failed, timed_out)] == ["denied", "failed", "timeout"]
+    assert tb.call("Glob", pattern="*").error_kind is None  # ok: no kind
 
 
 def test_bad_workspace_is_a_result(tmp_path: Path) -> None:
@@ -112,7 +107,7 @@ def test_result_round_trips_through_json(tb: ToolBench) -> None:
     tb.write("a.txt", "x\n")
     for r in (
         tb.call("FileRead", file_path="a.txt"),
-        tb.call("TodoWrite", todos=[{"content": "a", "status": "pending", "active_form": "A"}]),
+        tb.call("Glob", pattern="*.txt"),
         tb.call("Nope"),
     ):
         wire = r.model_dump_json()

@@ -12,6 +12,7 @@ OpenMonoError
  ├── HookError          hooks        a hook definition that cannot be used
  ├── McpClientError     mcp          an MCP server that cannot be used as configured, or a call
  ├── SubagentError      subagents    a sub-agent that cannot be started
+ ├── ConversationError  conversation a conversation tool that cannot do what was asked
  ├── PlaybookError      playbooks    a playbook that cannot load or run (PlaybookInvalid, ...)
  ├── InstructionsError  instructions a rule, skill, agent or command file that cannot be used
  ├── AcpError           acp          a request an ACP surface cannot serve

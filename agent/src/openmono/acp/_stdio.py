@@ -47,7 +47,6 @@ from acp.schema import (
     StopReason,
     ToolCallUpdate,
 )
-from openmono_contracts.effects import AskUserEffect
 
 from openmono import __version__
 from openmono.acp._clientfs import ClientFsExecutor
@@ -59,6 +58,7 @@ from openmono.agent import open_agent
 from openmono.config import ConfigError, RunOptions, Settings
 from openmono.executor import Executor, ExecutorError, select_executor
 from openmono.llm import LLMError
+from openmono.loop import Question
 from openmono.mcp import McpManager
 from openmono.permissions import MODES, Answer, PermissionRequest, PermissionsError
 from openmono.sessions import SessionError, SessionStore
@@ -169,8 +169,8 @@ class OpenMonoAcpAgent:
         async def approve(request: PermissionRequest) -> Answer:
             return await self._ask(holder["live"], request)
 
-        async def question(effect: AskUserEffect) -> str:
-            return await ask_user(self.client, holder["live"], effect)
+        async def question(asked: Question) -> str:
+            return await ask_user(self.client, holder["live"], asked)
 
         executor: Executor | None = None
         own_mcp: McpManager | None = None

@@ -17,6 +17,7 @@ from openmono.agent._prompts import (
 )
 from openmono.agent._session import (
     Agent,
+    builtin_toolsets,
     open_agent,
     open_model,
     probe_model,
@@ -31,6 +32,7 @@ __all__ = [
     "Agent",
     "PromptKind",
     "PromptScope",
+    "builtin_toolsets",
     "open_agent",
     "open_model",
     "probe_model",

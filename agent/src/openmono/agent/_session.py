@@ -3,6 +3,8 @@
 `open_agent(settings, workspace, ...)` builds everything from the settings (or takes a ready
 `Model` / `Executor`, as tests and benchmarks do), probes the server for the real `n_ctx`, and
 creates or resumes the session. `Agent.aclose()` releases the executor and the HTTP client.
+Its built-in tools (`builtin_toolsets`) are the worker's, run by the executor, and the conversation
+tools (`openmono.conversation`), run here.
 
 Extensions (`_extend`): hooks from `settings.hooks` (session_start when the session opens, stop
 after each turn, pre/post tool use in the pipeline), the MCP servers' tools (`settings.mcp_servers`,
@@ -23,6 +25,7 @@ from openmono_contracts.facts import PROJECT_MEMORY_DIR, USER_MEMORY_DIR
 
 from openmono.agent._prompts import prompt_override
 from openmono.config import Settings
+from openmono.conversation import ConversationTools, TodoItem
 from openmono.executor import Executor, select_executor
 from openmono.llm import (
     LLMError,
@@ -107,6 +110,7 @@ class Agent:
     info: ModelInfo | None
     snapshots: Snapshots
     permissions: PermissionEngine
+    conversation: ConversationTools
     _titled: bool = False
     _owned: list[object] = field(default_factory=list)
     hooks: HookRunner | None = None
@@ -129,6 +133,11 @@ class Agent:
     def undo(self) -> list[Path]:
         return self.snapshots.undo()
 
+    @property
+    def todos(self) -> list[TodoItem]:
+        """The session's todo list, as its last TodoWrite wrote it."""
+        return self.conversation.todos(self.loop)
+
     async def switch_model(self, model: Model) -> None:
         """Talk to `model` from the next request on; the old one is closed if we opened it."""
         old, self.model, self.loop.model = self.model, model, model
@@ -148,6 +157,12 @@ class Agent:
             if aclose is not None:
                 with contextlib.suppress(Exception):
                     await aclose()
+
+
+def builtin_toolsets(executor: Executor, data_dir: Path) -> tuple[WorkerTools, ConversationTools]:
+    """The tools every session starts with: the worker's (run by `executor`) and the
+    conversation tools (user memory under `data_dir`)."""
+    return WorkerTools(executor), ConversationTools(data_dir / USER_MEMORY_DIR)
 
 
 def tool_protocol(settings: Settings, info: ModelInfo | None) -> ToolProtocol:
@@ -301,8 +316,9 @@ def _assemble(
         timeout_s=settings.tool_timeout_s,
         web=web_access(settings),
     )
+    worker, conversation = builtin_toolsets(executor, settings.data_dir)
     dispatcher = Dispatcher(
-        ToolCatalog([WorkerTools(executor)]),
+        ToolCatalog([worker, conversation]),
         permissions,
         ctx,
         approver=approver,
@@ -330,6 +346,7 @@ def _assemble(
         info=info,
         snapshots=snapshots,
         permissions=permissions,
+        conversation=conversation,
         _titled=titled,
     )
     agent.pending_notices.extend(settings.notes)

@@ -12,7 +12,6 @@ import signal
 from collections.abc import Awaitable, Sequence
 from typing import TypeVar
 
-from openmono_contracts.effects import AskUserEffect
 from prompt_toolkit import PromptSession
 from prompt_toolkit.completion import Completer, Completion
 from prompt_toolkit.document import Document
@@ -28,7 +27,7 @@ from openmono.cli.host import SessionHost
 from openmono.cli.render import RichRenderer, argument_lines, call_label, rows_table
 from openmono.cli.slash import COMMANDS, run_command
 from openmono.config import RunOptions, record_project_trust
-from openmono.loop import EventSink, LoopEvent
+from openmono.loop import EventSink, LoopEvent, Question
 from openmono.permissions import Answer, PermissionRequest
 
 T = TypeVar("T")
@@ -158,8 +157,8 @@ class Repl(SessionHost):
             if answer is not None:
                 return answer
 
-    async def ask_user(self, effect: AskUserEffect) -> str:
-        return await self.ask(effect.question, effect.options) or "(the user did not answer)"
+    async def ask_user(self, question: Question) -> str:
+        return await self.ask(question.text, question.options) or "(the user did not answer)"
 
     async def interruptible(self, work: Awaitable[T]) -> T:
         loop = asyncio.get_running_loop()

@@ -17,8 +17,7 @@ from openmono.llm import Model, OpenAICompatModel, RequestOptions, model_label
 from openmono.loop import EventSink, LoopEvent, Notice, ToolFinished, TurnDone, UsageReport
 
 if TYPE_CHECKING:
-    from openmono_contracts.effects import AskUserEffect
-
+    from openmono.loop import Question
     from openmono.permissions import Answer, PermissionRequest
 
 
@@ -89,7 +88,7 @@ class SessionHost:
     async def approve(self, request: PermissionRequest) -> Answer:
         raise NotImplementedError
 
-    async def ask_user(self, effect: AskUserEffect) -> str:
+    async def ask_user(self, question: Question) -> str:
         raise NotImplementedError
 
     def print(self, markup: str = "") -> None:

@@ -8,7 +8,7 @@ one layer up, so the loop never imports MCP, hooks or sub-agents.
 """
 
 from openmono.loop._catalog import ToolCatalog
-from openmono.loop._dispatch import Asker, CallOutcome, DispatchContext, Dispatcher
+from openmono.loop._dispatch import Asker, CallOutcome, DispatchContext, Dispatcher, Question
 from openmono.loop._events import (
     EventSink,
     LoopEvent,
@@ -28,7 +28,7 @@ from openmono.loop._guards import DoomLoopGuard, RepetitionDetector, call_signat
 from openmono.loop._prepare import PREPARE_STEPS, READY, Pending, Refusal, Step, StepContext
 from openmono.loop._prompt import build_system_prompt, default_base
 from openmono.loop._repair import Repairs, repair
-from openmono.loop._run import AgentLoop, LoopOptions
+from openmono.loop._run import AgentLoop, LoopOptions, dispatching_loop
 from openmono.loop._state import Conversation, estimate_tokens, replay
 from openmono.loop._worker_tools import WorkerTools, worker_tools
 
@@ -50,6 +50,7 @@ __all__ = [
     "OfferedTool",
     "Pending",
     "PermissionAsked",
+    "Question",
     "ReasoningChunk",
     "Refusal",
     "Repairs",
@@ -70,6 +71,7 @@ __all__ = [
     "call_signature",
     "default_base",
     "discard",
+    "dispatching_loop",
     "estimate_tokens",
     "is_repetitive",
     "repair",

@@ -5,8 +5,8 @@ permissions, pre_hooks; a refusal at any of them ends the call)  6. snapshot the
 about to be written (for /undo; only where the workspace is on this machine)  7. the toolset that
 offers the name runs the call (`_extensions.Toolset`: the worker's tools, MCP tools, `Agent`,
 `Playbook`, all alike), validating its arguments and paths where the tool runs  8. post-tool
-hooks  9. turn the result into a message (artifact reference, effects). A call refused at any
-step, or invalid where it runs, becomes one error result the model reads; it is never dropped.
+hooks  9. turn the result into a message (artifact reference). A call refused at any step, or
+invalid where it runs, becomes one error result the model reads; it is never dropped.
 
 Consecutive read-only, concurrency-safe calls are prepared in order, then executed together.
 """
@@ -20,7 +20,6 @@ from pathlib import Path
 from typing import Any, Literal
 
 from openmono_contracts import ToolRequest, ToolResult, WebAccess
-from openmono_contracts.effects import AskUserEffect, ToolEffect
 
 from openmono.llm import ToolCallComplete
 from openmono.loop._catalog import ToolCatalog
@@ -38,29 +37,30 @@ from openmono.permissions import (
 from openmono.sessions import Snapshots
 
 Problem = Literal["unknown_tool", "invalid"]
-# How the worker's validation (`openmono_worker.format_validation_error`) begins its message.
-_INVALID_PREFIX = "invalid parameters for "
+# The calls that were wrong themselves (not a failure of their work), by the result's kind.
+_PROBLEMS: dict[str | None, Problem] = {"invalid_params": "invalid", "unknown_tool": "unknown_tool"}
 
 
-def _invalid(call: ToolCallComplete, result: ToolResult) -> Problem | None:
-    """`invalid` when the tool refused the arguments themselves (not a failure of the work)."""
-    if not result.ok and (result.error or "").startswith(f"{_INVALID_PREFIX}{call.name}"):
-        return "invalid"
-    return None
+@dataclass(frozen=True)
+class Question:
+    """What AskUser puts to the user: the question and the answers it suggests (maybe none)."""
+
+    text: str
+    options: list[str] = field(default_factory=list)
 
 
-Asker = Callable[[AskUserEffect], Awaitable[str]]
+# How a surface asks the user (a prompt, an ACP request to the editor); the answer as typed.
+Asker = Callable[[Question], Awaitable[str]]
 
 
 @dataclass
 class CallOutcome:
-    """One call's answer for the model, plus what the loop must act on."""
+    """One call's answer for the model."""
 
     call: ToolCallComplete
     content: str
     ok: bool
     denied: bool = False
-    effect: ToolEffect | None = None
 
 
 @dataclass
@@ -229,7 +229,9 @@ class Dispatcher:
         found = self.catalog.lookup(request.tool)
         if found is None:
             error = f"unknown tool {request.tool!r}"
-            return ToolResult(call_id=request.call_id, ok=False, error=error)
+            return ToolResult(
+                call_id=request.call_id, ok=False, error=error, error_kind="unknown_tool"
+            )
         return await found[1].call(request, emit)
 
     def approver_for(self, emit: EventSink) -> Approver | None:
@@ -268,7 +270,7 @@ class Dispatcher:
             self.permissions.note_output(result.artifact)
         # 8. post-tool hooks; 9. the message for the model
         note = await self.hooks.post_tool_use(request, result) if self.hooks else None
-        content = await self._content(result)
+        content = self._content(result)
         if note:
             content += f"\n[post_tool_use hook] {note}"
         emit(
@@ -280,20 +282,13 @@ class Dispatcher:
                 error=result.error,
                 artifact=result.artifact,
                 elapsed_ms=result.elapsed_ms,
-                problem=_invalid(call, result),
+                problem=_PROBLEMS.get(result.error_kind),
             )
         )
-        return CallOutcome(call, content, ok=result.ok, effect=result.effect)
+        return CallOutcome(call, content, ok=result.ok)
 
-    async def _content(self, result: ToolResult) -> str:
-        if isinstance(result.effect, AskUserEffect):
-            if self.asker is None:
-                return (
-                    "No user is available (non-interactive run). Make a reasonable assumption, "
-                    "state it, and continue."
-                )
-            answer = await self.asker(result.effect)
-            return f"The user answered: {answer}"
+    @staticmethod
+    def _content(result: ToolResult) -> str:
         if not result.ok:
             text = f"Error: {result.error or 'the tool failed'}"
             return f"{text}\n{result.output}" if result.output else text

@@ -9,9 +9,13 @@ One user turn:
     4. record    -- the assistant message is persisted (also when cancelled mid-stream)
     5. guard     -- repeated calls: warned first, then not run, then the turn ends (`_guards`)
     6. dispatch  -- calls go through the tool pipeline, reads in parallel, writes in order
-                    (`_dispatch`); results are recorded and effects applied (mode, todos, memory)
+                    (`_dispatch`); results are recorded
     7. repeat    -- until a reply has no tool calls, or the iteration cap
 Every turn ends with exactly one `TurnDone` event, which `run_turn` also returns.
+
+While step 6 runs, `dispatching_loop()` is this loop: a tool that changes the conversation rather
+than the workspace (a plan-mode switch, the todo list) acts on the loop that called it, also
+when that loop is a sub-agent's or a playbook step's running inside another call.
 """
 
 from __future__ import annotations
@@ -19,9 +23,8 @@ from __future__ import annotations
 import asyncio
 import secrets
 from collections.abc import Callable, Sequence
+from contextvars import ContextVar
 from dataclasses import dataclass
-
-from openmono_contracts.effects import MemorySavedEffect, PlanModeEffect, TodoItem, TodosEffect
 
 from openmono.llm import (
     ChatMessage,
@@ -41,6 +44,14 @@ from openmono.loop._guards import DoomLoopGuard, call_signature
 from openmono.loop._state import Conversation, estimate_tokens
 from openmono.loop._stream import Reply, stream_reply
 from openmono.permissions import Mode
+
+_DISPATCHING: ContextVar[AgentLoop | None] = ContextVar("openmono_dispatching_loop", default=None)
+
+
+def dispatching_loop() -> AgentLoop | None:
+    """The loop whose tool calls run in this task (see the module docstring), None outside."""
+    return _DISPATCHING.get()
+
 
 # Tool definitions may use at most this share of the context, else the model gets none.
 TOOLS_MAX_SHARE = 0.5
@@ -90,7 +101,6 @@ class AgentLoop:
         self.options = options or LoopOptions()
         self._system_prompt = system_prompt
         self.mode: Mode = mode
-        self.todos: list[TodoItem] = []
         self.last_reply: Reply | None = None
         self._warned_tools = False
 
@@ -238,16 +248,6 @@ class AgentLoop:
             is_error=not outcome.ok,
         )
 
-    def _apply(self, outcome: CallOutcome, emit: EventSink) -> None:
-        effect = outcome.effect
-        if isinstance(effect, PlanModeEffect):
-            self.set_mode("plan" if effect.active else "agent")
-            emit(Notice(message=f"Mode: {self.mode}"))
-        elif isinstance(effect, TodosEffect):
-            self.todos = list(effect.todos)
-        elif isinstance(effect, MemorySavedEffect):
-            self.refresh_system_prompt()
-
     async def _dispatch(
         self, reply: Reply, guard: DoomLoopGuard, turn: str, emit: EventSink
     ) -> bool:
@@ -276,17 +276,18 @@ class AgentLoop:
             outcomes[outcome.call.id] = outcome
 
         runnable = [c for c in reply.calls if c.id not in blocked]
+        dispatching = _DISPATCHING.set(self)
         try:
             if runnable and not guard.stopped:
                 await self.dispatcher.run(runnable, self.mode, turn, emit, done)
         finally:
+            _DISPATCHING.reset(dispatching)
             # Every call gets an answer, also when cancelled: an orphaned call breaks the next turn.
             for call in reply.calls:
                 outcome = outcomes.get(call.id) or CallOutcome(call, CANCELLED_RESULT, ok=False)
                 if call.id not in outcomes and guard.stopped:
                     outcome = CallOutcome(call, "Error: not run, the turn was stopped", ok=False)
                 self._answer(outcome)
-                self._apply(outcome, emit)
         return not guard.stopped
 
     def take_back_last_turn(self) -> str | None:

@@ -6,7 +6,6 @@ nowhere else, so a contract changes in exactly one place (see docs/architecture.
 Modules:
     services  -- the gateway's `/services` capability document
     tools     -- `ToolRequest` / `ToolResult` exchanged between the agent and the tool worker
-    effects   -- typed effects of agent-side tools (AskUser, TodoWrite, plan mode, MemorySave)
     scrape    -- the scrape service's request, response and error bodies
     firecrawl -- the Firecrawl-compatible API's wire shapes (an external contract, camelCase)
     searxng   -- SearXNG's JSON search answer and the one normaliser both search callers use
@@ -20,16 +19,6 @@ Shared helpers both sides must do the same way (imported from their modules, whi
     texthygiene -- strip zero-width, bidi and other hidden characters from page text
 """
 
-from openmono_contracts.effects import (
-    AskUserEffect,
-    MemorySavedEffect,
-    MemoryType,
-    PlanModeEffect,
-    TodoItem,
-    TodosEffect,
-    TodoStatus,
-    ToolEffect,
-)
 from openmono_contracts.errors import ContractError
 from openmono_contracts.netguard import (
     BlockedTargetError,
@@ -49,20 +38,16 @@ from openmono_contracts.scrape import (
     ScrapeResponse,
 )
 from openmono_contracts.services import ServicesInfo
-from openmono_contracts.tools import ToolRequest, ToolResult, WebAccess
+from openmono_contracts.tools import ToolErrorKind, ToolRequest, ToolResult, WebAccess
 from openmono_contracts.trust import TrustError
 
 __all__ = [
-    "AskUserEffect",
     "BlockedTargetError",
     "CacheState",
     "CheckedTarget",
     "ContractError",
-    "MemorySavedEffect",
-    "MemoryType",
     "NetGuard",
     "NetGuardError",
-    "PlanModeEffect",
     "Route",
     "ScrapeEngine",
     "ScrapeErrorBody",
@@ -71,10 +56,7 @@ __all__ = [
     "ScrapeRequest",
     "ScrapeResponse",
     "ServicesInfo",
-    "TodoItem",
-    "TodoStatus",
-    "TodosEffect",
-    "ToolEffect",
+    "ToolErrorKind",
     "ToolRequest",
     "ToolResult",
     "TrustError",

@@ -1,11 +1,32 @@
-"""Agent <-> tool worker contract (DESIGN.md §7): one request in, one result out, JSON only."""
+"""Agent <-> tool worker contract (docs/architecture.md §7): one request in, one result out, JSON
+only."""
 
-from typing import Any
+from typing import Any, Literal, Self
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, model_validator
 
-from openmono_contracts.effects import ToolEffect
 from openmono_contracts.routing import Route
+
+# Why a call failed, for whoever reads results without parsing messages (the agent counts
+# invalid and unknown calls; a surface may show a refusal apart from a failure):
+#   invalid_params  the arguments do not fit the tool's parameters (the message names them)
+#   unknown_tool    no tool has that name
+#   denied          refused where the tool runs (a path outside the workspace, another route)
+#   timeout         the call ran out of time
+#   cancelled       stopped on request
+#   unavailable     nothing could run it (the worker unreachable or lost, the executor closed)
+#   failed          the tool ran and failed (a command's exit code, a server's error, ...)
+#   internal        a bug in the tool (an exception it did not expect)
+ToolErrorKind = Literal[
+    "invalid_params",
+    "unknown_tool",
+    "denied",
+    "timeout",
+    "cancelled",
+    "unavailable",
+    "failed",
+    "internal",
+]
 
 
 class WebAccess(BaseModel):
@@ -53,5 +74,13 @@ class ToolResult(BaseModel):
     truncated: bool = False
     artifact: str | None = None
     elapsed_ms: float = 0.0
-    # Set only by agent-side tools (AskUser, TodoWrite, plan mode, MemorySave); see effects.py.
-    effect: ToolEffect | None = None
+    # None when `ok`; a failure that names no kind counts as `failed`.
+    error_kind: ToolErrorKind | None = None
+
+    @model_validator(mode="after")
+    def _kind_of_failure(self) -> Self:
+        if self.ok:
+            self.error_kind = None
+        elif self.error_kind is None:
+            self.error_kind = "failed"
+        return self

@@ -3,8 +3,8 @@
 Entry points: `run_tool(ToolRequest) -> ToolResult` (used in-process by the agent's local executor
 and by the Celery task alike) and `tool_specs()` (what the agent advertises to the model). The agent
 imports only the names listed in `__all__`: the tools (`get_tool`) for their facts and parameter
-models, the workspace guard, the FileRead/FileWrite wording, the memory folders (`/memory`), and
-the Celery app factory.
+models, the workspace guard, the FileRead/FileWrite wording, the validation message format, and the
+Celery app factory.
 
 `create_app` is loaded on first use, so importing this package does not
 import Celery (the in-process default never needs it).
@@ -17,7 +17,6 @@ from typing import TYPE_CHECKING, Any
 
 from openmono_worker.errors import CallCancelled, PathRefused, ToolError, WorkerError
 from openmono_worker.formatting import READ_DEFAULT_LIMIT, read_page, write_summary
-from openmono_worker.memory import Memory, forget, read_memory_dir
 from openmono_worker.runner import format_validation_error, run_tool, tool_specs
 from openmono_worker.settings import WebToolSettings, WorkerSettings
 from openmono_worker.tools import Tool, get_tool, glob_match
@@ -29,7 +28,6 @@ if TYPE_CHECKING:
 __all__ = [
     "READ_DEFAULT_LIMIT",
     "CallCancelled",
-    "Memory",
     "PathRefused",
     "Tool",
     "ToolError",
@@ -38,11 +36,9 @@ __all__ = [
     "WorkerSettings",
     "create_app",
     "display_path",
-    "forget",
     "format_validation_error",
     "get_tool",
     "glob_match",
-    "read_memory_dir",
     "read_page",
     "resolve_path",
     "run_tool",

@@ -5,10 +5,13 @@
           ├── PathRefused   a path escapes the workspace, or is malformed (NUL, `~`, symlink loop)
           └── CallCancelled the executor asked the call to stop (the tool stops at its next check)
 
-`run_tool` turns every `ToolError` into `ToolResult(ok=False, error=str(exc))`; nothing escapes it.
+`run_tool` turns every `ToolError` into `ToolResult(ok=False, error=str(exc), error_kind=exc.kind)`;
+nothing escapes it.
 """
 
 from __future__ import annotations
+
+from openmono_contracts import ToolErrorKind
 
 
 class WorkerError(Exception):
@@ -16,11 +19,16 @@ class WorkerError(Exception):
 
 
 class ToolError(WorkerError):
-    """A tool could not do what was asked; the message is written for the model."""
+    """A tool could not do what was asked; the message is written for the model, `kind` says
+    why for whoever reads results without parsing messages."""
+
+    kind: ToolErrorKind = "failed"
 
 
 class PathRefused(ToolError):
     """A path is outside the workspace (after resolving symlinks) or is not a usable path."""
+
+    kind: ToolErrorKind = "denied"
 
     def __init__(self, path: str, reason: str) -> None:
         super().__init__(f"path refused: {path!r}: {reason}")
@@ -30,6 +38,8 @@ class PathRefused(ToolError):
 
 class CallCancelled(ToolError):
     """The executor cancelled the call; any process it started is already dead."""
+
+    kind: ToolErrorKind = "cancelled"
 
     def __init__(self) -> None:
         super().__init__("cancelled")

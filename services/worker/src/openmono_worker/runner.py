@@ -2,7 +2,8 @@
 
 Both executors call it: the local one in a thread of the agent process, the Celery worker inside its
 task. It never raises: an unknown tool, invalid parameters, a refused path, a failing tool or a bug
-all come back as `ok=False` with a message the model can act on. The result is plain JSON (the
+all come back as `ok=False` with a message the model can act on and the kind of failure
+(`error_kind`: `unknown_tool`, `invalid_params`, `denied`, ...). The result is plain JSON (the
 contracts model); apart from `elapsed_ms`, the same request against the same workspace gives the
 same result.
 
@@ -17,7 +18,7 @@ import threading
 import time
 from typing import Any
 
-from openmono_contracts import ToolRequest, ToolResult
+from openmono_contracts import ToolErrorKind, ToolRequest, ToolResult
 from pydantic import ValidationError
 
 from openmono_worker.artifacts import spill
@@ -44,6 +45,14 @@ def format_validation_error(tool: str, exc: ValidationError) -> str:
     return f"invalid parameters for {tool}: " + "; ".join(problems)
 
 
+class _Refused(ToolError):
+    """The call itself is wrong (no such tool, arguments that do not fit), not its work."""
+
+    def __init__(self, message: str, kind: ToolErrorKind) -> None:
+        super().__init__(message)
+        self.kind = kind
+
+
 def _finish(req: ToolRequest, start: float, **fields: Any) -> ToolResult:
     elapsed = round((time.perf_counter() - start) * 1000.0, 3)
     return ToolResult(call_id=req.call_id, elapsed_ms=elapsed, **fields)
@@ -53,11 +62,11 @@ def _execute(req: ToolRequest, cancel: threading.Event, settings: WorkerSettings
     tool = get_tool(req.tool)
     if tool is None:
         known = ", ".join(registry())
-        raise ToolError(f"unknown tool {req.tool!r}; known tools: {known}")
+        raise _Refused(f"unknown tool {req.tool!r}; known tools: {known}", "unknown_tool")
     try:
         params = tool.parse(req.params)
     except ValidationError as exc:
-        raise ToolError(format_validation_error(tool.name, exc)) from exc
+        raise _Refused(format_validation_error(tool.name, exc), "invalid_params") from exc
     ctx = ToolContext(
         workspace=resolve_workspace(req.workspace),
         call_id=req.call_id,
@@ -84,10 +93,11 @@ def run_tool(
     try:
         outcome = _execute(req, cancel if cancel is not None else threading.Event(), cfg)
     except ToolError as exc:
-        return _finish(req, start, ok=False, error=str(exc))
+        return _finish(req, start, ok=False, error=str(exc), error_kind=exc.kind)
     except Exception as exc:  # a bug in a tool must not kill the worker or the agent loop
         log.exception("tool %s crashed (call %s)", req.tool, req.call_id)
-        return _finish(req, start, ok=False, error=f"internal error in {req.tool}: {exc!r}")
+        error = f"internal error in {req.tool}: {exc!r}"
+        return _finish(req, start, ok=False, error=error, error_kind="internal")
     output, artifact, truncated = outcome.output, outcome.artifact, outcome.truncated
     spilled = spill(output, cfg, req.session_id, req.call_id)
     if spilled is not None:
@@ -100,5 +110,5 @@ def run_tool(
         error=outcome.error,
         truncated=truncated,
         artifact=artifact,
-        effect=outcome.effect,
+        error_kind=outcome.error_kind,
     )

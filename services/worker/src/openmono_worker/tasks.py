@@ -24,7 +24,7 @@ from typing import Any
 import redis
 from celery import Task, signals
 from celery.exceptions import Ignore
-from openmono_contracts import ToolRequest, ToolResult
+from openmono_contracts import ToolErrorKind, ToolRequest, ToolResult
 
 from openmono_worker._reaper import adopt_orphans
 from openmono_worker._request import is_read_only
@@ -119,8 +119,9 @@ def _process_state(task: Task) -> _ProcessState:
     return _state
 
 
-def _refused(req: ToolRequest, error: str) -> dict[str, Any]:
-    return ToolResult(call_id=req.call_id, ok=False, error=error).model_dump(mode="json")
+def _refused(req: ToolRequest, error: str, kind: ToolErrorKind) -> dict[str, Any]:
+    result = ToolResult(call_id=req.call_id, ok=False, error=error, error_kind=kind)
+    return result.model_dump(mode="json")
 
 
 @app.task(  # type: ignore[untyped-decorator]  # celery ships no type hints
@@ -144,16 +145,16 @@ def run(self: Task, request: dict[str, Any]) -> dict[str, Any]:
         why = state.routes_error
     if why is not None:
         log.warning("refused call %s (%s): %s", req.call_id, req.tool, why)
-        return _refused(req, f"refused by tool worker {self.request.hostname}: {why}")
+        return _refused(req, f"refused by tool worker {self.request.hostname}: {why}", "denied")
     task_id = str(self.request.id)
     outcome = claim(state.heartbeat.client, task_id, read_only=is_read_only(request))
     if outcome == "duplicate":
         # Another delivery of this message is running right now; its result is the answer.
         raise Ignore
     if outcome == "abandoned":
-        return _refused(req, "cancelled")
+        return _refused(req, "cancelled", "cancelled")
     if outcome == "taken":
-        return _refused(req, lost_worker_error(req.tool, req.call_id))
+        return _refused(req, lost_worker_error(req.tool, req.call_id), "unavailable")
     running = _Running()
     state.current = running
     state.heartbeat.beat_for(task_id)
@@ -163,5 +164,6 @@ def run(self: Task, request: dict[str, Any]) -> dict[str, Any]:
         state.current = None
         state.heartbeat.beat_for(None)
     if running.soft_limited and result.error == "cancelled":
-        result = result.model_copy(update={"error": f"timed out after {req.timeout_s:g} s"})
+        error = f"timed out after {req.timeout_s:g} s"
+        result = result.model_copy(update={"error": error, "error_kind": "timeout"})
     return result.model_dump(mode="json")

@@ -5,10 +5,10 @@ from __future__ import annotations
 from pathlib import Path
 
 from openmono_contracts.facts import PROJECT_MEMORY_DIR, USER_MEMORY_DIR
-from openmono_worker import Memory, forget, read_memory_dir
 from rich.markup import escape
 
 from openmono.cli.slash._table import Surface, register
+from openmono.conversation import Memory, forget, read_memory_dir
 
 USAGE = "usage: /memory [list] · /memory show NAME · /memory forget NAME"
 

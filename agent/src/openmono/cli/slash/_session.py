@@ -43,8 +43,8 @@ async def status(s: Surface, _arg: str) -> None:
         ("workspace", str(agent.workspace)),
         ("session file", str(agent.writer.path)),
     ]
-    if loop.todos:
-        rows.append(("todos", "; ".join(f"[{t.status}] {t.content}" for t in loop.todos)))
+    if todos := agent.todos:
+        rows.append(("todos", "; ".join(f"[{t.status}] {t.content}" for t in todos)))
     s.table(rows)
 
 

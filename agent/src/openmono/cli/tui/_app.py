@@ -16,7 +16,6 @@ from collections import deque
 from collections.abc import Awaitable, Sequence
 from typing import Any, ClassVar, TypeVar
 
-from openmono_contracts.effects import AskUserEffect
 from prompt_toolkit.history import FileHistory
 from rich.markdown import Markdown as RichMarkdown
 from rich.markup import escape
@@ -33,7 +32,7 @@ from openmono.cli.tui._transcript import Transcript
 from openmono.cli.tui._widgets import PermissionPrompt, PromptArea, StatusBar, ToolPanel
 from openmono.config import RunOptions, record_project_trust
 from openmono.llm import Model
-from openmono.loop import EventSink, LoopEvent, UsageReport
+from openmono.loop import EventSink, LoopEvent, Question, UsageReport
 from openmono.permissions import Answer, PermissionRequest
 
 T = TypeVar("T")
@@ -109,8 +108,8 @@ class TuiSurface(SessionHost):
             return options[int(raw) - 1]
         return raw
 
-    async def ask_user(self, effect: AskUserEffect) -> str:
-        return await self.ask(effect.question, effect.options) or "(the user did not answer)"
+    async def ask_user(self, question: Question) -> str:
+        return await self.ask(question.text, question.options) or "(the user did not answer)"
 
     async def approve(self, request: PermissionRequest) -> Answer:
         scope = request.session_pattern

@@ -7,8 +7,8 @@ jobs, spared when a call's processes are killed). Each tool module (`file_read`,
 defines a pydantic `Params` model and a `TOOL` instance. Paths go through
 `openmono_worker.workspace`.
 
-Agent-side tools (AskUser, TodoWrite, EnterPlanMode, ExitPlanMode, MemorySave) run like any tool and
-return a typed `effect` (see `openmono_contracts.effects`) that the loop acts on.
+The tools that change the conversation rather than the workspace (AskUser, TodoWrite, the plan-mode
+switches, MemorySave) are not here: they run in the agent (`openmono.conversation`).
 """
 
 from openmono_worker.errors import CallCancelled

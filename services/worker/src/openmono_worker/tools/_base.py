@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar, Generic, TypeVar
 
-from openmono_contracts import ToolEffect, WebAccess
+from openmono_contracts import ToolErrorKind, WebAccess
 from openmono_contracts.toolfacts import DeclaresFacts, params_schema
 from pydantic import BaseModel
 
@@ -34,7 +34,8 @@ class ToolOutcome:
     ok: bool = True
     error: str | None = None
     truncated: bool = False
-    effect: ToolEffect | None = None
+    # why `ok=False` (None: `failed`); see `openmono_contracts.ToolErrorKind`
+    error_kind: ToolErrorKind | None = None
     # A file the call wrote for the model to read later (a background command's log): the agent
     # lets read-only tools read it like the artifact a big output spills into.
     artifact: str | None = None

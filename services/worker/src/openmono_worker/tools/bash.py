@@ -94,14 +94,22 @@ class Bash(Tool[Params]):
         capped = done.stdout.dropped > 0
         if done.cancelled:
             parts.append("[cancelled: the command and everything it started were killed]")
-            return ToolOutcome("\n".join(parts), ok=False, error="cancelled", truncated=capped)
+            return ToolOutcome(
+                "\n".join(parts),
+                ok=False,
+                error="cancelled",
+                error_kind="cancelled",
+                truncated=capped,
+            )
         if done.timed_out:
             parts.append(
                 f"[timed out after {timeout_s:g} s: the command and everything it started were "
                 "killed; for long-running work use background=true]"
             )
             error = f"command timed out after {timeout_s:g} s"
-            return ToolOutcome("\n".join(parts), ok=False, error=error, truncated=capped)
+            return ToolOutcome(
+                "\n".join(parts), ok=False, error=error, error_kind="timeout", truncated=capped
+            )
         code = done.exit_code if done.exit_code is not None else -1
         parts.append(f"[exit code {code}]")
         text = "\n".join(parts)

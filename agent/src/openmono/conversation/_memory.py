@@ -1,16 +1,15 @@
 """Memory: small markdown files the agent saves with MemorySave and reads at startup.
 
-Two scopes with one layout. The project's memory lives inside the workspace (so the agent and a
-remote worker see the same files); the user's lives in the data dir and follows them from project
-to project:
+Two scopes with one layout. The project's memory lives inside the workspace; the user's lives in
+the data dir and follows them from project to project:
 
     <workspace>/.openmono/memory/   project: facts about this code base
     <data dir>/memory/              user: who the user is, how they like to work
         MEMORY.md                   index, one line per memory: `- [name](file.md) — description`
         <slug>.md                   front matter (name, description, type) + the content
 
-Saving a memory under an existing name replaces it. `read_memories` is what the loop uses to put
-memory into the system prompt; `forget` removes one (the `/memory forget` command).
+Saving a memory under an existing name replaces it (`index_with`, `render`: what MemorySave writes);
+`read_memory_dir` lists one folder (the `/memory` command), `forget` removes one memory from it.
 """
 
 from __future__ import annotations
@@ -18,9 +17,11 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Literal
 
-from openmono_contracts import MemoryType
 from openmono_contracts.facts import PROJECT_MEMORY_DIR
+
+MemoryType = Literal["user", "feedback", "project", "reference"]
 
 INDEX = "MEMORY.md"
 _SLUG = re.compile(r"[^a-z0-9]+")
