@@ -8,13 +8,15 @@ import json
 from pathlib import Path
 
 from openmono.executor import LocalExecutor
-from openmono.llm import ToolCallComplete
+from openmono.llm import ToolCallComplete, ToolSpec
 from openmono.loop import (
     PREPARE_STEPS,
     CallOutcome,
     DispatchContext,
     Dispatcher,
+    EventSink,
     LoopEvent,
+    OfferedTool,
     Pending,
     Refusal,
     Step,
@@ -25,6 +27,8 @@ from openmono.loop import (
 )
 from openmono.permissions import PermissionEngine
 from openmono.sessions import Snapshots
+from openmono_contracts import ToolErrorKind, ToolRequest, ToolResult
+from openmono_contracts.toolfacts import ToolFacts
 from openmono_worker import WorkerSettings
 
 
@@ -183,3 +187,31 @@ def test_the_sessions_own_outputs_are_readable_without_approval(tmp_path: Path) 
     assert "permission denied" not in artifact_read and "of 5001" in artifact_read
     assert "permission denied" not in log_read
     assert "permission denied" in other and "not ours" not in other
+
+
+class _Worded:
+    """A toolset whose failures say their kind in words of their own (no worker prefix)."""
+
+    def tools(self) -> dict[str, OfferedTool]:
+        spec = ToolSpec(name="Odd", parameters={"type": "object", "properties": {}})
+        return {"Odd": OfferedTool(spec, ToolFacts())}
+
+    async def call(self, request: ToolRequest, emit: EventSink) -> ToolResult:
+        kind: ToolErrorKind = request.params["kind"]
+        return ToolResult(call_id=request.call_id, ok=False, error="no good", error_kind=kind)
+
+
+def test_a_bad_call_is_told_by_the_results_kind_not_its_wording(tmp_path: Path) -> None:
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    ctx = DispatchContext(workspace=ws, session_id="s", timeout_s=30)
+    dispatcher = Dispatcher(ToolCatalog([_Worded()]), PermissionEngine(ws, yolo=True), ctx)
+    events: list[LoopEvent] = []
+    kinds = ["invalid_params", "unknown_tool", "failed", "denied"]
+    calls = [
+        ToolCallComplete(index=i, id=str(i), name="Odd", arguments=json.dumps({"kind": k}))
+        for i, k in enumerate(kinds)
+    ]
+    asyncio.run(dispatcher.run(calls, "agent", "t", events.append, lambda _o: None))
+    problems = [e.problem for e in events if isinstance(e, ToolFinished)]
+    assert problems == ["invalid", "unknown_tool", None, None]

@@ -3,40 +3,17 @@
 from __future__ import annotations
 
 import os
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
-from openmono.agent import Agent, open_agent
-from openmono.config import load_settings
 from openmono.llm import ChatMessage, StreamError, TextDelta
 from openmono.loop import LoopEvent, Notice, ToolFinished, TurnDone
 from openmono.sessions import load_session
 
+from tests.support.agents import MakeAgent
 from tests.support.scripted_model import ScriptedModel, cut_off, overflow, reply
-
-MakeAgent = Callable[..., Awaitable[tuple[Agent, ScriptedModel]]]
-
-
-@pytest.fixture
-async def make_agent(tmp_path: Path, clean_env: Path) -> AsyncIterator[MakeAgent]:
-    ws = tmp_path / "ws"
-    ws.mkdir()
-    (ws / "a.txt").write_text("alpha\n")
-    agents: list[Agent] = []
-
-    async def make(script: list[Any], n_ctx: int = 8192, **kw: Any) -> tuple[Agent, ScriptedModel]:
-        model = ScriptedModel(script, n_ctx=n_ctx)
-        overrides = kw.pop("overrides", {})
-        agent = await open_agent(load_settings(ws, overrides=overrides), ws, model=model, **kw)
-        agents.append(agent)
-        return agent, model
-
-    yield make
-    for agent in agents:
-        await agent.aclose()
-        await agent.executor.aclose()
 
 
 def collect() -> tuple[list[LoopEvent], Callable[[LoopEvent], None]]:

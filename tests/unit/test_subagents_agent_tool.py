@@ -293,3 +293,19 @@ def test_catalog_install_narrow_uninstall() -> None:
     catalog.uninstall(toolset)
     assert catalog.specs == {} and catalog.lookup("Agent") is None
     assert json.loads(json.dumps(agent_spec().parameters))["type"] == "object"
+
+
+async def test_a_childs_todo_list_is_its_own(make_agent: MakeAgent) -> None:
+    mine = [{"content": "Delegate", "status": "in_progress", "active_form": "Delegating"}]
+    theirs = [{"content": "Edit a.txt", "status": "pending", "active_form": "Editing"}]
+    agent, model = await make_agent(
+        [
+            reply(calls=[("TodoWrite", {"todos": mine}), agent_call("edit it", "Coder")]),
+            reply(calls=[("TodoWrite", {"todos": theirs})]),  # the child
+            reply(text="planned"),
+            reply(text="Delegated."),  # the parent again
+        ]
+    )
+    await agent.run_turn("go")
+    assert "Todo list updated: 1 items" in last_tool(model, 2)  # the child's TodoWrite ran
+    assert [t.content for t in agent.todos] == ["Delegate"]

@@ -9,20 +9,18 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import AsyncIterator, Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
-from openmono.agent import Agent, open_agent
-from openmono.config import load_settings
 from openmono.conversation import ConversationTools, forget, read_memories, read_memory_dir
 from openmono.loop import LoopEvent, Notice, Question
 from openmono_contracts import ToolRequest, ToolResult
 from openmono_contracts.facts import USER_MEMORY_DIR
 from openmono_worker import WorkerSettings, get_tool, run_tool
 
-from tests.support.scripted_model import ScriptedModel, reply
+from tests.support.agents import MakeAgent
+from tests.support.scripted_model import reply
 
 RECORDED = Path(__file__).parents[1] / "fixtures" / "conversation_tools.json"
 NAMES = {"AskUser", "TodoWrite", "EnterPlanMode", "ExitPlanMode", "MemorySave"}
@@ -32,7 +30,7 @@ class Tools:
     """The conversation toolset on a workspace, called outside any loop's turn."""
 
     def __init__(self, tmp_path: Path) -> None:
-        self.ws = tmp_path / "ws"
+        self.ws = tmp_path / "tools-ws"
         self.ws.mkdir()
         self.user_memory = tmp_path / "data" / USER_MEMORY_DIR
         self.toolset = ConversationTools(self.user_memory)
@@ -55,27 +53,6 @@ class Tools:
 @pytest.fixture
 def tools(tmp_path: Path) -> Tools:
     return Tools(tmp_path)
-
-
-MakeAgent = Callable[..., Awaitable[tuple[Agent, ScriptedModel]]]
-
-
-@pytest.fixture
-async def make_agent(tmp_path: Path, clean_env: Path) -> AsyncIterator[MakeAgent]:
-    ws = tmp_path / "agent-ws"
-    ws.mkdir()
-    agents: list[Agent] = []
-
-    async def make(script: list[Any], **kw: Any) -> tuple[Agent, ScriptedModel]:
-        model = ScriptedModel(script)
-        agent = await open_agent(load_settings(ws), ws, model=model, **kw)
-        agents.append(agent)
-        return agent, model
-
-    yield make
-    for agent in agents:
-        await agent.aclose()
-        await agent.executor.aclose()
 
 
 def test_the_agent_offers_them_as_the_worker_did(tools: Tools) -> None:

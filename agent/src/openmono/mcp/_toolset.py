@@ -14,7 +14,7 @@ import time
 from collections.abc import Callable, Mapping
 
 import mcp.types as mt
-from openmono_contracts import ToolRequest, ToolResult
+from openmono_contracts import ToolErrorKind, ToolRequest, ToolResult
 from openmono_contracts.toolfacts import ToolFacts, params_schema
 from pydantic import AnyUrl, BaseModel, Field, ValidationError
 
@@ -58,6 +58,11 @@ RESOURCE_TOOLS = {
         ToolFacts(read_only=True, concurrency_safe=True, kind="read"),
     ),
 }
+
+
+class _Invalid(McpClientError):
+    """A call whose arguments miss what the tool's schema requires (answered without a round
+    trip to the server)."""
 
 
 def remote_facts(tool: RemoteTool) -> ToolFacts:
@@ -137,6 +142,7 @@ class McpToolset:
 
     async def call(self, request: ToolRequest, emit: EventSink) -> ToolResult:
         started = time.monotonic()
+        kind: ToolErrorKind | None = None
         try:
             if request.tool == LIST_RESOURCES:
                 output = await self._list(ListParams.model_validate(request.params))
@@ -147,13 +153,20 @@ class McpToolset:
             else:
                 output, ok, error = await self._call(request)
         except ValidationError as exc:
-            output, ok = "", False
+            output, ok, kind = "", False, "invalid_params"
             error = f"invalid arguments for {request.tool}: {exc.errors()[0]['msg']}"
+        except _Invalid as exc:
+            output, ok, error, kind = "", False, str(exc), "invalid_params"
         except McpClientError as exc:
             output, ok, error = "", False, str(exc)
         elapsed = (time.monotonic() - started) * 1000
         return ToolResult(
-            call_id=request.call_id, ok=ok, output=output, error=error, elapsed_ms=elapsed
+            call_id=request.call_id,
+            ok=ok,
+            output=output,
+            error=error,
+            elapsed_ms=elapsed,
+            error_kind=kind,
         )
 
     def _conn(self, server: str) -> ServerConnection:
@@ -167,7 +180,7 @@ class McpToolset:
         tool = self._tools[request.tool]
         missing = [k for k in tool.schema.get("required", []) if k not in request.params]
         if missing:
-            return "", False, f"invalid arguments for {tool.exposed}: missing {', '.join(missing)}"
+            raise _Invalid(f"invalid arguments for {tool.exposed}: missing {', '.join(missing)}")
         conn = self._conn(tool.server)
         result: mt.CallToolResult = await conn.request(
             f"the call to {tool.name}",

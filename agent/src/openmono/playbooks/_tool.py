@@ -14,7 +14,7 @@ import time
 from collections.abc import Mapping
 from typing import Any
 
-from openmono_contracts import ToolRequest, ToolResult
+from openmono_contracts import ToolErrorKind, ToolRequest, ToolResult
 from openmono_contracts.toolfacts import DeclaresFacts, params_schema
 from pydantic import BaseModel, Field, ValidationError
 
@@ -84,10 +84,17 @@ class PlaybookTool(DeclaresFacts):
     async def call(self, request: ToolRequest, emit: EventSink) -> ToolResult:
         started = time.monotonic()
 
-        def result(ok: bool, output: str, error: str | None = None) -> ToolResult:
+        def result(
+            ok: bool, output: str, error: str | None = None, kind: ToolErrorKind | None = None
+        ) -> ToolResult:
             elapsed = (time.monotonic() - started) * 1000
             return ToolResult(
-                call_id=request.call_id, ok=ok, output=output, error=error, elapsed_ms=elapsed
+                call_id=request.call_id,
+                ok=ok,
+                output=output,
+                error=error,
+                elapsed_ms=elapsed,
+                error_kind=kind,
             )
 
         try:
@@ -95,7 +102,8 @@ class PlaybookTool(DeclaresFacts):
         except ValidationError as exc:
             first = exc.errors()[0]
             where = ".".join(str(p) for p in first["loc"]) or "arguments"
-            return result(False, "", f"invalid arguments for Playbook: {where}: {first['msg']}")
+            error = f"invalid arguments for Playbook: {where}: {first['msg']}"
+            return result(False, "", error, "invalid_params")
 
         try:
             playbook = discover(self.host.workspace, self.host.data_dir).get(params.name)

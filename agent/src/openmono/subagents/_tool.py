@@ -114,9 +114,13 @@ class AgentTool(DeclaresFacts):
             first = exc.errors()[0]
             where = ".".join(str(p) for p in first["loc"]) or "arguments"
             error = f"invalid arguments for Agent: {where}: {first['msg']}"
-            return ToolResult(call_id=request.call_id, ok=False, error=error)
-        except SubagentError as exc:
-            return ToolResult(call_id=request.call_id, ok=False, error=str(exc))
+            return ToolResult(
+                call_id=request.call_id, ok=False, error=error, error_kind="invalid_params"
+            )
+        except SubagentError as exc:  # an unknown agent_type: the arguments are wrong
+            return ToolResult(
+                call_id=request.call_id, ok=False, error=str(exc), error_kind="invalid_params"
+            )
         loop, writer, child_id = self._child(kind, params, request.call_id)
         try:
             with conversation(child_id):  # its own prompt: its own replica at the gateway
