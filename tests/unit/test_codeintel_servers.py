@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 from openmono_worker import stop_language_servers
 from openmono_worker.codeintel import (
+    READS_ONLY,
     Language,
     LanguageServer,
     NoServer,
@@ -28,7 +29,7 @@ from tests.support.tool_calls import ToolBench, make_bench
 
 def test_unknown_and_missing_servers_are_clear_errors(tmp_path: Path) -> None:
     with pytest.raises(NoServer, match=r"no language server for notes\.txt"):
-        server_for(tmp_path, tmp_path / "notes.txt", "notes.txt")
+        server_for(tmp_path, tmp_path / "notes.txt", "notes.txt", trusted=True)
     missing = Language("madeup", (".mu",), ("openmono-no-such-server",))
     assert missing.executable() is None
 
@@ -59,7 +60,7 @@ def test_a_silent_server_times_out_and_its_group_is_killed(
 @pytest.fixture
 def stuck_python(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[ToolBench]:
     """`.py` files served by a "server" that never answers, and a 1 s edit budget."""
-    silent = Language("python", (".py",), ("sleep", "30"))
+    silent = Language("python", (".py",), ("sleep", "30"), project_code=READS_ONLY)
     monkeypatch.setitem(_languages._BY_EXTENSION, ".py", silent)
     monkeypatch.setattr(_server, "INIT_TIMEOUT_S", 3.0)
     monkeypatch.setenv("WORKER_CODEINTEL_EDIT_WAIT_S", "1")

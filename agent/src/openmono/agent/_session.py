@@ -24,7 +24,7 @@ from openmono_contracts import WebAccess, trust
 from openmono_contracts.facts import PROJECT_MEMORY_DIR, USER_MEMORY_DIR
 
 from openmono.agent._prompts import prompt_override
-from openmono.config import Settings
+from openmono.config import Settings, workspace_trusted
 from openmono.conversation import ConversationTools, TodoItem
 from openmono.executor import Executor, select_executor
 from openmono.llm import (
@@ -315,6 +315,7 @@ def _assemble(
         session_id=header.session_id,
         timeout_s=settings.tool_timeout_s,
         web=web_access(settings),
+        trusted=workspace_trusted(workspace),
     )
     worker, conversation = builtin_toolsets(executor, settings.data_dir)
     dispatcher = Dispatcher(

@@ -77,6 +77,8 @@ class DispatchContext:
     session_id: str
     timeout_s: float
     web: WebAccess = field(default_factory=WebAccess)
+    # the user trusted the workspace (ToolRequest.workspace_trusted)
+    trusted: bool = False
 
     def request(
         self, call_id: str, tool: str, args: dict[str, Any], *, timeout_s: float | None = None
@@ -90,6 +92,7 @@ class DispatchContext:
             workspace=str(self.workspace),
             timeout_s=self.timeout_s if timeout_s is None else timeout_s,
             web=self.web,
+            workspace_trusted=self.trusted,
         )
 
 

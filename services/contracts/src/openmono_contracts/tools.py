@@ -62,6 +62,9 @@ class ToolRequest(BaseModel):
     # Folders outside the workspace the read-only tools may read in this call: the folders of
     # skills the session loaded from the user's own skill folders (`~/.agents/skills/x`).
     read_roots: list[str] = Field(default_factory=list)
+    # The user trusted the workspace (openmono.config.workspace_trusted): a tool may start what
+    # runs the workspace's own code (a language server that builds it); set by the agent.
+    workspace_trusted: bool = False
 
 
 class ToolResult(BaseModel):

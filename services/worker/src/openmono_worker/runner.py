@@ -76,6 +76,7 @@ def _execute(req: ToolRequest, cancel: threading.Event, settings: WorkerSettings
         cancel=cancel,
         web=req.web,
         extra_read=tuple(req.read_roots),
+        trusted=req.workspace_trusted,
     )
     ctx.check_cancelled()
     return tool.execute(params, ctx)

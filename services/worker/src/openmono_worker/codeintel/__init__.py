@@ -15,12 +15,19 @@ from openmono_worker.codeintel._baseline import compare, load_baseline, save_bas
 from openmono_worker.codeintel._edits import EditCheck, edit_diagnostics, new_errors
 from openmono_worker.codeintel._errors import (
     CodeIntelError,
+    NeedsTrust,
     NoServer,
     RequestTimedOut,
     ServerFailed,
 )
 from openmono_worker.codeintel._format import format_diagnostic, one_line
-from openmono_worker.codeintel._languages import LANGUAGES, Language, language_of
+from openmono_worker.codeintel._languages import (
+    LANGUAGES,
+    READS_ONLY,
+    Language,
+    ProjectCode,
+    language_of,
+)
 from openmono_worker.codeintel._pool import running_servers, server_for, stop_servers
 from openmono_worker.codeintel._positions import Lines, from_utf16, to_utf16
 from openmono_worker.codeintel._pycheck import Finding, file_findings, workspace_findings
@@ -41,6 +48,7 @@ from openmono_worker.settings import CodeIntelSettings, codeintel_settings
 
 __all__ = [
     "LANGUAGES",
+    "READS_ONLY",
     "CodeIntelError",
     "CodeIntelSettings",
     "Diagnostics",
@@ -50,7 +58,9 @@ __all__ = [
     "Language",
     "LanguageServer",
     "Lines",
+    "NeedsTrust",
     "NoServer",
+    "ProjectCode",
     "PyIndex",
     "RequestTimedOut",
     "ServerFailed",

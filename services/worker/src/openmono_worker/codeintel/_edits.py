@@ -1,6 +1,6 @@
 """Diagnostics after an edit: the errors an edit introduced, for the tool result of the edit.
 
-    with edit_diagnostics(ctx.workspace, [path]) as check:
+    with edit_diagnostics(ctx.workspace, [path], trusted=ctx.trusted) as check:
         atomic_write(path, text)
     return ToolOutcome(summary + check.report())
 
@@ -26,7 +26,7 @@ from pathlib import Path
 
 from lsprotocol import types as lsp
 
-from openmono_worker.codeintel._errors import CodeIntelError, NoServer
+from openmono_worker.codeintel._errors import CodeIntelError, NeedsTrust, NoServer
 from openmono_worker.codeintel._format import format_diagnostic
 from openmono_worker.codeintel._languages import language_of
 from openmono_worker.codeintel._pool import server_for
@@ -121,23 +121,31 @@ def _bounded(fn: Phase, deadline: float, server: LanguageServer, path: Path) -> 
 
 
 @contextlib.contextmanager
-def edit_diagnostics(workspace: Path, paths: Sequence[Path]) -> Iterator[EditCheck]:
-    """Wrap the write of `paths` (resolved, inside `workspace`); see the module docstring."""
+def edit_diagnostics(
+    workspace: Path, paths: Sequence[Path], *, trusted: bool
+) -> Iterator[EditCheck]:
+    """Wrap the write of `paths` (resolved, inside `workspace`); see the module docstring. A
+    server that would run the code of a workspace not `trusted` is not started (said once)."""
     check = EditCheck(workspace)
     settings = codeintel_settings()
     if not settings.edit_diagnostics:
         yield check
         return
     deadline = time.monotonic() + settings.edit_wait_s
+    untrusted: list[str] = []
     for path in paths:
         if language_of(path) is None:
             continue
         try:
-            server = server_for(workspace, path, display_path(path, workspace))
+            server = server_for(workspace, path, display_path(path, workspace), trusted=trusted)
+        except NeedsTrust as exc:
+            untrusted.append(str(exc))
+            continue
         except NoServer:
             continue
         check.files.append(_File(path, server, _bounded(_before, deadline, server, path)))
     yield check  # the write happens here; on an exception we report nothing
+    check.lines.extend(f"(no diagnostics: {why})" for why in dict.fromkeys(untrusted))
     skipped: list[str] = []
     for item in check.files:
         shown = display_path(item.path, workspace)

@@ -3,6 +3,7 @@
 ToolError (openmono_worker.errors)
  └── CodeIntelError       anything the code tools cannot do; the message is for the model
       ├── NoServer        no language server for this file's language (none known, or not on PATH)
+      │    └── NeedsTrust its server would run the workspace's code, which is not trusted
       ├── ServerFailed    the server would not start, died, or answered with an error
       └── RequestTimedOut the server did not answer within the bounded wait
 """
@@ -26,3 +27,7 @@ class ServerFailed(CodeIntelError):
 
 class RequestTimedOut(CodeIntelError):
     """A request got no answer within its time budget (the server stays up for the next one)."""
+
+
+class NeedsTrust(NoServer):
+    """The file's server would run code the workspace brings, and the user has not trusted it."""

@@ -21,9 +21,10 @@ _servers: dict[tuple[Path, str], LanguageServer] = {}
 _reaper: threading.Thread | None = None
 
 
-def server_for(workspace: Path, path: Path, shown: str) -> LanguageServer:
-    """The (possibly not yet started) server for `path`'s language; `NoServer` if none here."""
-    lang, exe = require_language(path, shown)
+def server_for(workspace: Path, path: Path, shown: str, *, trusted: bool) -> LanguageServer:
+    """The (possibly not yet started) server for `path`'s language; `NoServer` if none here,
+    `NeedsTrust` if it would run the code of `workspace` and the user has not `trusted` it."""
+    lang, exe = require_language(path, shown, workspace, trusted=trusted)
     key = (workspace, lang.id)
     evicted: list[LanguageServer] = []
     with _lock:

@@ -22,7 +22,12 @@ from pathlib import Path
 
 from lsprotocol import types as lsp
 
-from openmono_worker.codeintel._errors import CodeIntelError, RequestTimedOut, ServerFailed
+from openmono_worker.codeintel._errors import (
+    CodeIntelError,
+    NeedsTrust,
+    RequestTimedOut,
+    ServerFailed,
+)
 from openmono_worker.codeintel._format import one_line, severity_name
 from openmono_worker.codeintel._languages import LANGUAGES
 from openmono_worker.codeintel._pool import server_for
@@ -50,9 +55,11 @@ class Finding:
         return f"{self.file}:{self.line}:{self.col} {self.severity}: {self.message}{code}"
 
 
-def file_findings(workspace: Path, path: Path, shown: str, timeout_s: float) -> list[Finding]:
+def file_findings(
+    workspace: Path, path: Path, shown: str, timeout_s: float, *, trusted: bool
+) -> list[Finding]:
     """Errors and warnings of one file from the language server."""
-    server = server_for(workspace, path, shown)
+    server = server_for(workspace, path, shown, trusted=trusted)
     version = server.sync_from_disk(path)
     found = server.diagnostics(path, version, timeout_s)
     if found is None:
@@ -86,10 +93,16 @@ def _has_pyright_config(workspace: Path) -> bool:
 
 
 def workspace_findings(
-    workspace: Path, timeout_s: float, cancel: threading.Event | None = None
+    workspace: Path, timeout_s: float, cancel: threading.Event | None = None, *, trusted: bool
 ) -> list[Finding]:
-    """Errors and warnings of every Python file in the workspace (basedpyright CLI)."""
+    """Errors and warnings of every Python file in the workspace (basedpyright CLI; it runs the
+    workspace's code as its language server does, so the same trust applies)."""
     python = LANGUAGES[0]
+    if not trusted and python.project_code.runs_in(workspace):
+        raise NeedsTrust(
+            f"no workspace diagnostics: {python.project_code.why}, so it runs only in a "
+            "workspace the user trusted (`openmono config trust` in the workspace)"
+        )
     exe = python.executable()
     if exe is None:
         raise CodeIntelError("basedpyright is not installed here")

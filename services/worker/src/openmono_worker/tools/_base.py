@@ -54,6 +54,8 @@ class ToolContext:
     web: WebAccess = field(default_factory=WebAccess)
     # folders the agent let this call read besides the workspace (`ToolRequest.read_roots`)
     extra_read: tuple[str, ...] = ()
+    # the user trusted the workspace: what runs its code (some language servers) may start
+    trusted: bool = False
 
     def resolve(self, path: str, *, read: bool = False) -> Path:
         """A workspace path; reads may also reach artifact files and background command logs."""

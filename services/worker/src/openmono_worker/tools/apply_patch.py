@@ -68,7 +68,7 @@ class ApplyPatch(Tool[Params]):
         if params.dry_run:
             return ToolOutcome("Dry run: the patch applies cleanly.\n" + "\n".join(lines))
         written = [c.path for c in changes.values() if c.new_text is not None]
-        with edit_diagnostics(ctx.workspace, written) as check:
+        with edit_diagnostics(ctx.workspace, written, trusted=ctx.trusted) as check:
             self._commit(list(changes.values()))
         return ToolOutcome("Applied the patch:\n" + "\n".join(lines) + check.report())
 

@@ -146,11 +146,13 @@ class CodeIntel(Tool[Params]):
         settings = ctx.settings.codeintel
         if file is not None:
             timeout = min(ctx.timeout_s, settings.request_timeout_s)
-            findings = file_findings(ctx.workspace, ctx.workspace / file, file, timeout)
+            findings = file_findings(
+                ctx.workspace, ctx.workspace / file, file, timeout, trusted=ctx.trusted
+            )
             scope = file
         else:
             timeout = min(ctx.timeout_s, settings.check_timeout_s)
-            findings = workspace_findings(ctx.workspace, timeout, ctx.cancel)
+            findings = workspace_findings(ctx.workspace, timeout, ctx.cancel, trusted=ctx.trusted)
             scope = "(workspace)"
         errors = sum(1 for f in findings if f.severity == "error")
         counts = f"{errors} errors, {len(findings) - errors} warnings"

@@ -151,7 +151,7 @@ class FileEdit(Tool[Params]):
     def _write(
         ctx: ToolContext, path: Path, shown: str, text: str, verb: str, detail: str
     ) -> ToolOutcome:
-        with edit_diagnostics(ctx.workspace, [path]) as check:
+        with edit_diagnostics(ctx.workspace, [path], trusted=ctx.trusted) as check:
             try:
                 atomic_write(path, text)
             except OSError as exc:

@@ -42,7 +42,7 @@ class FileWrite(Tool[Params]):
         shown = ctx.show(path)
         if path.is_dir():
             raise ToolError(f"{shown} is a directory")
-        with edit_diagnostics(ctx.workspace, [path]) as check:
+        with edit_diagnostics(ctx.workspace, [path], trusted=ctx.trusted) as check:
             try:
                 existed = atomic_write(path, params.content)
             except OSError as exc:
