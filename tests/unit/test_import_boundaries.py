@@ -9,8 +9,9 @@ Rules over the product packages:
    of the agent uses `openmono.stack` through its face (`openmono.stack.__all__`), whose modules
    keep public names because the stack runs one of them as a process (`llama_server`).
 3. No circles: between the agent's subpackages, and between the modules of each top-level
-   package. Every import counts, also one made for type checking only or inside a function: a
-   circle hidden that way is still two modules that cannot be read (or changed) one at a time.
+   package. Every import counts, also one made for type checking only, inside a function, or by
+   name (`importlib.import_module("a.b")`): a circle hidden that way is still two modules that
+   cannot be read (or changed) one at a time.
 """
 
 from __future__ import annotations
@@ -142,6 +143,18 @@ def test_agent_subpackages_import_each_other_without_a_circle() -> None:
     assert _cycle({"a": {"b"}, "b": {"c"}, "c": {"a"}}) == ["a", "b", "c", "a"]
 
 
+def _by_name(node: ast.AST) -> str | None:
+    """The module an `importlib.import_module("a.b")` (or `__import__("a.b")`) call names."""
+    if not isinstance(node, ast.Call) or not node.args:
+        return None
+    func = node.func
+    called = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", None)
+    first = node.args[0]
+    if called in ("import_module", "__import__") and isinstance(first, ast.Constant):
+        return first.value if isinstance(first.value, str) else None
+    return None
+
+
 def _module_imports(
     module: str, is_package: bool, tree: ast.AST, modules: set[str]
 ) -> Iterator[str]:
@@ -149,7 +162,9 @@ def _module_imports(
     `from a import b` names `a.b` when that is a module, else `a`."""
     here = module.split(".") if is_package else module.split(".")[:-1]
     for node in ast.walk(tree):
-        if isinstance(node, ast.Import):
+        if (named := _by_name(node)) is not None and named in modules:
+            yield named
+        elif isinstance(node, ast.Import):
             yield from (alias.name for alias in node.names if alias.name in modules)
         elif isinstance(node, ast.ImportFrom):
             base = node.module or ""
@@ -194,3 +209,5 @@ def test_the_circle_rule_sees_type_checking_lazy_and_relative_imports() -> None:
     assert _cycle({"openmono.x._a": a, "openmono.x._b": b}) is not None
     up = set(_module_imports("p.sub.mod", False, ast.parse("from .. import other"), known))
     assert up == {"p.other"}
+    by_name = "import importlib\ndef f():\n    return importlib.import_module('openmono.x._a')\n"
+    assert set(_module_imports("p.other", False, ast.parse(by_name), known)) == {"openmono.x._a"}

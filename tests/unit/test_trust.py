@@ -16,7 +16,8 @@ from openmono_contracts import trust
         "http://127.1.2.3:9/v1",
         "http://localhost:8080",
         "http://[::1]:8080",
-        # a compose service on the project's own network (DESIGN §3: plain HTTP inside one box)
+        # a compose service on the project's own network (docs/architecture.md §3: plain HTTP
+        # inside one box)
         "http://caddy:8080",
         "http://llama-server:8080/v1",
         "https://relay.example.com:7000",

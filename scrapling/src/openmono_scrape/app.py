@@ -151,7 +151,7 @@ def create_app(settings: ScrapeSettings | None = None) -> FastAPI:
 
     @app.post("/scrape", response_model=ScrapeResponse, responses=_ERROR_RESPONSES)
     async def scrape(req: ScrapeRequest) -> ScrapeResponse:
-        """Fetch one URL and return its main content (DESIGN.md §4)."""
+        """Fetch one URL and return its main content (docs/architecture.md §4)."""
         async with admit(req.url):
             result = await service.scrape(req)
         log.info(

@@ -1,9 +1,9 @@
 """Errors as HTTP answers: the one table of status codes, for `/scrape` and `/firecrawl` alike.
 
-Each error class of `errors` has one row: its status on `/scrape` (DESIGN.md §4), its status on
-the Firecrawl API (which says 408 for a timeout and 500 for a bug), and what it means, which the
-OpenAPI documents of both read. An error without a row of its own takes its nearest ancestor's.
-`Retry-After` is sent whenever the error carries `retry_after_s` (the service is busy).
+Each error class of `errors` has one row: its status on `/scrape` (docs/architecture.md §4), its
+status on the Firecrawl API (which says 408 for a timeout and 500 for a bug), and what it means,
+which the OpenAPI documents of both read. An error without a row of its own takes its nearest
+ancestor's. `Retry-After` is sent whenever the error carries `retry_after_s` (the service is busy).
 
 The body differs by API: `/scrape` sends `ScrapeErrorBody` (`{error: CODE, message, retryable,
 url, engine}`), `/firecrawl` its own `{success: false, error, details?}`.

@@ -85,7 +85,7 @@ class LLMSettings(BaseModel):
 
 
 class WebSettings(BaseModel):
-    """How web tools reach the gateway (DESIGN.md §6); `None` means "ask `/services`"."""
+    """How web tools reach the gateway (docs/architecture.md §6); `None` means "ask `/services`"."""
 
     model_config = ConfigDict(extra="forbid")
 

@@ -1,7 +1,9 @@
-"""The `Executor` protocol: how the loop runs a tool call, wherever the tool actually runs."""
+"""The `Executor` protocol: how the loop runs a tool call, wherever the tool actually runs; and
+`ExecutorSettings`, what choosing and making one reads from the agent's settings."""
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Protocol, runtime_checkable
 
 from openmono_contracts import ToolRequest, ToolResult
@@ -23,3 +25,13 @@ class Executor(Protocol):
     async def cancel(self, call_id: str) -> None: ...
 
     async def aclose(self) -> None: ...
+
+
+class ExecutorSettings(Protocol):
+    """What `select_executor` and `CeleryExecutor.from_settings` read from the agent's settings."""
+
+    @property
+    def broker_url(self) -> str | None: ...
+
+    @property
+    def data_dir(self) -> Path: ...

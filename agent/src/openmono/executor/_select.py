@@ -9,24 +9,12 @@ executor is an error, never a silent fallback to running tools locally.
 from __future__ import annotations
 
 import importlib
-from pathlib import Path
-from typing import Protocol
 
 from openmono_worker import WorkerSettings
 
 from openmono.executor._errors import ExecutorUnavailable
-from openmono.executor._protocol import Executor
+from openmono.executor._protocol import Executor, ExecutorSettings
 from openmono.executor.local import LocalExecutor
-
-
-class ExecutorSettings(Protocol):
-    """What `select_executor` reads from the agent's settings."""
-
-    @property
-    def broker_url(self) -> str | None: ...
-
-    @property
-    def data_dir(self) -> Path: ...
 
 
 def select_executor(settings: ExecutorSettings) -> Executor:

@@ -1,4 +1,5 @@
-"""`CeleryExecutor`: run each tool call on the Celery worker over Redis (DESIGN.md §1, §7).
+"""`CeleryExecutor`: run each tool call on the Celery worker over Redis (docs/architecture.md
+§1, §7).
 
 Same `Executor` contract as `LocalExecutor`, and the worker runs the same `run_tool`, so the same
 call gives the same `ToolResult` (except `elapsed_ms`). What crossing a process boundary adds:
@@ -45,6 +46,7 @@ from redis.asyncio.retry import Retry
 from redis.backoff import NoBackoff
 
 from openmono.executor._errors import ExecutorError, ExecutorUnavailable
+from openmono.executor._protocol import ExecutorSettings
 from openmono.executor._routes import (
     RouteError,
     consumers,
@@ -52,7 +54,6 @@ from openmono.executor._routes import (
     route_report,
     routed,
 )
-from openmono.executor._select import ExecutorSettings
 
 __all__ = ["UNREACHABLE", "CeleryExecutor", "route_report"]
 

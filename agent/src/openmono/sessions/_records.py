@@ -1,4 +1,4 @@
-"""Session file records (DESIGN.md §8): a header line, then one message per line."""
+"""Session file records (docs/architecture.md §8): a header line, then one message per line."""
 
 from __future__ import annotations
 

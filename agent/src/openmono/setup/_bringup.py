@@ -1,5 +1,5 @@
 """Bring the services up after `openmono setup`: the stack that runs already, else compose where
-a Docker engine answers, else the native stack (DESIGN.md §9). Either way the gateway is
+a Docker engine answers, else the native stack (docs/architecture.md §9). Either way the gateway is
 (re)started so it reads the new `.env`.
 
 `pick()` decides for `--via auto` and says what it found (a running native gateway and its pid, a

@@ -36,7 +36,7 @@ def env_file_path(root: Path) -> Path:
 
 
 class StackSettings(BaseSettings):
-    """Ports, upstreams, secrets and switches of the native stack (DESIGN.md §9)."""
+    """Ports, upstreams, secrets and switches of the native stack (docs/architecture.md §9)."""
 
     model_config = SettingsConfigDict(extra="ignore", case_sensitive=False)
 

@@ -1,4 +1,5 @@
-"""The search behind `/firecrawl/v*/search`: SearXNG's JSON API (DESIGN.md §5), asked directly.
+"""The search behind `/firecrawl/v*/search`: SearXNG's JSON API (docs/architecture.md §5), asked
+directly.
 
 The answer is read and normalised by `openmono_contracts.searxng`, the same rules as the agent's
 WebSearch: SearXNG's order, http(s) URLs only, repeated URLs dropped. Anything but a JSON answer

@@ -1,4 +1,5 @@
-"""The Celery call protocol both sides must agree on (DESIGN.md §7), apart from the payload models.
+"""The Celery call protocol both sides must agree on (docs/architecture.md §7), apart from the
+payload models.
 
 - `TASK_NAME`: the one task; `HARD_LIMIT_EXTRA_S`: hard limit = the call's `timeout_s` + this.
 - Redis call-state keys, two per Celery task id (the worker's `callstate` explains the protocol):

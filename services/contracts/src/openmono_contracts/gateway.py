@@ -1,11 +1,11 @@
 """How every OpenMono process talks to the gateway: the bearer header, the HTTP client, `/services`.
 
 The agent's LLM client, `openmono doctor`, `openmono up`, the native stack's probes and the worker's
-web tools all build their gateway requests here, so the gateway's auth (DESIGN.md §3) and its TLS
-trust are decided in one place: `tls_context(anchor)` is the one verifying context every gateway
-client uses. With an anchor (Caddy's internal CA, `OPENMONO_GATEWAY_CA`, see `trust`) it trusts that
-CA alone; without one, the system's store. A failed certificate check becomes a reason that says
-what to do (`trust.explain_tls_failure`).
+web tools all build their gateway requests here, so the gateway's auth (docs/architecture.md §3)
+and its TLS trust are decided in one place: `tls_context(anchor)` is the one verifying context
+every gateway client uses. With an anchor (Caddy's internal CA, `OPENMONO_GATEWAY_CA`, see `trust`)
+it trusts that CA alone; without one, the system's store. A failed certificate check becomes a
+reason that says what to do (`trust.explain_tls_failure`).
 
     ContractError
      └── ServicesUnreadable  -- `/services` gave no capability document (the reason says why)

@@ -1,4 +1,5 @@
-"""Which tool worker may run a call: the route both sides compute (DESIGN.md §7, docs/worker.md).
+"""Which tool worker may run a call: the route both sides compute (docs/architecture.md §7,
+docs/worker.md).
 
 A call must only reach a worker that sees the caller's files. Two identities say "the same files":
 

@@ -1,4 +1,5 @@
-"""Scrape service contract (DESIGN.md §4): `POST /scrape` request, 200 response, error body."""
+"""Scrape service contract (docs/architecture.md §4): `POST /scrape` request, 200 response, error
+body."""
 
 from typing import Literal
 

@@ -1,4 +1,5 @@
-"""SearXNG's JSON search answer (DESIGN.md §5) and the one way to read it, for every caller.
+"""SearXNG's JSON search answer (docs/architecture.md §5) and the one way to read it, for every
+caller.
 
 `SearxngAnswer` is the answer of `GET /search?q=..&format=json` as SearXNG sends it; `read_answer`
 checks the envelope and reads it, skipping rows it cannot use rather than failing the search;

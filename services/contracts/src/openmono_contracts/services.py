@@ -4,7 +4,8 @@ from pydantic import BaseModel, ConfigDict
 
 
 class ServicesInfo(BaseModel):
-    """Body of `GET /services` (DESIGN.md §3). Extra keys are allowed but must be booleans."""
+    """Body of `GET /services` (docs/architecture.md §3). Extra keys are allowed but must be
+    booleans."""
 
     model_config = ConfigDict(extra="allow")
 

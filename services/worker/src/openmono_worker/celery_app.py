@@ -1,4 +1,5 @@
-"""The Celery app of the tool worker (DESIGN.md §7): Redis as broker and result backend, JSON only.
+"""The Celery app of the tool worker (docs/architecture.md §7): Redis as broker and result backend,
+JSON only.
 
 Run it with `python -m openmono_worker` (same as `celery -A openmono_worker.celery_app worker`).
 The agent's Celery executor builds its client app with the same `create_app`, so both sides agree
@@ -19,7 +20,8 @@ from openmono_contracts.crawl import CRAWL_QUEUE
 from openmono_worker.routing import RoutingError, ServedRoutes, served_routes
 from openmono_worker.settings import WorkerSettings
 
-# DESIGN.md §7: the task's name and its hard limit (timeout + HARD_LIMIT_EXTRA_S) are protocol.
+# docs/architecture.md §7: the task's name and its hard limit (timeout + HARD_LIMIT_EXTRA_S) are
+# protocol.
 __all__ = ["HARD_LIMIT_EXTRA_S", "TASK_NAME", "app", "consume_served_queues", "create_app"]
 
 

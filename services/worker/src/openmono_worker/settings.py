@@ -7,8 +7,9 @@
                                            diagnostics an edit adds)
 
 The data dir is read from `WORKER_DATA_DIR`, else `OPENMONO_DATA_DIR` (the variable the whole stack
-shares, DESIGN.md §9), else `~/.openmono`. Artifacts default to `<data dir>/artifacts`, background
-Bash logs to `<data dir>/bash`. The broker is `OPENMONO_BROKER_URL`, else `WORKER_BROKER_URL`.
+shares, docs/architecture.md §9), else `~/.openmono`. Artifacts default to `<data dir>/artifacts`,
+background Bash logs to `<data dir>/bash`. The broker is `OPENMONO_BROKER_URL`, else
+`WORKER_BROKER_URL`.
 The web switches keep the names the agent documents (`OPENMONO_WEB_SEARCH`, `OPENMONO_WEB_SCRAPE`):
 the agent resolves them into `ToolRequest.web`, and the worker reads them too when a request leaves
 a switch unset. Everything else of the web section lives under `WORKER_WEB_` on purpose: the
@@ -49,7 +50,8 @@ class WebToolSettings(BaseModel):
     # over `WORKER_WEB_SEARCH|SCRAPE`; the request's own `web` switches win over both.
     search: bool | None = None
     scrape: bool | None = None
-    # DESIGN.md §6: the probe waits 5 s; the gateway paths 15 s (search) and 90 s (scrape).
+    # docs/architecture.md §6: the probe waits 5 s; the gateway paths 15 s (search) and 90 s
+    # (scrape).
     probe_timeout_s: float = Field(default=5.0, gt=0)
     search_timeout_s: float = Field(default=15.0, gt=0)
     scrape_timeout_s: float = Field(default=90.0, gt=0)

@@ -1,4 +1,5 @@
-"""The one task, `openmono.tools.run`: a ToolRequest dict in, a ToolResult dict out (DESIGN.md §7).
+"""The one task, `openmono.tools.run`: a ToolRequest dict in, a ToolResult dict out
+(docs/architecture.md §7).
 
 Thin on purpose: the tool code is `run_tool`, the same function the local executor calls, so both
 executors give the same results. What the task adds is what only a separate process needs:

@@ -1,8 +1,9 @@
 """Web access of the tools: capability resolution, the gateway paths and their fallbacks.
 
-DESIGN.md §6. WebSearch and WebFetch (in `openmono_worker.tools`) call `web_search` / `web_fetch`
-here; each answer says which path answered (`gateway` or `fallback`) and why. The agent builds
-`ToolRequest.web` with `resolve_web_access` (gateway = `web.gateway`, else `llm.endpoint`).
+docs/architecture.md §6. WebSearch and WebFetch (in `openmono_worker.tools`) call `web_search` /
+`web_fetch` here; each answer says which path answered (`gateway` or `fallback`) and why. The
+agent builds `ToolRequest.web` with `resolve_web_access` (gateway = `web.gateway`, else
+`llm.endpoint`).
 
 Modules: `_capability` (route per call) over `_probe` (cached `/services`), `_searxng` and
 `_scrape` (gateway paths), `_ddg` and `_direct` (fallbacks; `_direct` uses the shared

@@ -1,4 +1,5 @@
-"""Which gateway the web tools talk to, resolved once by the agent (DESIGN.md §6, steps 1-2).
+"""Which gateway the web tools talk to, resolved once by the agent (docs/architecture.md §6,
+steps 1-2).
 
 The agent calls `resolve_web_access` with its settings and puts the result in every
 `ToolRequest.web`; the worker never reads the agent's settings files. The gateway defaults to the

@@ -1,4 +1,5 @@
-"""Decide, per call, whether a web service is asked through the gateway (DESIGN.md §6, steps 1-3).
+"""Decide, per call, whether a web service is asked through the gateway (docs/architecture.md §6,
+steps 1-3).
 
 1. An explicit switch wins: `ToolRequest.web.search|scrape`, else `OPENMONO_WEB_SEARCH|SCRAPE`
    in this process. Off means the fallback; on means the gateway without asking `/services`.

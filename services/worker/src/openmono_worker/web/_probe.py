@@ -1,4 +1,4 @@
-"""`GET {gateway}/services`, cached per gateway URL (DESIGN.md §6, step 3).
+"""`GET {gateway}/services`, cached per gateway URL (docs/architecture.md §6, step 3).
 
 A good answer is kept for `probe_ttl_s`; a failed probe only for `probe_failure_ttl_s`, so an agent
 that started before its gateway notices the gateway coming up. A gateway call that fails later
