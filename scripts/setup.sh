@@ -50,6 +50,13 @@ if [ ${#missing[@]} -gt 0 ]; then
   fi
 fi
 
+# The scrape service's Chromium never runs as root: a stack started by root runs it as this system
+# user (without it, as nobody, which other daemons may share). scrapling/README.md, "Engines".
+if [ "$(id -u)" = 0 ] && ! id openmono-browser >/dev/null 2>&1 && command -v useradd >/dev/null 2>&1; then
+  useradd --system --no-create-home --home-dir /nonexistent --shell /usr/sbin/nologin openmono-browser \
+    && say "created the system user openmono-browser (the scrape service's Chromium runs as it)"
+fi
+
 # --locked: the lock file must match the pyproject files (a stale lock is a bug to fix, not to hide)
 "$UV" sync --locked --quiet
 

@@ -73,6 +73,34 @@ def test_scrape_through_the_gateway_of_a_page_inside_the_network(stack: Project)
     assert CANARY in r.json()["content"]
 
 
+def test_the_scrape_container_and_its_chromium_run_unprivileged(stack: Project) -> None:
+    # issue 36 finding 8: no process of the scrape container is root or holds a capability,
+    # Chromium's included (rendered here through the gateway)
+    r = httpx.post(
+        f"{stack.gateway}/scrape",
+        json={"url": "http://web:8000/", "render": True},
+        headers=stack.auth,
+        timeout=120,
+    )
+    assert r.status_code == 200 and r.json()["engine"] == "browser", r.text
+    script = (
+        "import pathlib, json\n"
+        "rows = []\n"
+        "for p in pathlib.Path('/proc').glob('[0-9]*'):\n"
+        "    try:\n"
+        "        st = dict(l.split(':\\t', 1) for l in (p / 'status').read_text().splitlines())\n"
+        "        exe = (p / 'cmdline').read_bytes().split(b'\\0')[0].decode(errors='replace')\n"
+        "    except OSError:\n"
+        "        continue\n"
+        "    rows.append([exe, st['Uid'].split()[0], st['CapEff'].strip()])\n"
+        "print(json.dumps(rows))\n"
+    )
+    rows = json.loads(stack.exec("scrapling", "python", "-c", script).stdout)
+    assert any("chromium" in exe for exe, _, _ in rows), rows
+    for exe, uid, caps in rows:
+        assert uid != "0" and caps.strip("0") == "", (exe, uid, caps)
+
+
 def test_doctor_passes_in_the_agent_container(stack: Project) -> None:
     done = stack.exec("agent", "openmono", "doctor")
     assert done.returncode == 0, done.stdout + done.stderr

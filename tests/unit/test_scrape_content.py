@@ -123,4 +123,9 @@ def test_settings_from_env(monkeypatch: pytest.MonkeyPatch) -> None:
     assert s.static_hosts == {"a.test": "127.0.0.1", "b.test": "127.0.0.2"}
     assert s.browser_path is None
     assert s.max_download_bytes == 2048
-    assert "--no-sandbox" in s.browser_flags
+    # the sandbox is a setting of its own, on unless switched off (a container without userns)
+    assert "--no-sandbox" not in s.browser_flags and s.browser_sandbox
+    monkeypatch.setenv("SCRAPE_BROWSER_SANDBOX", "false")
+    monkeypatch.setenv("SCRAPE_BROWSER_USER", " ")
+    s = ScrapeSettings()
+    assert not s.browser_sandbox and s.browser_user is None

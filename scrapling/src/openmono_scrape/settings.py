@@ -11,11 +11,11 @@ from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 
 _DEBIAN_CHROMIUM = Path("/usr/bin/chromium")
 
-# Chromium flags that work on these machines (no GPU, no sandbox support, no network but loopback):
-# QUIC and background networking are off so the browser only talks through the guarded routes.
+# Chromium flags that work on these machines (no GPU, no network but loopback): QUIC and
+# background networking are off so the browser only talks through the guarded routes. The sandbox
+# is not a flag here: `browser_sandbox` (engines/_launch.py).
 DEFAULT_BROWSER_FLAGS = (
     "--headless",
-    "--no-sandbox",
     "--disable-gpu",
     "--disable-quic",
     "--no-first-run",
@@ -64,6 +64,13 @@ class ScrapeSettings(BaseSettings):
     browser_flags: Annotated[list[str], NoDecode] = Field(
         default_factory=lambda: list(DEFAULT_BROWSER_FLAGS)
     )
+    # Chromium's own sandbox (each renderer in its own namespaces under seccomp). Needs
+    # unprivileged user namespaces: off only where there are none (a default Docker container,
+    # whose image sets it false and runs as a non-root user instead).
+    browser_sandbox: bool = True
+    # Who Chromium runs as when this service runs as root (Chromium never runs as root):
+    # unset = the `openmono-browser` user where `make setup` made it, else `nobody`.
+    browser_user: str | None = None
     browser_max_pages: int = Field(default=4, ge=1, le=50)
     # A request waits this long (within its budget) for a free page, then gets 503 + Retry-After.
     browser_queue_wait_s: float = Field(default=10.0, ge=0)
@@ -133,6 +140,7 @@ class ScrapeSettings(BaseSettings):
     @field_validator(
         "browser_path",
         "browser_cdp_url",
+        "browser_user",
         "cache_redis_url",
         "searxng_url",
         "crawl_broker_url",

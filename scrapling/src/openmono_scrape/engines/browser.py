@@ -13,7 +13,8 @@
 - `close()` stops the browser, Playwright's driver and every Chromium process under it; the app
   calls it on shutdown, and a test checks that no process of the tree survives.
 - Chromium: Debian's `/usr/bin/chromium` through `executable_path` (or a running one through
-  `cdp_url`); `real_chrome` does not work with it (NOTES).
+  `cdp_url`); `real_chrome` does not work with it (NOTES). Never as root, and with its own
+  sandbox on unless `browser_sandbox` is off (`_launch`).
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ from openmono_contracts import NetGuard
 from scrapling.fetchers import AsyncStealthySession
 
 from openmono_scrape.engines._guardroute import GuardRoute, NavState, nav_failure
+from openmono_scrape.engines._launch import Launch, prepare
 from openmono_scrape.engines._target import check_url
 from openmono_scrape.engines.egress import GuardProxy
 from openmono_scrape.errors import EngineUnavailable, FetchFailed, FetchTimeout, ScrapeError
@@ -51,6 +53,7 @@ class BrowserEngine:
         self.route = GuardRoute(guard, settings.max_download_bytes, settings.max_redirects)
         self.proxy = GuardProxy(guard)
         self._session: Any = None
+        self._launch: Launch | None = None
         self._start_lock = asyncio.Lock()
         self._slots = asyncio.Semaphore(settings.browser_max_pages)
         self._served = 0
@@ -68,7 +71,7 @@ class BrowserEngine:
     def running(self) -> bool:
         return self._session is not None
 
-    def _session_options(self) -> dict[str, Any]:
+    def _session_options(self, launch: Launch | None) -> dict[str, Any]:
         options: dict[str, Any] = {
             "headless": True,
             "max_pages": self.settings.browser_max_pages,
@@ -80,36 +83,44 @@ class BrowserEngine:
             # Service workers fetch outside the context's routes: never let one start.
             "additional_args": {"service_workers": "block"},
         }
-        if self.settings.browser_cdp_url:
+        if launch is None:
             options["cdp_url"] = self.settings.browser_cdp_url
-        else:
-            options["executable_path"] = self.settings.browser_path
-        return options
+            return options
+        merged = {**options["additional_args"], **launch.options.get("additional_args", {})}
+        return {**options, **launch.options, "additional_args": merged}
 
     async def _ensure(self, budget: Budget) -> Any:
         async with self._start_lock:
             if self._session is None:
                 if not self.proxy.port:
                     await self.proxy.start()
-                session = AsyncStealthySession(**self._session_options())
+                launch = None if self.settings.browser_cdp_url else prepare(self.settings)
                 try:
-                    await asyncio.wait_for(session.start(), budget.require(engine="browser"))
-                    await self.route.install(session.context)
-                except TimeoutError as exc:
-                    await self._close_quietly(session)
-                    raise FetchTimeout(
-                        "the browser did not start in time", engine="browser"
-                    ) from exc
-                except Exception as exc:
-                    await self._close_quietly(session)
-                    log.exception("browser start failed")
-                    raise EngineUnavailable(
-                        "the browser could not be started", engine="browser", retryable=True
-                    ) from exc
-                self._session = session
+                    session = await self._start(launch, budget)
+                except BaseException:
+                    if launch is not None:
+                        launch.cleanup()
+                    raise
+                self._session, self._launch = session, launch
                 self._served = 0
                 self.launches += 1
             return self._session
+
+    async def _start(self, launch: Launch | None, budget: Budget) -> Any:
+        session = AsyncStealthySession(**self._session_options(launch))
+        try:
+            await asyncio.wait_for(session.start(), budget.require(engine="browser"))
+            await self.route.install(session.context)
+        except TimeoutError as exc:
+            await self._close_quietly(session)
+            raise FetchTimeout("the browser did not start in time", engine="browser") from exc
+        except Exception as exc:
+            await self._close_quietly(session)
+            log.exception("browser start failed")
+            raise EngineUnavailable(
+                "the browser could not be started", engine="browser", retryable=True
+            ) from exc
+        return session
 
     @staticmethod
     async def _close_quietly(session: Any) -> None:
@@ -119,11 +130,14 @@ class BrowserEngine:
             log.warning("browser close failed", exc_info=True)
 
     async def close(self) -> None:
-        """Stop the browser (idempotent)."""
+        """Stop the browser (idempotent), then remove its launch's folders."""
         async with self._start_lock:
             session, self._session = self._session, None
+            launch, self._launch = self._launch, None
         if session is not None:
             await self._close_quietly(session)
+        if launch is not None:
+            launch.cleanup()
 
     async def shutdown(self) -> None:
         """Stop the browser and its proxy (the app's lifespan end)."""
