@@ -82,7 +82,7 @@ def _wrapper(folder: Path, browser: str, account: pwd.struct_passwd, home: Path)
         f"XDG_CACHE_HOME={q(str(home / '.cache'))}\n"
         "export HOME XDG_CONFIG_HOME XDG_CACHE_HOME\n"
         f"exec {q(setpriv)} --reuid={account.pw_uid} --regid={account.pw_gid} --clear-groups "
-        f"--inh-caps=-all --bounding-set=-all --no-new-privs -- {q(browser)} \"$@\"\n"
+        f'--inh-caps=-all --bounding-set=-all --no-new-privs -- {q(browser)} "$@"\n'
     )
     script.chmod(0o700)
     return script
