@@ -12,6 +12,7 @@ import pytest
 from openmono.agent import Agent, open_agent
 from openmono.config import load_settings
 from openmono.loop import LoopEvent, OfferedTool, ToolCatalog, ToolFinished
+from openmono.mcp._toolset import RESOURCE_TOOLS
 from openmono.permissions import Answer, PermissionRequest
 from openmono.sessions import load_session
 from openmono.subagents import AGENT_TYPES, AgentTool, get_type
@@ -63,35 +64,43 @@ def agent_call(prompt: str, agent_type: str, description: str = "a task") -> tup
     return ("Agent", {"description": description, "prompt": prompt, "agent_type": agent_type})
 
 
-# -- allow-lists -------------------------------------------------------------------------------
-def test_allow_lists_and_wildcards() -> None:
-    names = [
-        "FileRead", "FileWrite", "FileEdit", "ApplyPatch", "Bash", "Glob", "Grep",
-        "ListDirectory", "TodoWrite", "AskUser", "EnterPlanMode", "ExitPlanMode", "Agent",
-        "WebFetch", "mcp__time__get_current_time", "ListMcpResources", "Lsp", "CodeIntel",
-    ]  # fmt: skip
-    known = {**builtin_facts(), "Agent": AgentTool.facts()}
-    parent = {n: known.get(n, ToolFacts(read_only=True)) for n in names}
-    explore = get_type("Explore").select(parent)
-    assert not WRITES & set(explore) and "Agent" not in explore
-    assert "mcp__time__get_current_time" in explore  # mcp__*
+# -- tools chosen by their facts ----------------------------------------------------------------
+def _parent() -> dict[str, ToolFacts]:
+    """A parent with every built-in tool, `Agent`, the MCP resource tools and three server tools:
+    one read-only, one read-only taking a path, one that may change anything."""
+    return {
+        **builtin_facts(),
+        "Agent": AgentTool.facts(),
+        **{name: tool.facts for name, tool in RESOURCE_TOOLS.items()},
+        "mcp__time__get_current_time": ToolFacts(read_only=True, concurrency_safe=True),
+        "mcp__fs__read_file": ToolFacts(read_only=True, path_params=("path",)),
+        "mcp__git__commit": ToolFacts(),
+    }
+
+
+def test_each_type_chooses_the_parents_tools_by_their_facts() -> None:
+    parent = _parent()
+    chosen = {name: set(kind.select(parent)) for name, kind in AGENT_TYPES.items()}
+    reads = {"FileRead", "Glob", "Grep", "ListDirectory"}
+    resources, web, code = {"ListMcpResources", "ReadMcpResource"}, {"WebSearch", "WebFetch"}, {
+        "Lsp", "CodeIntel"
+    }  # fmt: skip
+    read_only_mcp = {"mcp__time__get_current_time", "mcp__fs__read_file"}
+    assert chosen["Explore"] == reads | resources | web | code | read_only_mcp | {"Bash"}
+    assert chosen["Plan"] == reads | resources | web | {"Bash", "TodoWrite"}
+    assert chosen["Coder"] == reads | {"FileWrite", "FileEdit", "ApplyPatch", "Bash", "TodoWrite"}
+    assert chosen["Verify"] == reads | code | {"Bash"}
     # tools declaring subagents=False (Agent, the plan switches) are never handed down
     never = {"Agent", "EnterPlanMode", "ExitPlanMode"}
-    assert set(get_type("general-purpose").select(parent)) == set(parent) - never
-    assert get_type("Verify").select(parent) == [
-        "FileRead",
-        "Bash",
-        "Glob",
-        "Grep",
-        "ListDirectory",
-        "Lsp",
-        "CodeIntel",
-    ]
-    assert {"Lsp", "CodeIntel"} <= set(explore)  # both read code, neither writes
-    assert "FileWrite" in get_type("Coder").select(parent)
-    assert "mcp__time__get_current_time" not in get_type("Coder").select(parent)
+    assert chosen["general-purpose"] == set(parent) - never
+    in_order = [name for name in parent if name in chosen["Verify"]]
+    assert get_type("Verify").select(parent) == in_order  # the parent's order
     # a child never gets a tool its parent lacks
     assert get_type("Explore").select({"FileRead": parent["FileRead"]}) == ["FileRead"]
+    # a tool nobody listed goes where its facts say: a read-only file tool to every reader
+    new = ToolFacts(read_only=True, kind="search", path_params=("path",))
+    takers = {name for name, kind in AGENT_TYPES.items() if kind.allows("Outline", new)}
+    assert takers == set(AGENT_TYPES)
     assert {t.name for t in AGENT_TYPES.values()} == {
         "general-purpose", "Explore", "Plan", "Coder", "Verify"
     }  # fmt: skip

@@ -35,6 +35,8 @@ def test_the_builtin_tools_declare_their_facts() -> None:
     assert catalog.facts_of("ApplyPatch").diff_params == ("patch",)
     assert catalog.facts_of("Grep").path_params == ("path",)
     assert catalog.facts_of("Bash").shell_param == "command"
+    assert _having(catalog, web=True) == {"WebSearch", "WebFetch"}
+    assert _having(catalog, code=True) == {"Lsp", "CodeIntel"}
     kinds = {name: facts.kind for name, facts in catalog.facts.items()}
     assert kinds["FileRead"] == "read" and kinds["FileEdit"] == "edit"
     assert kinds["Bash"] == "execute" and kinds["WebFetch"] == "fetch"

@@ -1,7 +1,8 @@
 """Sub-agents: the `Agent` tool runs a typed child loop with a fresh context for one task.
 
-Types (`AGENT_TYPES`): general-purpose, Explore, Plan, Coder, Verify, each with a tool allow-list
-(wildcards allowed), a mode and a turn cap. `AgentTool` is the loop `Toolset` that serves `Agent`.
+Types (`AGENT_TYPES`): general-purpose, Explore, Plan, Coder, Verify, each choosing the parent's
+tools by their facts (what reads, writes, runs commands, reaches the web, knows the code), with a
+mode and a turn cap. `AgentTool` is the loop `Toolset` that serves `Agent`.
 """
 
 from openmono.subagents._errors import SubagentError

@@ -1,44 +1,64 @@
-"""The sub-agent types the `Agent` tool offers, with their tool allow-lists and turn caps.
+"""The sub-agent types the `Agent` tool offers, with the tools they get and their turn caps.
 
-An allow-list holds tool names and shell-style wildcards (`*` every tool, `mcp__*` every MCP tool,
-`mcp__git__*` one server's). It is intersected with what the parent has, so a child never gets a
-tool its parent lacks; tools that declare `subagents = False` (`Agent` itself, the plan-mode
-switches) are never handed down (no nesting, no mode changes behind the parent's back). `mode`
-is the child's own mode guard: read-only types run in `ask` mode, so even a shell command that
-writes is refused.
+A type chooses its tools by what they declare (`openmono_contracts.toolfacts`), never by name: a
+tool that reads files, one that writes them, the shell, the web, code intelligence. So a tool added
+tomorrow (an MCP server's, a worker tool) goes to the types whose purpose it fits without anyone
+editing a list. The choice is made among the parent's tools, so a child never gets a tool its
+parent lacks; tools that declare `subagents = False` (`Agent` itself, the plan-mode switches) are
+never handed down (no nesting, no mode changes behind the parent's back). `mode` is the child's own
+mode guard: read-only types run in `ask` mode, so even a shell command that writes is refused.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from fnmatch import fnmatchcase
 
 from openmono_contracts.toolfacts import ToolFacts
 
 from openmono.permissions import Mode
 from openmono.subagents._errors import SubagentError
 
-READ_TOOLS = ("FileRead", "Glob", "Grep", "ListDirectory")
-WEB_TOOLS = ("WebSearch", "WebFetch")
-RESOURCE_TOOLS = ("ListMcpResources", "ReadMcpResource")
-# Read-only code intelligence (language servers, the Python index): for whoever reads code.
-CODE_TOOLS = ("Lsp", "CodeIntel")
+Choose = Callable[[ToolFacts], bool]
+
+
+def reads(f: ToolFacts) -> bool:
+    """Reads what it is pointed at (files, an MCP server's resources), no web, no code index."""
+    return f.read_only and f.kind in ("read", "search") and not (f.web or f.code)
+
+
+def reads_files(f: ToolFacts) -> bool:
+    """Reads the workspace's files (it names paths in it)."""
+    return reads(f) and bool(f.path_params)
+
+
+def shell(f: ToolFacts) -> bool:
+    return f.shell_param is not None
+
+
+def plans(f: ToolFacts) -> bool:
+    """A thinking aid kept in the conversation (the todo list)."""
+    return f.conversation and f.kind == "think"
+
+
+def investigates(f: ToolFacts) -> bool:
+    """Anything that changes nothing, bar the conversation's own tools; and the shell."""
+    return (f.read_only and not f.conversation) or shell(f)
 
 
 @dataclass(frozen=True)
 class AgentType:
-    """One kind of sub-agent."""
+    """One kind of sub-agent; `tools` says which of the parent's tools it gets, by their facts."""
 
     name: str
     description: str
-    tools: tuple[str, ...]
+    tools: Choose
     mode: Mode
     max_turns: int
     instructions: str
 
     def allows(self, tool: str, facts: ToolFacts) -> bool:
-        return facts.subagents and any(fnmatchcase(tool, p) for p in self.tools)
+        return facts.subagents and self.tools(facts)
 
     def select(self, parent_tools: Mapping[str, ToolFacts]) -> list[str]:
         """The parent's tools (name → facts) this type may use, in the parent's order."""
@@ -51,7 +71,7 @@ AGENT_TYPES: dict[str, AgentType] = {
         AgentType(
             "general-purpose",
             "Any multi-step task, with every tool the parent has.",
-            ("*",),
+            lambda _f: True,
             "agent",
             20,
             "Complete the task, then reply with a concise report of what you found or did.",
@@ -59,7 +79,7 @@ AGENT_TYPES: dict[str, AgentType] = {
         AgentType(
             "Explore",
             "Read-only investigation: find files, read code, answer a question about the project.",
-            (*READ_TOOLS, *CODE_TOOLS, "Bash", *WEB_TOOLS, *RESOURCE_TOOLS, "mcp__*"),
+            investigates,
             "ask",
             15,
             "You only investigate; you cannot change anything. Search and read (CodeIntel and "
@@ -69,7 +89,7 @@ AGENT_TYPES: dict[str, AgentType] = {
         AgentType(
             "Plan",
             "Read-only design: study the code and return a step-by-step implementation plan.",
-            (*READ_TOOLS, "Bash", *WEB_TOOLS, *RESOURCE_TOOLS, "TodoWrite"),
+            lambda f: reads(f) or f.web or shell(f) or plans(f),
             "ask",
             15,
             "You only plan; you cannot change anything. Read what you need, then reply with a "
@@ -78,7 +98,7 @@ AGENT_TYPES: dict[str, AgentType] = {
         AgentType(
             "Coder",
             "Make a well-specified code change and run the relevant tests.",
-            (*READ_TOOLS, "FileWrite", "FileEdit", "ApplyPatch", "Bash", "TodoWrite"),
+            lambda f: reads_files(f) or f.writes or shell(f) or plans(f),
             "agent",
             30,
             "Make the change asked for, keep it minimal, run the relevant tests, then reply with "
@@ -87,7 +107,7 @@ AGENT_TYPES: dict[str, AgentType] = {
         AgentType(
             "Verify",
             "Check a change: run the tests and linters, read the diff, report problems.",
-            (*READ_TOOLS, *CODE_TOOLS, "Bash"),
+            lambda f: reads_files(f) or f.code or shell(f),
             "agent",
             15,
             "Do not edit files. Run the tests and checks, read the relevant code (CodeIntel "

@@ -1,9 +1,10 @@
 """What the agent needs to know about a tool besides its schema, declared once, on the tool.
 
-A worker tool (and the agent's own `Agent` tool) declares its facts as class attributes through
-`DeclaresFacts`; a tool made at run time (an MCP server's) builds a `ToolFacts` directly. The loop,
-the permission engine, the mode guard, the sub-agent allow-lists and the ACP surface read these
-facts instead of keeping lists of tool names.
+A worker tool (and the agent's own: `Agent`, `Playbook`, the conversation tools) declares its facts
+as class attributes through `DeclaresFacts`; a tool made at run time (an MCP server's) builds a
+`ToolFacts` directly. The loop, the permission engine, the mode guard, the sub-agent types and the
+ACP surface read these facts instead of keeping lists of tool names (a sub-agent type chooses its
+tools by them: what reads, what writes, the shell, the web, code intelligence).
 
 `params_schema(Params)` is the JSON schema a tool's parameters are offered as, the same for the
 worker's tools and the agent's own (pydantic's generated titles left out).
@@ -45,6 +46,11 @@ class ToolFacts(BaseModel):
     # Kept when the context is too small for every tool definition.
     core: bool = False
     kind: ToolKind = "other"
+    # Reaches the web (a search engine, pages on the internet), not the workspace.
+    web: bool = False
+    # Answers from an understanding of the code (language servers, an index of it): definitions,
+    # references, diagnostics.
+    code: bool = False
     # Changes nothing outside the conversation (todos, questions, mode switches): runs in every
     # mode and without asking.
     conversation: bool = False
@@ -69,6 +75,8 @@ class DeclaresFacts:
     writes: ClassVar[bool] = False
     core: ClassVar[bool] = False
     kind: ClassVar[ToolKind] = "other"
+    web: ClassVar[bool] = False
+    code: ClassVar[bool] = False
     conversation: ClassVar[bool] = False
     permission: ClassVar[Literal["allow", "ask"] | None] = None
     plan_switch: ClassVar[PlanSwitch | None] = None

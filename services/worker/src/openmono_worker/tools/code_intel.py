@@ -83,6 +83,7 @@ class CodeIntel(Tool[Params]):
     concurrency_safe = True
     path_params = ("file_path",)
     kind = "read"
+    code = True
     params_model = Params
 
     def execute(self, params: Params, ctx: ToolContext) -> ToolOutcome:

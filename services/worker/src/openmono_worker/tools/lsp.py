@@ -61,6 +61,7 @@ class Lsp(Tool[Params]):
     concurrency_safe = True
     path_params = ("file_path",)
     kind = "read"
+    code = True
     params_model = Params
 
     def execute(self, params: Params, ctx: ToolContext) -> ToolOutcome:

@@ -67,6 +67,7 @@ class WebFetch(Tool[Params]):
     concurrency_safe = True
     permission = "ask"  # read-only, but it sends what the model chooses to any site
     kind = "fetch"
+    web = True
     params_model = Params
 
     def execute(self, params: Params, ctx: ToolContext) -> ToolOutcome:

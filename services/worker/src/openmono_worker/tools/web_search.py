@@ -116,6 +116,7 @@ class WebSearch(Tool[Params]):
     read_only = True
     concurrency_safe = True
     kind = "search"
+    web = True
     params_model = Params
 
     def execute(self, params: Params, ctx: ToolContext) -> ToolOutcome:
