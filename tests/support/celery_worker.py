@@ -10,11 +10,13 @@ import asyncio
 import sys
 import time
 import uuid
-from collections.abc import Callable, Iterator, Mapping
-from contextlib import contextmanager
+from collections.abc import AsyncIterator, Callable, Iterator, Mapping, Sequence
+from contextlib import asynccontextmanager, contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
+from openmono.executor.celery import CeleryExecutor
 from openmono_contracts import ToolRequest
 from openmono_contracts.routing import route_for
 from openmono_worker import WorkerSettings
@@ -54,8 +56,10 @@ def start_worker(
     data_dir: Path | None = None,
     env: Mapping[str, str] | None = None,
     node: str | None = None,
+    launcher: Sequence[str] = (),
 ) -> WorkerProc:
-    """Start a worker and wait until its node answers a ping (60 s: cold imports on a busy box)."""
+    """Start a worker and wait until its node answers a ping (60 s: cold imports on a busy box).
+    `launcher`: a command the worker runs under (e.g. `tests/support/no_landlock.py`)."""
     node = node or f"openmono-test-{uuid.uuid4().hex[:8]}@127.0.0.1"
     full_env = {
         "OPENMONO_BROKER_URL": redis_url,
@@ -67,7 +71,8 @@ def start_worker(
         "PYTHONUNBUFFERED": "1",
         **(env or {}),
     }
-    cmd = [sys.executable, "-m", "openmono_worker", "--hostname", node, "--loglevel", "INFO"]
+    cmd = [*launcher, sys.executable, "-m", "openmono_worker", "--hostname", node]
+    cmd += ["--loglevel", "INFO"]
     # A lone test worker has no neighbours to sync with: skip the 1 s mingle round.
     cmd += ["--without-mingle", "--without-gossip"]
     proc = start(cmd, tmp / f"worker-{node.split('@')[0]}-{uuid.uuid4().hex[:4]}.log", full_env)
@@ -110,6 +115,16 @@ def worker_stack(
         ) as worker,
     ):
         yield WorkerStack(server, worker, data_dir)
+
+
+@asynccontextmanager
+async def celery_executor(redis_url: str, **kw: Any) -> AsyncIterator[CeleryExecutor]:
+    """The agent's Celery executor on `redis_url`, closed at the end."""
+    ex = CeleryExecutor(redis_url, **kw)
+    try:
+        yield ex
+    finally:
+        await ex.aclose()
 
 
 # --- helpers for tests that poke at a running call ----------------------------------------------

@@ -6,6 +6,7 @@ from typing import Any, Literal, Self
 from pydantic import BaseModel, Field, model_validator
 
 from openmono_contracts.routing import Route
+from openmono_contracts.sandbox import SandboxPolicy
 
 # Why a call failed, for whoever reads results without parsing messages (the agent counts
 # invalid and unknown calls; a surface may show a refusal apart from a failure):
@@ -65,6 +66,9 @@ class ToolRequest(BaseModel):
     # The user trusted the workspace (openmono.config.workspace_trusted): a tool may start what
     # runs the workspace's own code (a language server that builds it); set by the agent.
     workspace_trusted: bool = False
+    # The OS sandbox a shell call must run in (openmono_contracts.sandbox): set by the agent's
+    # permission engine, enforced by the worker, which refuses the call where it cannot be.
+    sandbox: SandboxPolicy | None = None
 
 
 class ToolResult(BaseModel):

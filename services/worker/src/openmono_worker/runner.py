@@ -67,6 +67,9 @@ def _execute(req: ToolRequest, cancel: threading.Event, settings: WorkerSettings
         params = tool.parse(req.params)
     except ValidationError as exc:
         raise _Refused(format_validation_error(tool.name, exc), "invalid_params") from exc
+    if req.sandbox is not None and not tool.shell_param:
+        message = f"{tool.name} does not run commands, so it cannot run in a sandbox"
+        raise _Refused(message, "invalid_params")
     ctx = ToolContext(
         workspace=resolve_workspace(req.workspace),
         call_id=req.call_id,
@@ -77,6 +80,7 @@ def _execute(req: ToolRequest, cancel: threading.Event, settings: WorkerSettings
         web=req.web,
         extra_read=tuple(req.read_roots),
         trusted=req.workspace_trusted,
+        sandbox=req.sandbox,
     )
     ctx.check_cancelled()
     return tool.execute(params, ctx)

@@ -3,8 +3,11 @@
     WorkerSettings          WORKER_*       limits and locations of every tool call, and the Celery
                                            app's knobs (`broker_url`, `concurrency`, ...)
      ├── web: WebToolSettings  WORKER_WEB_*  timeouts, caches and fallbacks of WebSearch / WebFetch
-     └── codeintel: CodeIntelSettings  WORKER_CODEINTEL_*  the code tools (Lsp, CodeIntel, the
-                                           diagnostics an edit adds)
+     ├── codeintel: CodeIntelSettings  WORKER_CODEINTEL_*  the code tools (Lsp, CodeIntel, the
+     │                                     diagnostics an edit adds)
+     ├── limits: CommandLimits  WORKER_LIMITS_*  rlimits of every command a tool runs
+     └── sandbox: SandboxSettings  WORKER_SANDBOX_*  what the OS sandbox offers besides its
+                                           default view, and what more it hides
 
 The data dir is read from `WORKER_DATA_DIR`, else `OPENMONO_DATA_DIR` (the variable the whole stack
 shares, docs/architecture.md §9), else `~/.openmono`. Artifacts default to `<data dir>/artifacts`,
@@ -109,6 +112,47 @@ class CodeIntelSettings(BaseModel):
     check_timeout_s: float = Field(default=120.0, gt=0)
 
 
+class CommandLimits(BaseModel):
+    """Per-process rlimits of every command a tool runs (`WORKER_LIMITS_*`); 0 leaves one as it is.
+
+    They bound what one command can take (a fork bomb, a runaway write, a spinning loop), in
+    foreground calls and background jobs alike. Set as soft and hard limit, so the command cannot
+    raise them (unless it holds CAP_SYS_RESOURCE: root outside the sandbox). The kernel does not
+    apply `processes` to root (uid 0) at all; it counts every process and thread of the user.
+    """
+
+    model_config = ConfigDict(extra="ignore")
+
+    cpu_s: int = Field(default=3600, ge=0)
+    file_mb: int = Field(default=4096, ge=0)
+    processes: int = Field(default=8192, ge=0)
+
+
+class SandboxSettings(BaseModel):
+    """The OS sandbox of shell calls (`WORKER_SANDBOX_*`, openmono_worker.sandbox).
+
+    `read`: more folders a sandboxed command may read (comma-separated absolute paths, such as a
+    toolchain under home: `~/.pyenv,~/.cargo/bin`); `hide`: more paths it may not read, even
+    inside what it is offered."""
+
+    model_config = ConfigDict(extra="ignore")
+
+    read: str = ""
+    hide: str = ""
+
+    @staticmethod
+    def _paths(value: str) -> list[Path]:
+        return [Path(p.strip()).expanduser() for p in value.split(",") if p.strip()]
+
+    @property
+    def read_paths(self) -> list[Path]:
+        return self._paths(self.read)
+
+    @property
+    def hidden_paths(self) -> list[Path]:
+        return self._paths(self.hide)
+
+
 class _WebSwitches(PydanticBaseSettingsSource):
     """`OPENMONO_WEB_SEARCH|SCRAPE` into `web.search|scrape` (above `WORKER_WEB_*`)."""
 
@@ -183,8 +227,17 @@ class WorkerSettings(BaseSettings):
     # How long a slice drives its job before handing on to the next slice (any worker's).
     crawl_slice_s: float = Field(default=30.0, gt=0, le=3600)
 
+    # The env file of the stack (`OPENMONO_ENV_FILE`, as the agent names it): never readable by
+    # a sandboxed command, wherever it is.
+    env_file: Path | None = Field(
+        default=None,
+        validation_alias=AliasChoices("OPENMONO_ENV_FILE", "WORKER_ENV_FILE", "env_file"),
+    )
+
     web: WebToolSettings = Field(default_factory=WebToolSettings)
     codeintel: CodeIntelSettings = Field(default_factory=CodeIntelSettings)
+    limits: CommandLimits = Field(default_factory=CommandLimits)
+    sandbox: SandboxSettings = Field(default_factory=SandboxSettings)
 
     @classmethod
     def settings_customise_sources(
@@ -197,7 +250,7 @@ class WorkerSettings(BaseSettings):
     ) -> tuple[PydanticBaseSettingsSource, ...]:
         return (init_settings, _WebSwitches(settings_cls), env_settings)
 
-    @field_validator("data_dir", "artifact_dir", mode="after")
+    @field_validator("data_dir", "artifact_dir", "env_file", mode="after")
     @classmethod
     def _expand(cls, value: Path | None) -> Path | None:
         return value.expanduser() if value is not None else None

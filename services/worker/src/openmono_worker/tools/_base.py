@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any, ClassVar, Generic, TypeVar
 
 from openmono_contracts import ToolErrorKind, WebAccess
+from openmono_contracts.sandbox import SandboxPolicy
 from openmono_contracts.toolfacts import DeclaresFacts, params_schema
 from pydantic import BaseModel
 
@@ -56,6 +57,8 @@ class ToolContext:
     extra_read: tuple[str, ...] = ()
     # the user trusted the workspace: what runs its code (some language servers) may start
     trusted: bool = False
+    # The sandbox the request asks for (only shell tools accept one: `runner` checks).
+    sandbox: SandboxPolicy | None = None
 
     def resolve(self, path: str, *, read: bool = False) -> Path:
         """A workspace path; reads may also reach artifact files and background command logs."""

@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from openmono_worker.sandbox import Confinement
 from openmono_worker.tools import _keeper
 
 _KEEPER = Path(_keeper.__file__)
@@ -62,13 +63,27 @@ def read_status(path: Path) -> dict[str, Any] | None:
 
 
 def start_job(
-    argv: Sequence[str], *, cwd: Path, log: Path, env: Mapping[str, str] | None = None
+    argv: Sequence[str],
+    *,
+    cwd: Path,
+    log: Path,
+    env: Mapping[str, str] | None = None,
+    confinement: Confinement | None = None,
 ) -> Job:
-    """Start `argv` detached under a keeper, output appended to `log`; do not wait."""
+    """Start `argv` detached under a keeper, output appended to `log`; do not wait.
+    `confinement`: what the command (not the keeper) enters before exec."""
     log.parent.mkdir(parents=True, exist_ok=True)
     status = status_path(log)
     status.unlink(missing_ok=True)  # a call id run again: the old status is not this job's
-    keeper = [sys.executable, "-I", "-S", str(_KEEPER), str(log), str(status), *argv]
+    keeper = [sys.executable, "-I", "-S", str(_KEEPER)]
+    keep: tuple[int, ...] = ()
+    if confinement is not None:
+        spec = confinement.spec()
+        if confinement.ruleset_fd is not None:
+            spec["ruleset_fd"] = confinement.ruleset_fd
+            keep = (confinement.ruleset_fd,)
+        keeper += ["--confine", json.dumps(spec)]
+    keeper += [str(log), str(status), *argv]
     with log.open("ab") as fh:
         proc = subprocess.Popen(
             keeper,
@@ -78,6 +93,7 @@ def start_job(
             stdout=fh,
             stderr=subprocess.STDOUT,
             start_new_session=True,
+            pass_fds=keep,
         )
     waiter = threading.Thread(
         target=_wait, args=(proc, status), name=f"bash-job-{proc.pid}", daemon=True

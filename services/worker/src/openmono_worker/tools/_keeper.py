@@ -1,7 +1,11 @@
 """The keeper of one background command (Bash `background: true`): run it, wait, keep its status.
 
-Started by `_jobs.start_job` as `python -I -S _keeper.py LOG STATUS_FILE COMMAND...`, as the
-leader of a session of its own, with stdout and stderr appended to LOG. The command runs as its
+Started by `_jobs.start_job` as `python -I -S _keeper.py [--confine SPEC] LOG STATUS_FILE
+COMMAND...`, as the leader of a session of its own, with stdout and stderr appended to LOG.
+SPEC is a confinement (`openmono_worker.sandbox.Confinement.spec()`, JSON, with `ruleset_fd` when
+sandboxed: an fd this process inherited): the command enters it before exec, as foreground
+commands do (`sandbox._spawnd.preparer`), while the keeper itself stays outside it, so it can
+still write the status. The command runs as its
 child in the same process group, so `kill -- -PID` still reaches everything; a signal sent to the
 keeper's pid alone (TERM, INT, HUP, QUIT, USR1, USR2) is passed on to the command. When the
 command ends the keeper writes how: a last line `[exit code N]` (or `[killed by signal N]`) in the
@@ -18,13 +22,18 @@ Standard library only: it runs with `-I -S` and starts in a few tens of millisec
 from __future__ import annotations
 
 import contextlib
+import importlib.util
 import json
 import os
 import signal
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
+
+_SANDBOX = Path(__file__).resolve().parents[1] / "sandbox"
 
 PASSED_ON = (
     signal.SIGTERM,
@@ -65,9 +74,29 @@ def _ends_a_line(log: Path) -> bool:
         return True
 
 
+def _preparer(spec: dict[str, Any]) -> Callable[[], None]:
+    """The child's side of a confinement, from the spawn server's module (loaded by path: this
+    process runs without the package on its path)."""
+    sys.path.insert(0, str(_SANDBOX))
+    found = importlib.util.spec_from_file_location("_spawnd", _SANDBOX / "_spawnd.py")
+    assert found is not None and found.loader is not None
+    module = importlib.util.module_from_spec(found)
+    found.loader.exec_module(module)
+    fd = spec.get("ruleset_fd")
+    enter: Callable[[], None] = module.preparer(spec, None if fd is None else int(fd))
+    return enter
+
+
 def main(argv: list[str]) -> int:
+    enter: Callable[[], None] | None = None
+    keep: tuple[int, ...] = ()
+    if argv[:1] == ["--confine"] and len(argv) > 1:
+        spec = json.loads(argv[1])
+        enter = _preparer(spec)
+        keep = (int(spec["ruleset_fd"]),) if spec.get("ruleset_fd") is not None else ()
+        argv = argv[2:]
     if len(argv) < 3:
-        print("usage: _keeper.py LOG STATUS_FILE COMMAND...", file=sys.stderr)
+        print("usage: _keeper.py [--confine SPEC] LOG STATUS_FILE COMMAND...", file=sys.stderr)
         return 2
     log, status_path, command = Path(argv[0]), Path(argv[1]), argv[2:]
     child_pid: list[int] = []
@@ -80,13 +109,14 @@ def main(argv: list[str]) -> int:
     # Before the command starts, so no signal meant for it can end the keeper alone.
     for sig in PASSED_ON:
         signal.signal(sig, pass_on)
-    child = subprocess.Popen(command)
+    child = subprocess.Popen(command, preexec_fn=enter, pass_fds=keep)
     child_pid.append(child.pid)
     returncode = child.wait()
     # stdout is LOG, opened for appending: the status goes last, on a line of its own.
     sys.stdout.write(("" if _ends_a_line(log) else "\n") + describe(returncode) + "\n")
     sys.stdout.flush()
-    write_status(status_path, os.getpid(), returncode)
+    with contextlib.suppress(OSError):  # the waiting thread of `_jobs` writes it then
+        write_status(status_path, os.getpid(), returncode)
     if returncode < 0:
         signal.signal(-returncode, signal.SIG_DFL)
         os.kill(os.getpid(), -returncode)

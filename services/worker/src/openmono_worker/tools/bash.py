@@ -1,9 +1,14 @@
 """Bash: run a shell command in the workspace (`bash -c`), in its own process group.
 
 Foreground: the call returns when the command ends, at its timeout (`timeout_ms`, capped by the
-call's `timeout_s`), or when the executor cancels it; in every case the whole process group is
-SIGKILLed before we return, so nothing the command started keeps running (`background: true` is
-for servers).
+call's `timeout_s`), or when the executor cancels it; in every case everything the command
+started is SIGKILLed before we return, even what moved to a session of its own (`_shell`: the
+command runs under a subreaper), so nothing keeps running (`background: true` is for servers).
+
+Every command runs under the worker's rlimits (`WORKER_LIMITS_*`: CPU time, file size,
+processes). A request that asks for a sandbox (`ToolRequest.sandbox`: the agent auto-allowed a
+read-only command, or `permissions.sandbox` is on) runs in it (`openmono_worker.sandbox`), with
+the environment the sandbox gives; a worker that cannot make one refuses the call.
 Output is stdout and stderr interleaved, capped (head and tail kept); the exit code ends the output.
 A non-zero exit, a timeout or a cancellation is `ok=False`, with the output still attached.
 
@@ -21,14 +26,27 @@ on stdin.
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from openmono_contracts.facts import SECRET_NAMES
 from openmono_contracts.userenv import user_environment
 from pydantic import BaseModel, ConfigDict, Field
 
 from openmono_worker.artifacts import safe_name
+from openmono_worker.errors import ToolError
+from openmono_worker.sandbox import (
+    Confinement,
+    Limits,
+    SandboxedCall,
+    SandboxUnavailable,
+    SpawnFailed,
+    Where,
+)
+from openmono_worker.sandbox import prepare as prepare_sandbox
+from openmono_worker.settings import WorkerSettings
 from openmono_worker.tools._base import Tool, ToolContext, ToolOutcome
 from openmono_worker.tools._jobs import start_job
-from openmono_worker.tools._process import run_command
+from openmono_worker.tools._shell import run_shell
 
 DEFAULT_TIMEOUT_MS = 120_000
 MAX_TIMEOUT_MS = 600_000
@@ -62,6 +80,38 @@ def command_env() -> dict[str, str]:
     return env
 
 
+def command_limits(settings: WorkerSettings) -> Limits:
+    """The rlimits of every command (`WORKER_LIMITS_*`)."""
+    limits = settings.limits
+    return Limits(limits.cpu_s, limits.file_mb * 1024 * 1024, limits.processes)
+
+
+def sandbox_where(settings: WorkerSettings) -> Where:
+    """What the sandbox's view is built from, besides the workspace."""
+    return Where(
+        data_dir=settings.data_dir,
+        env_file=settings.env_file,
+        extra_read=tuple(settings.sandbox.read_paths),
+        extra_hidden=tuple(settings.sandbox.hidden_paths),
+    )
+
+
+def confine(ctx: ToolContext, env: dict[str, str]) -> tuple[Confinement, SandboxedCall | None]:
+    """The confinement of this call's command, and its sandbox when the request asks for one."""
+    limits = command_limits(ctx.settings)
+    if ctx.sandbox is None:
+        return Confinement(limits), None
+    sandboxed = prepare_sandbox(
+        ctx.sandbox,
+        ctx.workspace,
+        sandbox_where(ctx.settings),
+        limits=limits,
+        path_value=env.get("PATH", ""),
+        call_id=safe_name(ctx.call_id),
+    )
+    return sandboxed.confinement, sandboxed
+
+
 class Bash(Tool[Params]):
     name = "Bash"
     description = (
@@ -79,14 +129,25 @@ class Bash(Tool[Params]):
             return self._background(params, ctx)
         wanted_s = (params.timeout_ms or DEFAULT_TIMEOUT_MS) / 1000.0
         timeout_s = min(wanted_s, ctx.timeout_s)
-        done = run_command(
-            ["bash", "-c", params.command],
-            cwd=ctx.workspace,
-            timeout_s=timeout_s,
-            cancel=ctx.cancel,
-            max_bytes=ctx.settings.bash_max_output_bytes,
-            env=command_env(),
-        )
+        env = command_env()
+        confinement, sandboxed = confine(ctx, env)
+        try:
+            done = run_shell(
+                params.command,
+                cwd=ctx.workspace,
+                timeout_s=timeout_s,
+                cancel=ctx.cancel,
+                max_bytes=ctx.settings.bash_max_output_bytes,
+                env=sandboxed.env(env) if sandboxed else env,
+                confinement=confinement,
+            )
+        except SpawnFailed as exc:
+            if sandboxed is not None:
+                raise SandboxUnavailable(f"entering it failed ({exc})") from exc
+            raise ToolError(f"the command could not be started under its limits ({exc})") from exc
+        finally:
+            if sandboxed is not None:
+                sandboxed.close()
         body = done.stdout.text()
         if body.endswith("\n"):
             body = body[:-1]
@@ -110,11 +171,17 @@ class Bash(Tool[Params]):
             return ToolOutcome(
                 "\n".join(parts), ok=False, error=error, error_kind="timeout", truncated=capped
             )
-        code = done.exit_code if done.exit_code is not None else -1
+        if done.exit_code is None:
+            parts.append("[the shell running the command was killed]")
+            error = "command failed (the shell running it was killed)"
+            return ToolOutcome("\n".join(parts), ok=False, error=error, truncated=capped)
+        code = done.exit_code
         parts.append(f"[exit code {code}]")
         text = "\n".join(parts)
         if code != 0:
             reason = f"killed by signal {-code}" if code < 0 else f"exit code {code}"
+            if 128 < code <= 128 + 64:
+                reason += f" = 128 + signal {code - 128}"
             return ToolOutcome(text, ok=False, error=f"command failed ({reason})", truncated=capped)
         return ToolOutcome(text, truncated=capped)
 
@@ -122,9 +189,19 @@ class Bash(Tool[Params]):
         log = (
             ctx.settings.bash_log_dir / safe_name(ctx.session_id) / f"{safe_name(ctx.call_id)}.log"
         )
-        job = start_job(
-            ["bash", "-c", params.command], cwd=ctx.workspace, log=log, env=command_env()
-        )
+        env = command_env()
+        confinement, sandboxed = confine(ctx, env)
+        try:
+            job = start_job(
+                ["bash", "-c", params.command],
+                cwd=ctx.workspace,
+                log=log,
+                env=sandboxed.env(env) if sandboxed else env,
+                confinement=replace(confinement, subreaper=False),
+            )
+        finally:
+            if sandboxed is not None:
+                sandboxed.confinement.close()  # the keeper holds its own copy
         return ToolOutcome(
             f"started in the background: pid {job.pid} (also its process group)\n"
             f"log: {log}\n"
