@@ -108,7 +108,7 @@ FORKS = (
     "try:\n"
     "    for _ in range(60):\n"
     "        if os.fork() == 0:\n"
-    "            time.sleep(3)\n"
+    "            time.sleep(30)\n"
     "            os._exit(0)\n"
     "        started += 1\n"
     "except BlockingIOError:\n"

@@ -37,9 +37,11 @@ _TICK_S = 0.05
 _DRAIN_S = 0.5
 _SWEEP_ROUNDS = 200
 # The outer shell: run the command (without the control socket, and with the outer shell's own
-# stderr, so a death by signal is not announced by us), report, wait to be let go.
+# stderr, so a death by signal is not announced by us), report, wait to be let go. Job control
+# (`set -m`) gives the command a process group of its own, so its `$$` is its group, as when it
+# ran alone (`kill -- -$$` stops what it started).
 OUTER = (
-    'ctl=$2; exec {err}>&2 2>/dev/null; bash -c "$1" {ctl}>&- 2>&"$err" {err}>&-; s=$?; '
+    'set -m; ctl=$2; exec {err}>&2 2>/dev/null; bash -c "$1" {ctl}>&- 2>&"$err" {err}>&-; s=$?; '
     'printf "%s\\n" "$s" >&"$ctl"; read -r -u "$ctl" _; exit "$s"'
 )
 
