@@ -26,7 +26,7 @@ from tests.support.scripted_llm import Call, ScriptedLLM, Turn
 pytestmark = [pytest.mark.integration, pytest.mark.slow]
 
 KEY = "scripted-key"
-FIXTURE = Path(__file__).resolve().parents[1] / "fixtures" / "codeintel"
+FIXTURE = Path(__file__).resolve().parents[1] / "fixtures" / "codeintel" / "python"
 LOCATION = re.compile(r"^\s*(?:\S+ \(\w+\) )?([\w/.]+\.py):(\d+)", re.M)
 
 

@@ -19,7 +19,7 @@ from tests.support.tool_calls import ToolBench, make_bench
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow]
 
-FIXTURE = Path(__file__).resolve().parents[1] / "fixtures" / "codeintel"
+FIXTURE = Path(__file__).resolve().parents[1] / "fixtures" / "codeintel" / "python"
 
 
 @pytest.fixture

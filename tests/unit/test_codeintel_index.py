@@ -26,7 +26,7 @@ from openmono_worker.codeintel import (
     type_hierarchy,
 )
 
-FIXTURE = Path(__file__).resolve().parents[1] / "fixtures" / "codeintel"
+FIXTURE = Path(__file__).resolve().parents[1] / "fixtures" / "codeintel" / "python"
 
 
 @pytest.fixture

@@ -1,0 +1,119 @@
+"""Where the graphs live: one per workspace in the process, and a copy on disk in the data dir.
+
+The disk copy holds every file's stamp and content hash and the tags of each content hash, so a
+new process (a new session, a replaced pool process) re-reads only what changed since and parses
+only content it has never seen. It is a pickle written only by this module into our own data
+dir, tagged with a hash of the extraction code and the queries (changed code never reads an old
+copy); anything unreadable is ignored and the graph is built again.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import logging
+import os
+import pickle
+import tempfile
+import threading
+import time
+from pathlib import Path
+
+from openmono_worker.codegraph import _extract, _langs, _syntax, _tags
+from openmono_worker.codegraph._graph import CodeGraph, Entry
+from openmono_worker.codegraph._map import Mapper
+
+log = logging.getLogger(__name__)
+
+_MAX_GRAPHS = 8
+_SAVE_EVERY_S = 30.0
+_graphs: dict[Path, tuple[CodeGraph, Mapper]] = {}
+_saved_at: dict[Path, float] = {}
+_lock = threading.Lock()
+
+
+def _schema() -> str:
+    h = hashlib.blake2b(digest_size=8)
+    for module in (_extract, _langs, _syntax, _tags):
+        h.update(Path(module.__file__ or "").read_bytes())
+    for query in sorted((Path(_langs.__file__ or "").parent / "queries").glob("*.scm")):
+        h.update(query.read_bytes())
+    return h.hexdigest()
+
+
+_SCHEMA = _schema()
+
+
+def cache_path(cache_dir: Path, workspace: Path) -> Path:
+    tag = hashlib.blake2b(os.fsencode(workspace), digest_size=8).hexdigest()
+    return cache_dir / f"{tag}.pickle"
+
+
+def _load(graph: CodeGraph, path: Path) -> None:
+    try:
+        with path.open("rb") as fh:
+            stored = pickle.load(fh)  # noqa: S301 - our own file in our data dir (see above)
+    except FileNotFoundError:
+        return
+    except Exception as exc:  # a torn or foreign file: start from scratch
+        log.info("ignoring the code graph cache %s: %s", path, exc)
+        return
+    if not isinstance(stored, dict) or stored.get("schema") != _SCHEMA:
+        return
+    tags = stored["tags"]
+    graph.by_digest = dict(tags)
+    graph.entries = {
+        rel: Entry(mtime, size, digest, tags[digest])
+        for rel, (mtime, size, digest) in stored["entries"].items()
+        if digest in tags
+    }
+
+
+def save_graph(graph: CodeGraph, cache_dir: Path, *, force: bool = False) -> None:
+    """Write the graph's file table (atomically), at most every `_SAVE_EVERY_S` unless forced:
+    a copy a little behind costs the next process a re-read of the files changed since."""
+    now = time.monotonic()
+    target = cache_path(cache_dir, graph.workspace)
+    last = _saved_at.get(graph.workspace)
+    if not force and last is not None and now - last < _SAVE_EVERY_S and target.exists():
+        return
+    _saved_at[graph.workspace] = now
+    used = {e.digest for e in graph.entries.values()}
+    graph.by_digest = {d: t for d, t in graph.by_digest.items() if d in used}  # forget the rest
+    state = {
+        "schema": _SCHEMA,
+        "entries": {r: (e.mtime_ns, e.size, e.digest) for r, e in graph.entries.items()},
+        "tags": graph.by_digest,
+    }
+    with contextlib.suppress(OSError):
+        cache_dir.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(prefix=".graph.", suffix=".tmp", dir=cache_dir)
+        try:
+            with os.fdopen(fd, "wb") as fh:
+                pickle.dump(state, fh, pickle.HIGHEST_PROTOCOL)
+            Path(tmp).replace(target)
+        finally:
+            with contextlib.suppress(OSError):
+                Path(tmp).unlink()
+
+
+def graph_for(workspace: Path, cache_dir: Path | None = None) -> tuple[CodeGraph, Mapper]:
+    """The process's graph of `workspace` and its map builder (callers hold `graph.lock` and
+    `refresh()` it)."""
+    with _lock:
+        found = _graphs.get(workspace)
+        if found is None:
+            if len(_graphs) >= _MAX_GRAPHS:
+                _graphs.pop(next(iter(_graphs)))
+            graph = CodeGraph(workspace)
+            if cache_dir is not None:
+                _load(graph, cache_path(cache_dir, workspace))
+            found = _graphs[workspace] = (graph, Mapper(graph))
+    return found
+
+
+def forget_graphs() -> None:
+    """Drop the in-process graphs (the disk copies stay): the next use starts from disk."""
+    with _lock:
+        _graphs.clear()
+        _saved_at.clear()

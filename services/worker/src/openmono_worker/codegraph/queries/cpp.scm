@@ -1,0 +1,22 @@
+; Definitions (and declarations), includes: the code graph's tags for C++ (captures: _extract.py).
+(function_definition declarator: (function_declarator declarator: (identifier) @name)) @def.function
+(function_definition
+  declarator: (function_declarator declarator: (qualified_identifier name: (identifier) @name))) @def.function
+(function_definition
+  declarator: (function_declarator declarator: (field_identifier) @name)) @def.method
+(function_definition
+  declarator: (pointer_declarator declarator: (function_declarator declarator: (identifier) @name))) @def.function
+(function_definition
+  declarator: (reference_declarator (function_declarator declarator: (identifier) @name))) @def.function
+(declaration declarator: (function_declarator declarator: (identifier) @name)) @def.function
+(field_declaration declarator: (function_declarator declarator: (field_identifier) @name)) @def.method
+(class_specifier name: (type_identifier) @name body: (_)) @def.class
+(struct_specifier name: (type_identifier) @name body: (_)) @def.struct
+(union_specifier name: (type_identifier) @name body: (_)) @def.struct
+(enum_specifier name: (type_identifier) @name body: (_)) @def.enum
+(namespace_definition name: (namespace_identifier) @name) @def.module
+(type_definition declarator: (type_identifier) @name) @def.type
+(alias_declaration name: (type_identifier) @name) @def.type
+(preproc_def name: (identifier) @name) @def.macro
+(preproc_function_def name: (identifier) @name) @def.macro
+(preproc_include path: (_)) @import
