@@ -1,11 +1,12 @@
-"""CodeIntel: what Python code defines and what depends on what, from a workspace index.
+"""CodeIntel: what the code defines and what depends on what, from workspace indexes.
 
-Read-only. The index (see `openmono_worker.codeintel`) is built on the first call and kept per
-workspace in the process that runs the tool, with a copy in the data dir for the next process;
-each call rescans only the files whose size, mtime and hash changed, so after an edit the answer
-is about the code as it is now. Diagnostics come from basedpyright: the language server for one
-file, its CLI for the whole workspace; `capture-baseline` stores them so later `diagnostics`
-calls report only the change.
+Read-only. Python has the deeper index (`openmono_worker.codeintel`: `ast`, resolved through
+imports, re-exports, `self` and base classes) and basedpyright's diagnostics; every language the
+code graph reads (`openmono_worker.codegraph`: tree-sitter, 12 languages) is answered from the
+graph, and Python falls back to it where its index has nothing. Both are built on the first call,
+kept per workspace in the process that runs the tool with a copy in the data dir, and re-read
+only what changed on disk before each call, so after an edit the answer is about the code as it
+is now. `capture-baseline` stores diagnostics so later `diagnostics` calls report the change.
 """
 
 from __future__ import annotations
@@ -34,12 +35,15 @@ from openmono_worker.codeintel import (
     workspace_findings,
 )
 from openmono_worker.errors import ToolError
+from openmono_worker.tools import _graph_intel
 from openmono_worker.tools._base import Tool, ToolContext, ToolOutcome
 
 Operation = Literal[
     "overview",
+    "definition",
     "find-references",
     "callers",
+    "callees",
     "type-hierarchy",
     "blast-radius",
     "get-symbol",
@@ -48,6 +52,8 @@ Operation = Literal[
     "capture-baseline",
 ]
 _NEEDS_SYMBOL = (
+    "definition",
+    "callees",
     "find-references",
     "callers",
     "type-hierarchy",
@@ -73,11 +79,12 @@ class Params(BaseModel):
 class CodeIntel(Tool[Params]):
     name = "CodeIntel"
     description = (
-        "Python code intelligence from a workspace index (answers as file:line; better than "
-        "grep). overview: modules, classes, signatures. find-references, callers, "
-        "type-hierarchy. blast-radius: what depends on symbol, transitively. get-symbol: its "
-        "source. search: symbols by name. diagnostics: type errors, only the change once "
-        "capture-baseline recorded them."
+        "Code intelligence from a workspace index, in Python, TypeScript/JavaScript, Go, Rust, "
+        "Java, C/C++, C#, Ruby, PHP (answers as file:line; better than grep). overview: "
+        "files, classes, signatures. definition, find-references, callers, callees, "
+        "type-hierarchy (Python). blast-radius: what depends on symbol, transitively. "
+        "get-symbol: its source. search: symbols by name. diagnostics (Python): type errors, "
+        "only the change once capture-baseline recorded them."
     )
     read_only = True
     concurrency_safe = True
@@ -88,18 +95,24 @@ class CodeIntel(Tool[Params]):
 
     def execute(self, params: Params, ctx: ToolContext) -> ToolOutcome:
         file = None
+        python = True
         if params.file_path is not None:
             path = ctx.resolve(params.file_path)
             if not path.is_file():
                 raise ToolError(f"file not found: {ctx.show(path)}")
-            if path.suffix not in (".py", ".pyi"):
-                raise ToolError(f"{ctx.show(path)} is not a Python file")
             file = ctx.show(path)
+            python = path.suffix in (".py", ".pyi")
+            if not python and not _graph_intel.reads(file):
+                raise ToolError(f"{file} is not in a language CodeIntel reads")
         op = params.operation
         if op in _NEEDS_SYMBOL and not params.symbol:
             raise ToolError(f"{op} needs a symbol")
         if op in ("diagnostics", "capture-baseline"):
+            if not python:
+                raise ToolError(f"{op} is for Python; use Lsp diagnostics for {file}")
             return self._diagnostics(op, file, ctx)
+        if not python:
+            return ToolOutcome(_graph_intel.answer(op, params.symbol, file, ctx))
         cache_dir = ctx.settings.data_dir / "codeintel" / "index"
         index = index_for(ctx.workspace, cache_dir)
         with index.lock:
@@ -107,15 +120,31 @@ class CodeIntel(Tool[Params]):
                 save_index(index, cache_dir)
             ctx.check_cancelled()
             if op == "search":
-                return ToolOutcome(search(index, params.symbol or ""))
+                found = search(index, params.symbol or "")
+                return ToolOutcome(_graph_intel.add_search(found, params.symbol or "", file, ctx))
+            if op == "overview" and not params.symbol:
+                text = overview(index, None, file)
+                return ToolOutcome(text if file else _graph_intel.add_overview(text, ctx))
+            try:
+                sym = self._one(index, params.symbol or "", file)
+            except ToolError as missing:
+                if "ambiguous" in str(missing):
+                    raise
+                # nothing in the Python index (not Python, or a file ast cannot read): the graph
+                return ToolOutcome(
+                    _graph_intel.answer(op, params.symbol, file, ctx, missing=str(missing))
+                )
             if op == "overview":
-                scope = self._one(index, params.symbol, file) if params.symbol else None
-                return ToolOutcome(overview(index, scope, file))
-            sym = self._one(index, params.symbol or "", file)
+                return ToolOutcome(overview(index, sym, file))
+            if op == "definition":
+                where = f"{sym.qname} ({sym.kind}) {sym.file}:{sym.line}"
+                return ToolOutcome(f"1 definition:\n{where}  {sym.signature}")
             if op == "find-references":
                 return ToolOutcome(find_references(index, sym))
             if op == "callers":
                 return ToolOutcome(callers(index, sym))
+            if op == "callees":
+                return ToolOutcome(_graph_intel.answer(op, params.symbol, sym.file, ctx))
             if op == "type-hierarchy":
                 return ToolOutcome(type_hierarchy(index, sym))
             if op == "blast-radius":
