@@ -8,6 +8,7 @@ from openmono.loop import ToolCatalog
 from openmono.permissions import PermissionEngine, mode_denial, offered_in
 from openmono.subagents import AgentTool
 from openmono_contracts.toolfacts import ToolFacts
+from openmono_worker.tools import get_tool
 
 from tests.support.builtin_tools import builtin_catalog
 
@@ -43,6 +44,10 @@ def test_the_builtin_tools_declare_their_facts() -> None:
     assert kinds["ExitPlanMode"] == "switch_mode" and kinds["AskUser"] == "other"
     assert AgentTool.facts() == ToolFacts(read_only=True, kind="think", subagents=False)
     assert catalog.facts_of("NoSuchTool") == ToolFacts()
+    # the repository map is a worker tool only the agent calls: never in the model's catalog
+    assert "RepoMap" not in catalog.facts
+    repo_map = get_tool("RepoMap")
+    assert repo_map is not None and not repo_map.facts().offered
 
 
 def test_plan_switches_are_offered_where_they_switch_something() -> None:

@@ -24,6 +24,7 @@ from openmono_contracts import WebAccess, trust
 from openmono_contracts.facts import PROJECT_MEMORY_DIR, USER_MEMORY_DIR
 
 from openmono.agent._prompts import prompt_override
+from openmono.agent._repomap import RepoMapSource, map_budget
 from openmono.config import Settings, workspace_trusted
 from openmono.conversation import ConversationTools, TodoItem
 from openmono.executor import Executor, select_executor
@@ -116,6 +117,7 @@ class Agent:
     hooks: HookRunner | None = None
     mcp: McpToolset | None = None
     pending_notices: list[str] = field(default_factory=list)
+    repomap: RepoMapSource | None = None
 
     async def run_turn(self, prompt: str, emit: EventSink = discard) -> TurnDone:
         if not self._titled:
@@ -123,12 +125,22 @@ class Agent:
             self._titled = True
         while self.pending_notices:
             emit(Notice(level="warning", message=self.pending_notices.pop(0)))
+        await self.refresh_map(prompt)
         with conversation(self.session_id):  # the gateway keeps its turns on one replica
             done = await self.loop.run_turn(prompt, emit)
         if self.hooks:
             for problem in await self.hooks.stop(done.reason, done.text):
                 emit(Notice(level="warning", message=problem))
         return done
+
+    async def refresh_map(self, prompt: str = "") -> bool:
+        """Bring the repository map in the system prompt up to date; True when it changed."""
+        if self.repomap is None:
+            return False
+        changed = await self.repomap.refresh(self.loop.conv.messages, prompt)
+        if changed:
+            self.loop.refresh_system_prompt()
+        return changed
 
     def undo(self) -> list[Path]:
         return self.snapshots.undo()
@@ -281,11 +293,16 @@ def _assemble(
     run_mode: Mode = mode or settings.permissions.mode
     store = SessionStore(settings.data_dir)
     memory_dirs = [settings.data_dir / USER_MEMORY_DIR, workspace / PROJECT_MEMORY_DIR]
+    repomap = None
+    budget = map_budget(settings.repomap.tokens, n_ctx)
+    if budget > 0:
+        repomap = RepoMapSource(executor, workspace, "", budget)
 
     def system_prompt(m: Mode) -> str:
         override = prompt_override(m, settings.data_dir, workspace)
         base = override[0] if override else None
-        return build_system_prompt(workspace, m, memory_dirs, base)
+        block = repomap.block() if repomap is not None else None
+        return build_system_prompt(workspace, m, memory_dirs, base, repo_map=block)
 
     if resume:
         loaded = store.load(resume)
@@ -336,6 +353,9 @@ def _assemble(
     loop = AgentLoop(
         model, dispatcher, conv, options=options, mode=run_mode, system_prompt=system_prompt
     )
+    if repomap is not None:
+        repomap.session_id = header.session_id
+        repomap.facts_of = dispatcher.catalog.facts_of
     agent = Agent(
         loop=loop,
         model=model,
@@ -349,6 +369,7 @@ def _assemble(
         permissions=permissions,
         conversation=conversation,
         _titled=titled,
+        repomap=repomap,
     )
     agent.pending_notices.extend(settings.notes)
     if note:

@@ -198,6 +198,17 @@ class SubagentSettings(BaseModel):
     max_turns: Annotated[int, APPLIES] = Field(default=20, ge=1, le=200)
 
 
+class RepoMapSettings(BaseModel):
+    """The repository map in the system prompt (docs/code-intelligence.md): its token budget.
+
+    None scales it with the context (n_ctx / 8: about 1k tokens at 8k, at most 4k); 0 turns the
+    map off."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    tokens: int | None = Field(default=None, ge=0, le=16384)
+
+
 class Settings(BaseSettings):
     """Everything the agent core reads at startup."""
 
@@ -229,6 +240,7 @@ class Settings(BaseSettings):
     mcp_servers: Annotated[dict[str, McpServerSettings], RUNS] = Field(default_factory=dict)
     acp: AcpSettings = Field(default_factory=AcpSettings)
     subagents: SubagentSettings = Field(default_factory=SubagentSettings)
+    repomap: RepoMapSettings = Field(default_factory=RepoMapSettings)
     # What loading left out and why (an untrusted project's hooks, ...): shown by the surfaces.
     _notes: list[str] = PrivateAttr(default_factory=list)
 

@@ -106,11 +106,17 @@ def default_base(mode: str) -> str:
 
 
 def build_system_prompt(
-    workspace: Path, mode: str, memory_dirs: list[Path], base: str | None = None
+    workspace: Path,
+    mode: str,
+    memory_dirs: list[Path],
+    base: str | None = None,
+    repo_map: str | None = None,
 ) -> str:
     """The whole system prompt for a session in `workspace`; `base` replaces our instructions."""
     template = default_base(mode) if base is None else base
     # replace(), not format(): a user's template may hold braces of its own.
     base = template.replace("{workspace}", str(workspace)).replace("{mode}", mode)
     parts = [base, project_notes(workspace), memory_text(memory_dirs), git_state(workspace)]
+    # The repository map (`openmono.agent._repomap`) last: it changes most often.
+    parts.append(repo_map)
     return "\n\n".join(p for p in parts if p)

@@ -28,14 +28,15 @@ def worker_tools(exclude: Iterable[str] = ()) -> dict[str, OfferedTool]:
     offered: dict[str, OfferedTool] = {}
     for raw in tool_specs():
         name = str(raw["name"])
-        if name in skip:
-            continue
+        facts = ToolFacts.model_validate(raw.get("facts") or {})
+        if name in skip or not facts.offered:
+            continue  # a tool only the agent itself calls (the repository map) is never offered
         spec = ToolSpec(
             name=name,
             description=str(raw.get("description", "")),
             parameters=dict(raw.get("parameters") or {"type": "object", "properties": {}}),
         )
-        offered[name] = OfferedTool(spec, ToolFacts.model_validate(raw.get("facts") or {}))
+        offered[name] = OfferedTool(spec, facts)
     return offered
 
 

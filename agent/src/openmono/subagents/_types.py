@@ -82,9 +82,11 @@ AGENT_TYPES: dict[str, AgentType] = {
             investigates,
             "ask",
             15,
-            "You only investigate; you cannot change anything. Search and read (CodeIntel and "
-            "Lsp answer definitions, references and dependents better than grep), then reply "
-            "with the answer and the exact file paths and lines that support it.",
+            "You only investigate; you cannot change anything. Start from the repository map "
+            "in your prompt (the files and definitions that matter most), then search and read "
+            "(CodeIntel and Lsp answer definitions, references and dependents better than "
+            "grep), then reply with the answer and the exact file paths and lines that support "
+            "it.",
         ),
         AgentType(
             "Plan",

@@ -11,6 +11,7 @@ Modules:
     searxng   -- SearXNG's JSON search answer and the one normaliser both search callers use
     netguard  -- the SSRF guard shared by the scrape service and the agent's WebFetch
     routing   -- which tool worker may run a call (workspace id, box id, queue names)
+    repomap   -- the repository map the agent asks the worker for (a tool the model never sees)
     trust     -- how a client trusts the gateway across a relay (trust anchor, http refusal)
 
 Shared helpers both sides must do the same way (imported from their modules, which pull in httpx):

@@ -1,4 +1,5 @@
-"""Project commands: /init (OPENMONO.md from a look at the project), /prompt (overrides)."""
+"""Project commands: /init (OPENMONO.md from a look at the project), /prompt (overrides), /map
+(the repository map in the system prompt)."""
 
 from __future__ import annotations
 
@@ -75,7 +76,23 @@ async def prompt(s: Surface, arg: str) -> None:
     s.current.loop.refresh_system_prompt()
 
 
+async def repo_map(s: Surface, arg: str) -> None:
+    source = s.current.repomap
+    if source is None:
+        s.print("[dim]the repository map is off (repomap.tokens = 0)[/dim]")
+        return
+    await s.interruptible(s.current.refresh_map(arg))
+    if source.error:
+        s.print(f"[red]{escape(source.error)}[/red]")
+    if not source.text:
+        s.print("[dim]nothing to map: no source files the code graph reads here[/dim]")
+        return
+    s.print(f"[dim]repository map (budget {source.budget} tokens; /map TEXT ranks for TEXT):[/dim]")
+    s.print(escape(source.text))
+
+
 register("init", "write OPENMONO.md from a look at the project", init, arg_hint="[force]")
+register("map", "show the repository map in the system prompt", repo_map, arg_hint="[text]")
 register(
     "prompt",
     "show, create, set or reset the system or plan-mode prompt (project or global)",

@@ -4,6 +4,7 @@
     save_graph(graph, cache_dir)      its copy on disk (content hash -> tags), for the next process
     CodeGraph.refresh()               re-read what changed on disk (a stat walk, every use)
     Mapper.build(budget, files, text) the ranked repository map within a token budget
+    find_references, callers, ...     the CodeIntel operations over it, rendering text
 
 Languages: Python, JavaScript, TypeScript / TSX, Go, Rust, Java, C, C++, C#, Ruby, PHP (grammars
 from the tree-sitter language pack wheel). Every edge says how sure it is: "import" (through an
@@ -14,6 +15,19 @@ for every language but Python, where it adds to the deeper `ast` index (`codeint
 from openmono_worker.codegraph._graph import CodeGraph
 from openmono_worker.codegraph._langs import LANGS, LangSpec, spec_for
 from openmono_worker.codegraph._map import Mapper, RepoMap, estimate_tokens
+from openmono_worker.codegraph._ops import (
+    Target,
+    blast_radius,
+    callees,
+    callers,
+    definition,
+    describe,
+    find_references,
+    get_symbol,
+    outline,
+    overview,
+    search,
+)
 from openmono_worker.codegraph._store import forget_graphs, graph_for, save_graph
 from openmono_worker.codegraph._tags import Def, FileTags, Import, Skipped
 from openmono_worker.codegraph._walk import GENERATED_DIRS, MAX_FILE_BYTES, MAX_FILES
@@ -31,9 +45,20 @@ __all__ = [
     "Mapper",
     "RepoMap",
     "Skipped",
+    "Target",
+    "blast_radius",
+    "callees",
+    "callers",
+    "definition",
+    "describe",
     "estimate_tokens",
+    "find_references",
     "forget_graphs",
+    "get_symbol",
     "graph_for",
+    "outline",
+    "overview",
     "save_graph",
+    "search",
     "spec_for",
 ]

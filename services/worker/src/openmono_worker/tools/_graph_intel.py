@@ -6,8 +6,8 @@ walk; changed files re-read) and its disk copy kept in `<data dir>/codegraph/`.
 
 from __future__ import annotations
 
+from openmono_worker import codegraph as ops
 from openmono_worker.codegraph import CodeGraph, graph_for, save_graph, spec_for
-from openmono_worker.codegraph import _ops as ops
 from openmono_worker.errors import ToolError
 from openmono_worker.tools._base import ToolContext
 
