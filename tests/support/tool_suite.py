@@ -169,7 +169,20 @@ PATCH = """--- a/code.py
 -bye
 """
 
+_GO_PROJECT = {
+    "go.mod": "module example.com/m\n",
+    "lib/lib.go": "package lib\n\nfunc Helper() int { return 1 }\n",
+    "main.go": 'package main\n\nimport "example.com/m/lib"\n\nfunc main() { lib.Helper() }\n',
+}
+
 CASES: list[ToolCase] = [
+    ToolCase(  # the repository map the agent asks for (never offered to the model)
+        "repo_map",
+        "RepoMap",
+        {"budget_tokens": 200, "files": ["main.go", "../outside.go"], "text": "Helper"},
+        _ok("lib/lib.go:\n    3│func Helper() int { return 1 }"),
+        _files(**_GO_PROJECT),
+    ),
     ToolCase(
         "read_numbered",
         "FileRead",
