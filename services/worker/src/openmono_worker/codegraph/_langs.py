@@ -1,10 +1,11 @@
 """The languages the graph reads: grammar, file extensions, tag query and the node types of names.
 
-Each language's definitions and imports are one tree-sitter query (`queries/<lang>.scm`: a
-definition is `@def.<kind>` around its `@name`; `@import`, `@package`, `@scope` mark the rest);
-where a name is used is found from the nodes of the language's identifier types (`ref_types`).
-Grammars come from the `tree-sitter-language-pack` wheel (0.13: bundled, nothing is downloaded
-at run time). Parsers are not thread-safe: each thread gets its own.
+Each language's definitions and imports are one tree-sitter query (`queries/<lang>.scm`; JS and
+TS share `js-common.scm`): a definition is `@def.<kind>` around its `@name`; `@import`,
+`@package`, `@scope` mark the rest. Where a name is used is found from the nodes of the
+language's identifier types (`ref_types`). Grammars come from the `tree-sitter-language-pack`
+wheel (0.13: bundled, nothing is downloaded at run time). Parsers are not thread-safe: each
+thread gets its own.
 """
 
 from __future__ import annotations
@@ -27,7 +28,7 @@ class LangSpec:
     id: str  # our name for it (what the tool shows)
     grammar: str  # the language pack's name
     extensions: tuple[str, ...]
-    query_file: str
+    query_files: tuple[str, ...]  # concatenated, in order (earlier patterns win a name)
     ref_types: tuple[str, ...]
     # node types that call something, for callers / callees
     call_types: tuple[str, ...]
@@ -44,7 +45,8 @@ class LangSpec:
 
     @cached_property
     def tags_query(self) -> Query:
-        return Query(self.language, (_QUERIES / self.query_file).read_text())
+        source = "\n".join((_QUERIES / name).read_text() for name in self.query_files)
+        return Query(self.language, source)
 
     @cached_property
     def refs_query(self) -> Query:
@@ -67,13 +69,13 @@ _JS_WORD = r"[A-Za-z_$][A-Za-z0-9_$]*"
 
 LANGS: tuple[LangSpec, ...] = (
     LangSpec(
-        "python", "python", (".py", ".pyi"), "python.scm", ("identifier",), ("call", "decorator")
+        "python", "python", (".py", ".pyi"), ("python.scm",), ("identifier",), ("call", "decorator")
     ),
     LangSpec(
         "javascript",
         "javascript",
         (".js", ".jsx", ".mjs", ".cjs"),
-        "javascript.scm",
+        ("js-common.scm", "javascript.scm"),
         _JS_REFS,
         _JS_CALLS,
         _JS_WORD,
@@ -82,7 +84,7 @@ LANGS: tuple[LangSpec, ...] = (
         "typescript",
         "typescript",
         (".ts", ".mts", ".cts"),
-        "typescript.scm",
+        ("js-common.scm", "typescript.scm"),
         (*_JS_REFS, "type_identifier"),
         _JS_CALLS,
         _JS_WORD,
@@ -91,7 +93,7 @@ LANGS: tuple[LangSpec, ...] = (
         "tsx",
         "tsx",
         (".tsx",),
-        "typescript.scm",
+        ("js-common.scm", "typescript.scm"),
         (*_JS_REFS, "type_identifier"),
         _JS_CALLS,
         _JS_WORD,
@@ -100,7 +102,7 @@ LANGS: tuple[LangSpec, ...] = (
         "go",
         "go",
         (".go",),
-        "go.scm",
+        ("go.scm",),
         ("identifier", "type_identifier", "field_identifier", "package_identifier"),
         ("call_expression", "composite_literal"),
     ),
@@ -108,7 +110,7 @@ LANGS: tuple[LangSpec, ...] = (
         "rust",
         "rust",
         (".rs",),
-        "rust.scm",
+        ("rust.scm",),
         ("identifier", "type_identifier", "field_identifier"),
         ("call_expression", "macro_invocation", "struct_expression"),
     ),
@@ -116,7 +118,7 @@ LANGS: tuple[LangSpec, ...] = (
         "java",
         "java",
         (".java",),
-        "java.scm",
+        ("java.scm",),
         ("identifier", "type_identifier"),
         ("method_invocation", "object_creation_expression"),
     ),
@@ -124,7 +126,7 @@ LANGS: tuple[LangSpec, ...] = (
         "c",
         "c",
         (".c", ".h"),
-        "c.scm",
+        ("c.scm",),
         ("identifier", "type_identifier", "field_identifier"),
         ("call_expression",),
     ),
@@ -132,7 +134,7 @@ LANGS: tuple[LangSpec, ...] = (
         "cpp",
         "cpp",
         (".cc", ".cpp", ".cxx", ".c++", ".hpp", ".hh", ".hxx", ".h++", ".ipp"),
-        "cpp.scm",
+        ("cpp.scm",),
         ("identifier", "type_identifier", "field_identifier", "namespace_identifier"),
         ("call_expression", "new_expression"),
     ),
@@ -140,7 +142,7 @@ LANGS: tuple[LangSpec, ...] = (
         "csharp",
         "csharp",
         (".cs",),
-        "csharp.scm",
+        ("csharp.scm",),
         ("identifier",),
         ("invocation_expression", "object_creation_expression"),
     ),
@@ -148,7 +150,7 @@ LANGS: tuple[LangSpec, ...] = (
         "ruby",
         "ruby",
         (".rb", ".rake"),
-        "ruby.scm",
+        ("ruby.scm",),
         ("identifier", "constant"),
         ("call",),
         r"[A-Za-z_][A-Za-z0-9_]*[?!]?",
@@ -157,7 +159,7 @@ LANGS: tuple[LangSpec, ...] = (
         "php",
         "php",
         (".php",),
-        "php.scm",
+        ("php.scm",),
         ("name",),
         (
             "function_call_expression",

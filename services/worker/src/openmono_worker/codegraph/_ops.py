@@ -223,22 +223,29 @@ def search(
     for rel, d in graph.defs():
         if skip_lang is not None and graph.tags[rel].lang == skip_lang:
             continue
-        name, qname = d.name.lower(), d.qname.lower()
-        if name == q or qname == q:
-            rank = 0
-        elif name.startswith(q):
-            rank = 1
-        elif q in name:
-            rank = 2
-        elif "." in q and q in qname:
-            rank = 3
-        else:
+        rank = match_rank(q, d.name, d.qname)
+        if rank is None:
             continue
         ranked.append((rank, len(d.qname), rel, f"{describe(rel, d)}  {d.signature}"))
     ranked.sort()
     return [line for *_k, line in ranked[:limit]] + (
         [f"... {len(ranked) - limit} more"] if len(ranked) > limit else []
     )
+
+
+def match_rank(query: str, name: str, qname: str) -> int | None:
+    """How well a symbol matches a lower-cased search: 0 exact, 1 prefix, 2 part of the name,
+    3 part of the qualified name (a dotted query); None: no match."""
+    name, qname = name.lower(), qname.lower()
+    if query in (name, qname):
+        return 0
+    if name.startswith(query):
+        return 1
+    if query in name:
+        return 2
+    if "." in query and query in qname:
+        return 3
+    return None
 
 
 def outline(graph: CodeGraph, rel: str) -> str:

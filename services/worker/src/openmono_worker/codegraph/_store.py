@@ -9,21 +9,15 @@ copy); anything unreadable is ignored and the graph is built again.
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
-import logging
-import os
-import pickle
-import tempfile
 import threading
 import time
 from pathlib import Path
 
+from openmono_worker.cachefile import cache_path, load_state, store_state
 from openmono_worker.codegraph import _extract, _langs, _syntax, _tags
 from openmono_worker.codegraph._graph import CodeGraph, Entry
 from openmono_worker.codegraph._map import Mapper
-
-log = logging.getLogger(__name__)
 
 _MAX_GRAPHS = 8
 _SAVE_EVERY_S = 30.0
@@ -44,27 +38,15 @@ def _schema() -> str:
 _SCHEMA = _schema()
 
 
-def cache_path(cache_dir: Path, workspace: Path) -> Path:
-    tag = hashlib.blake2b(os.fsencode(workspace), digest_size=8).hexdigest()
-    return cache_dir / f"{tag}.pickle"
-
-
 def _load(graph: CodeGraph, path: Path) -> None:
-    try:
-        with path.open("rb") as fh:
-            stored = pickle.load(fh)  # noqa: S301 - our own file in our data dir (see above)
-    except FileNotFoundError:
+    state = load_state(path, _SCHEMA)
+    if not isinstance(state, dict):
         return
-    except Exception as exc:  # a torn or foreign file: start from scratch
-        log.info("ignoring the code graph cache %s: %s", path, exc)
-        return
-    if not isinstance(stored, dict) or stored.get("schema") != _SCHEMA:
-        return
-    tags = stored["tags"]
+    tags = state["tags"]
     graph.by_digest = dict(tags)
     graph.entries = {
         rel: Entry(mtime, size, digest, tags[digest])
-        for rel, (mtime, size, digest) in stored["entries"].items()
+        for rel, (mtime, size, digest) in state["entries"].items()
         if digest in tags
     }
 
@@ -81,20 +63,10 @@ def save_graph(graph: CodeGraph, cache_dir: Path, *, force: bool = False) -> Non
     used = {e.digest for e in graph.entries.values()}
     graph.by_digest = {d: t for d, t in graph.by_digest.items() if d in used}  # forget the rest
     state = {
-        "schema": _SCHEMA,
         "entries": {r: (e.mtime_ns, e.size, e.digest) for r, e in graph.entries.items()},
         "tags": graph.by_digest,
     }
-    with contextlib.suppress(OSError):
-        cache_dir.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(prefix=".graph.", suffix=".tmp", dir=cache_dir)
-        try:
-            with os.fdopen(fd, "wb") as fh:
-                pickle.dump(state, fh, pickle.HIGHEST_PROTOCOL)
-            Path(tmp).replace(target)
-        finally:
-            with contextlib.suppress(OSError):
-                Path(tmp).unlink()
+    store_state(target, _SCHEMA, state)
 
 
 def graph_for(workspace: Path, cache_dir: Path | None = None) -> tuple[CodeGraph, Mapper]:

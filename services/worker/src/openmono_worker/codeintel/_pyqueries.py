@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections import defaultdict
 from pathlib import Path
 
+from openmono_worker.codegraph import match_rank
 from openmono_worker.codeintel._pyindex import PyIndex, Use
 from openmono_worker.codeintel._pyscan import Symbol
 
@@ -203,16 +204,8 @@ def search(ix: PyIndex, query: str, limit: int = 50) -> str:
     q = query.lower()
     ranked: list[tuple[int, str, Symbol]] = []
     for sym in ix.symbols.values():
-        name, qname = sym.name.lower(), sym.qname.lower()
-        if name == q or qname == q:
-            rank = 0
-        elif name.startswith(q):
-            rank = 1
-        elif q in name:
-            rank = 2
-        elif "." in q and q in qname:
-            rank = 3
-        else:
+        rank = match_rank(q, sym.name, sym.qname)
+        if rank is None:
             continue
         ranked.append((rank, sym.qname, sym))
     ranked.sort(key=lambda t: (t[0], len(t[1]), t[1]))

@@ -10,20 +10,14 @@ copy), and anything unreadable is ignored (the index is rebuilt).
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
-import logging
-import os
-import pickle
-import tempfile
 import threading
 import time
 from pathlib import Path
 
+from openmono_worker.cachefile import cache_path, load_state, store_state
 from openmono_worker.codeintel import _pyindex, _pyscan
 from openmono_worker.codeintel._pyindex import PyIndex
-
-log = logging.getLogger(__name__)
 
 _MAX_INDEXES = 8
 _indexes: dict[Path, PyIndex] = {}
@@ -35,22 +29,10 @@ _SCHEMA = hashlib.blake2b(
 ).hexdigest()
 
 
-def cache_path(cache_dir: Path, workspace: Path) -> Path:
-    tag = hashlib.blake2b(os.fsencode(workspace), digest_size=8).hexdigest()
-    return cache_dir / f"{tag}.pickle"
-
-
 def _load(index: PyIndex, path: Path) -> None:
-    try:
-        with path.open("rb") as fh:
-            stored = pickle.load(fh)  # noqa: S301 - our own file in our data dir (see above)
-    except FileNotFoundError:
-        return
-    except Exception as exc:  # a torn or foreign file: start from scratch
-        log.info("ignoring the index cache %s: %s", path, exc)
-        return
-    if isinstance(stored, dict) and stored.get("schema") == _SCHEMA:
-        index.adopt(stored["state"])
+    state = load_state(path, _SCHEMA)
+    if state is not None:
+        index.adopt(state)
 
 
 _SAVE_EVERY_S = 30.0
@@ -67,17 +49,7 @@ def save_index(index: PyIndex, cache_dir: Path, *, force: bool = False) -> None:
     if not force and last is not None and now - last < _SAVE_EVERY_S and target.exists():
         return
     _saved_at[index.workspace] = now
-    data = pickle.dumps({"schema": _SCHEMA, "state": index.state()}, pickle.HIGHEST_PROTOCOL)
-    with contextlib.suppress(OSError):
-        cache_dir.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(prefix=".index.", suffix=".tmp", dir=cache_dir)
-        try:
-            with os.fdopen(fd, "wb") as fh:
-                fh.write(data)
-            Path(tmp).replace(target)
-        finally:
-            with contextlib.suppress(OSError):
-                Path(tmp).unlink()
+    store_state(target, _SCHEMA, index.state())
 
 
 def index_for(workspace: Path, cache_dir: Path | None = None) -> PyIndex:

@@ -1,15 +1,4 @@
-; Definitions, imports: the code graph's tags for JavaScript (captures: _extract.py).
-(function_declaration name: (identifier) @name) @def.function
-(generator_function_declaration name: (identifier) @name) @def.function
+; JavaScript's own definitions, after js-common.scm (captures: _extract.py).
 (class_declaration name: (identifier) @name) @def.class
-(method_definition name: (property_identifier) @name) @def.method
-(lexical_declaration
-  (variable_declarator name: (identifier) @name value: [(arrow_function) (function_expression)])) @def.function
 (variable_declaration
   (variable_declarator name: (identifier) @name value: [(arrow_function) (function_expression)])) @def.function
-(program (lexical_declaration (variable_declarator name: (identifier) @name)) @def.constant)
-(program (export_statement (lexical_declaration (variable_declarator name: (identifier) @name)) @def.constant))
-(import_statement) @import
-(export_statement source: (string)) @import
-(variable_declarator
-  value: (call_expression function: (identifier) @_fn (#eq? @_fn "require"))) @import
