@@ -28,7 +28,7 @@ from openmono_worker.codegraph._extract import ParseTimeout, extract
 from openmono_worker.codegraph._langs import spec_for
 from openmono_worker.codegraph._resolve import Resolver, Scope
 from openmono_worker.codegraph._tags import Def, FileTags, Skipped
-from openmono_worker.codegraph._walk import MAX_FILES, Stamp, walk
+from openmono_worker.codegraph._walk import MAX_FILES, Stamp, Walker
 from openmono_worker.errors import CallCancelled
 
 NAME_MATCH_LIMIT = 12  # a name defined in more files than this is not linked by name alone
@@ -72,6 +72,7 @@ class CodeGraph:
         self.workspace = workspace
         self.max_files = max_files
         self.lock = threading.Lock()
+        self._walker = Walker(workspace, max_files)
         self.entries: dict[str, Entry] = {}
         self.by_digest: dict[str, FileTags] = {}
         self.skipped: list[Skipped] = []
@@ -86,6 +87,8 @@ class CodeGraph:
         self.scopes: dict[str, Scope] = {}
         self.out_edges: dict[str, dict[Edge, tuple[float, str]]] = {}
         self.in_edges: dict[str, dict[Edge, float]] = defaultdict(dict)
+        # target file -> name -> summed weight of the edges reaching it through that name
+        self.in_weight: dict[str, dict[str, float]] = defaultdict(dict)
         self._resolver: Resolver | None = None
         self._unreadable: dict[str, tuple[Stamp, str]] = {}
         self._families: set[str] = set()
@@ -128,7 +131,7 @@ class CodeGraph:
 
         A set `cancel` stops it between files with `CallCancelled`; what was read is kept and
         the next call carries on from there."""
-        seen = walk(self.workspace, self.max_files)
+        seen = self._walker.walk()
         skipped = list(seen.skipped)
         changed: set[str] = set()
         for n, (rel, stamp) in enumerate(seen.files.items()):
@@ -196,8 +199,9 @@ class CodeGraph:
                 self.refs_by_name[name].discard(rel)
             for name in after.refs.keys() - before.refs.keys():
                 self.refs_by_name[name].add(rel)
-            if before.imports != after.imports or names_before != names_after:
-                # files that reach names through this one (re-exports, bound imports)
+            if before.imports != after.imports:
+                # files that reach names through this one (re-exports); a name it gained or
+                # lost reaches its users through `refs_by_name` above
                 dirty |= {f for f, sc in self.scopes.items() if rel in sc.visible}
         resolver = self._resolver
         assert resolver is not None
@@ -224,13 +228,20 @@ class CodeGraph:
         self.scopes = {rel: self._resolver.scope(rel) for rel in self.tags}
         self.out_edges = {}
         self.in_edges = defaultdict(dict)
+        self.in_weight = defaultdict(dict)
         self.edges_changed = None
         for rel in self.tags:
             self._set_edges(rel)
 
     def _set_edges(self, rel: str) -> None:
-        for (target, name), _ in self.out_edges.pop(rel, {}).items():
+        for (target, name), (old_w, _c) in self.out_edges.pop(rel, {}).items():
             self.in_edges[target].pop((rel, name), None)
+            names = self.in_weight[target]
+            left = names.get(name, 0.0) - old_w
+            if left > 1e-12:
+                names[name] = left
+            else:
+                names.pop(name, None)
         t = self.tags[rel]
         table = self.defs_by_name.get(family(t.lang), {})
         sc = self.scopes.get(rel) or Scope()
@@ -248,6 +259,8 @@ class CodeGraph:
             for target in files:
                 out[(target, name)] = (w, confidence)
                 self.in_edges[target][(rel, name)] = w
+                names = self.in_weight[target]
+                names[name] = names.get(name, 0.0) + w
         self.out_edges[rel] = out
         if self.edges_changed is not None:
             self.edges_changed.add(rel)

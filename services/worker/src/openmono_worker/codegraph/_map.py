@@ -11,6 +11,7 @@ class is shown too. Tokens are estimated at 3.2 characters each, as the agent do
 
 from __future__ import annotations
 
+import heapq
 import re
 import time
 from collections import defaultdict
@@ -22,7 +23,7 @@ from openmono_worker.codegraph._rank import MENTION_BOOST, Row, pagerank, row_of
 from openmono_worker.codegraph._tags import Def, FileTags
 
 CHARS_PER_TOKEN = 3.2
-_CONSIDERED_FILES = 400
+_CONSIDERED_FILES = 150
 _NAME_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_]{2,}")
 _PATH_RE = re.compile(r"[\w./-]+\.[A-Za-z0-9+]{1,5}")
 _OWN_RANK_SHARE = 0.05
@@ -70,6 +71,7 @@ class Mapper:
         self._ranks: dict[str, float] = {}
         self._last: tuple[object, ...] | None = None
         self._last_map: RepoMap | None = None
+        self._listed: dict[str, tuple[FileTags, list[Def]]] = {}
 
     def _sync_rows(self) -> None:
         g = self.graph
@@ -130,7 +132,7 @@ class Mapper:
                 personal[f] = personal.get(f, 0.0) + 0.5 / len(defining)
         ranks, _ = pagerank(list(g.tags), rows, personal or None, self._ranks or None)
         self._ranks = ranks
-        ranked = self._rank_defs(ranks, totals, names)
+        ranked = self._rank_defs(ranks, totals, names, files)
         text_out, shown_files, shown_defs = self._fit(ranked, budget_tokens)
         result = RepoMap(
             text=text_out,
@@ -145,29 +147,43 @@ class Mapper:
         return result
 
     def _rank_defs(
-        self, ranks: dict[str, float], totals: dict[str, float], names: set[str]
+        self,
+        ranks: dict[str, float],
+        totals: dict[str, float],
+        names: set[str],
+        focus: list[str],
     ) -> list[tuple[float, str, Def]]:
+        """Each definition's share of the rank its file gets: the file's rank split over its
+        names by the weight of their uses, plus what the files in play send it exactly."""
         g = self.graph
-        top = sorted(ranks, key=lambda f: -ranks[f])[:_CONSIDERED_FILES]
-        share: dict[str, dict[str, float]] = {}
-        for rel in top:
-            incoming: dict[str, float] = defaultdict(float)
-            for (src, name), w in g.in_edges.get(rel, {}).items():
-                total = totals.get(src, 0.0)
-                if total > 0:
-                    # a boosted name carried more of its file's rank
-                    carried = w * MENTION_BOOST if name in names else w
-                    incoming[name] += ranks.get(src, 0.0) * carried / total
-            share[rel] = incoming
+        sent: dict[tuple[str, str], float] = defaultdict(float)
+        for src in focus:
+            total = totals.get(src, 0.0)
+            if total <= 0:
+                continue
+            for (target, name), (w, _conf) in g.out_edges.get(src, {}).items():
+                carried = w * MENTION_BOOST if name in names else w
+                sent[(target, name)] += ranks.get(src, 0.0) * carried / total
+        top = heapq.nlargest(_CONSIDERED_FILES, ranks, key=ranks.__getitem__)
         out: list[tuple[float, str, Def]] = []
         for rel in top:
-            defs = [d for d in g.tags[rel].defs if d.kind in _LISTED_KINDS]
+            tags = g.tags[rel]
+            cached = self._listed.get(rel)
+            if cached is None or cached[0] is not tags:
+                cached = self._listed[rel] = (
+                    tags,
+                    [d for d in tags.defs if d.kind in _LISTED_KINDS],
+                )
+            defs = cached[1]
             if not defs:
                 continue
-            own = ranks[rel] * _OWN_RANK_SHARE / len(defs)
-            incoming = share[rel]
+            rank = ranks[rel]
+            weights = g.in_weight.get(rel, {})
+            total_in = sum(weights.values())
+            own = rank * _OWN_RANK_SHARE / len(defs)
             for d in defs:
-                score = incoming.get(d.name, 0.0) + own
+                share = weights.get(d.name, 0.0) / total_in if total_in > 0 else 0.0
+                score = rank * share + sent.get((rel, d.name), 0.0) + own
                 if d.name in names:
                     score *= _MENTIONED
                 out.append((score, rel, d))
@@ -177,7 +193,8 @@ class Mapper:
     def _fit(self, ranked: list[tuple[float, str, Def]], budget: int) -> tuple[str, int, int]:
         if budget <= 0 or not ranked:
             return "", 0, 0
-        lo, hi = 0, len(ranked)
+        # every shown line costs a few tokens: more than budget/3 definitions never fit
+        lo, hi = 0, min(len(ranked), budget // 3 + 1)
         best = ("", 0, 0)
         while lo <= hi:
             mid = (lo + hi) // 2
