@@ -26,7 +26,9 @@ class CountingModel:
         return int(len(text) / 3.2)
 
 
-def build(root: Path, files: list[str], tokens: int, rm: RepoMap | None = None) -> tuple[float, RepoMap, str]:
+def build(
+    root: Path, files: list[str], tokens: int, rm: RepoMap | None = None
+) -> tuple[float, RepoMap, str]:
     if rm is None:
         rm = RepoMap(
             map_tokens=tokens,
@@ -49,7 +51,13 @@ def vm(key: str) -> int:
 
 
 def main() -> None:
-    root, glob, edit, edit_text, tokens = Path(sys.argv[1]), sys.argv[2], sys.argv[3], sys.argv[4], int(sys.argv[5])
+    root, glob, edit, edit_text, tokens = (
+        Path(sys.argv[1]),
+        sys.argv[2],
+        sys.argv[3],
+        sys.argv[4],
+        int(sys.argv[5]),
+    )
     files = sorted(str(p) for p in root.glob(glob) if p.is_file())
     before = vm("VmRSS")
     cold, rm, text = build(root, files, tokens)
@@ -58,17 +66,21 @@ def main() -> None:
     target.write_text(target.read_text() + edit_text)
     incremental, _rm, after = build(root, files, tokens, rm)
     warm, _rm2, _text = build(root, files, tokens)
-    print(json.dumps({
-        "cold_ms": cold,
-        "incremental_ms": incremental,
-        "warm_ms": warm,
-        "rss_before_kib": before,
-        "peak_kib": peak,
-        "maxrss_kib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss,
-        "map_chars": len(text),
-        "files": len(files),
-        "changed": after != text,
-    }))
+    print(
+        json.dumps(
+            {
+                "cold_ms": cold,
+                "incremental_ms": incremental,
+                "warm_ms": warm,
+                "rss_before_kib": before,
+                "peak_kib": peak,
+                "maxrss_kib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss,
+                "map_chars": len(text),
+                "files": len(files),
+                "changed": after != text,
+            }
+        )
+    )
 
 
 if __name__ == "__main__":

@@ -67,7 +67,10 @@ def fetch(corpus: Corpus, cache: Path) -> Path:
     unpacked = home / "unpacked"
     unpacked.mkdir()
     if corpus.how == "pypi":
-        _run(["pip", "download", "-q", "--no-deps", "--no-binary", ":all:", corpus.spec, "-d", "."], download)
+        _run(
+            ["pip", "download", "-q", "--no-deps", "--no-binary", ":all:", corpus.spec, "-d", "."],
+            download,
+        )
     elif corpus.how == "npm":
         _run(["npm", "pack", "-q", corpus.spec], download)
     else:

@@ -49,17 +49,21 @@ def main() -> None:
     save_graph(graph, cache, force=True)
     forget_graphs()
     warm, _text, _ = build(root, cache, tokens)
-    print(json.dumps({
-        "cold_ms": cold,
-        "incremental_ms": incremental,
-        "warm_ms": warm,
-        "rss_before_kib": before,
-        "peak_kib": peak,
-        "maxrss_kib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss,
-        "map_chars": len(text),
-        "files": files,
-        "changed": after != text,
-    }))
+    print(
+        json.dumps(
+            {
+                "cold_ms": cold,
+                "incremental_ms": incremental,
+                "warm_ms": warm,
+                "rss_before_kib": before,
+                "peak_kib": peak,
+                "maxrss_kib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss,
+                "map_chars": len(text),
+                "files": files,
+                "changed": after != text,
+            }
+        )
+    )
 
 
 if __name__ == "__main__":

@@ -47,7 +47,7 @@ def test_the_builtin_tools_declare_their_facts() -> None:
     # the repository map is a worker tool only the agent calls: never in the model's catalog
     assert "RepoMap" not in catalog.facts
     repo_map = get_tool("RepoMap")
-    assert repo_map is not None and not repo_map.facts().offered
+    assert repo_map is not None and repo_map.facts().internal
 
 
 def test_plan_switches_are_offered_where_they_switch_something() -> None:

@@ -29,7 +29,7 @@ def worker_tools(exclude: Iterable[str] = ()) -> dict[str, OfferedTool]:
     for raw in tool_specs():
         name = str(raw["name"])
         facts = ToolFacts.model_validate(raw.get("facts") or {})
-        if name in skip or not facts.offered:
+        if name in skip or facts.internal:
             continue  # a tool only the agent itself calls (the repository map) is never offered
         spec = ToolSpec(
             name=name,

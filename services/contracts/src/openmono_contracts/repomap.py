@@ -1,7 +1,7 @@
 """The repository map request: what the agent asks the worker for, for its system prompt.
 
 The map is computed where the workspace is (the worker holds it), by a worker tool the model is
-never offered (`offered = False` among its facts): the agent calls it through its executor like
+never offered (`internal = True` among its facts): the agent calls it through its executor like
 any tool call, so it runs in-process or on the Celery worker alike. The answer is a plain
 `ToolResult` whose `output` is the map text (empty when there is nothing to map).
 """

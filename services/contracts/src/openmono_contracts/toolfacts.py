@@ -62,8 +62,8 @@ class ToolFacts(BaseModel):
     plan_switch: PlanSwitch | None = None
     # May be handed to a sub-agent (mode switches and `Agent` itself are not).
     subagents: bool = True
-    # Offered to the model; False for a tool only the agent itself calls (the repository map).
-    offered: bool = True
+    # Called by the agent itself, never offered to the model (the repository map).
+    internal: bool = False
 
 
 class DeclaresFacts:
@@ -83,7 +83,7 @@ class DeclaresFacts:
     permission: ClassVar[Literal["allow", "ask"] | None] = None
     plan_switch: ClassVar[PlanSwitch | None] = None
     subagents: ClassVar[bool] = True
-    offered: ClassVar[bool] = True
+    internal: ClassVar[bool] = False
 
     @classmethod
     def facts(cls) -> ToolFacts:

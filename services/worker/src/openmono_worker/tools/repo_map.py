@@ -22,7 +22,7 @@ class RepoMap(Tool[RepoMapParams]):
     concurrency_safe = True
     kind = "read"
     subagents = False
-    offered = False
+    internal = True
     params_model = RepoMapParams
 
     def execute(self, params: RepoMapParams, ctx: ToolContext) -> ToolOutcome:
