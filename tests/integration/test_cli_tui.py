@@ -153,7 +153,7 @@ async def test_every_command_runs_in_the_tui(
         "checkpoint": "/checkpoint", "retry": "/retry", "undo": "/undo", "mode": "/mode ask",
         "plan": "/plan a small thing", "init": "/init", "export": "/export out.html",
         "prompt": "/prompt", "memory": "/memory", "thinking": "/thinking", "resume": "/resume",
-        "playbook": "/playbook", "clear": "/clear",
+        "playbook": "/playbook", "rules": "/rules", "skills": "/skills", "clear": "/clear",
     }  # fmt: skip
     app = make_app(llm.url, ws, KEY)
     async with app.run_test(size=SIZE) as pilot:
@@ -171,7 +171,8 @@ async def test_every_command_runs_in_the_tui(
         await send(pilot, "/exit")
         await wait_for(pilot, lambda: not app.is_running, what="/exit")
     groups = {
-        f"openmono.cli.slash._{g}" for g in ("session", "model", "context", "project", "memory")
+        f"openmono.cli.slash._{g}"
+        for g in ("session", "model", "context", "project", "memory", "instructions")
     }
     built_in = {c.name for c in COMMANDS if c.handler.__module__ in groups}
     assert built_in | {"playbook"} == set(lines) | {"exit"}  # every command was invoked above

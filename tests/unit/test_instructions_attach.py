@@ -112,3 +112,22 @@ async def test_a_loaded_skill_outside_the_workspace_is_readable_exactly(
         "pdf-tools",
         "review",
     ]
+
+
+def test_the_conversation_generation_moves_when_earlier_messages_change() -> None:
+    from openmono.llm import ChatMessage
+    from openmono.loop import Conversation
+    from openmono.loop._context import compact
+
+    conv = Conversation(system="s")
+    for i in range(6):
+        conv.add(ChatMessage(role="user", content=f"q{i}"))
+        conv.add(ChatMessage(role="assistant", content="a" * 5000))
+    seen = conv.generation
+    compact(conv, n_ctx=2000, overhead=0, force=True)  # drops and evicts
+    assert conv.generation > seen
+    seen = conv.generation
+    conv.truncate(1)  # /retry
+    assert conv.generation == seen + 1
+    conv.replace_prefix(1, "summary")  # a checkpoint
+    assert conv.generation == seen + 2

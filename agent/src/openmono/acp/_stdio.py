@@ -3,10 +3,12 @@
 Methods: `initialize` (capabilities: load session, embedded context, MCP over stdio/http),
 `session/new`, `session/load` (the saved conversation is replayed as updates first),
 `session/list`, `session/prompt` (updates stream while the turn runs; the response carries the
-stop reason), `session/cancel`, `session/set_mode` (agent / plan / ask). MCP servers the client
-passes join the configured ones for that session. Every permission the engine asks for becomes a
-`session/request_permission` (allow once / for the session, deny once / for the session); an
-AskUser question is put the same way, one option per choice. When the client offers
+stop reason), `session/cancel`, `session/set_mode` (agent / plan / ask). A new or loaded session
+announces its slash commands (`available_commands_update`: `/rules`, `/skills`, the skills and
+custom commands of the workspace); the session resolves them in the prompt's text. MCP servers
+the client passes join the configured ones for that session. Every permission the engine asks
+for becomes a `session/request_permission` (allow once / for the session, deny once / for the
+session); an AskUser question is put the same way, one option per choice. When the client offers
 `fs/read_text_file` / `fs/write_text_file`, FileRead and FileWrite go through the editor. Each
 session runs the same loop as the CLI (`open_agent`). Logs go to stderr: stdout is the protocol.
 """
@@ -51,6 +53,7 @@ from acp.schema import (
 from openmono import __version__
 from openmono.acp._clientfs import ClientFsExecutor
 from openmono.acp._clientmcp import session_manager
+from openmono.acp._commands import available_commands
 from openmono.acp._live import LiveSession
 from openmono.acp._questions import ask_user
 from openmono.acp._updates import Update, replay, title_of
@@ -222,6 +225,9 @@ class OpenMonoAcpAgent:
     # -- sessions -----------------------------------------------------------------------------
     async def new_session(self, cwd: str, mcp_servers: Any = None, **_: Any) -> NewSessionResponse:
         live = await self._open(cwd, mcp_servers=mcp_servers)
+        # Queued last, with no await before the return: the SDK queues the response first, so
+        # the client knows the session id when the commands arrive.
+        live.push(available_commands(live.agent))
         return NewSessionResponse(session_id=live.session_id, modes=modes(live.mode))
 
     async def load_session(
@@ -234,6 +240,7 @@ class OpenMonoAcpAgent:
         loaded = live.agent.store.load(live.session_id)
         for update in replay(loaded.messages, live.translator.kind_of):
             live.push(update)
+        live.push(available_commands(live.agent))
         await live.flush()
         return LoadSessionResponse(modes=modes(live.mode))
 

@@ -29,6 +29,7 @@ from acp.schema import (
     AgentMessageChunk,
     AgentPlanUpdate,
     AgentThoughtChunk,
+    AvailableCommandsUpdate,
     CurrentModeUpdate,
     ToolCallLocation,
     ToolCallProgress,
@@ -60,6 +61,7 @@ Update = (
     | ToolCallProgress
     | AgentPlanUpdate
     | CurrentModeUpdate
+    | AvailableCommandsUpdate
 )
 OUTPUT_CAP = 20_000
 # A tool's ACP kind is one of its declared facts; a session asks its own catalog (MCP tools and

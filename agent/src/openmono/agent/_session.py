@@ -9,7 +9,8 @@ tools (`openmono.conversation`), run here.
 Extensions (`_extend`): hooks from `settings.hooks` (session_start when the session opens, stop
 after each turn, pre/post tool use in the pipeline), the MCP servers' tools (`settings.mcp_servers`,
 or a manager the surface shares between sessions), the `Agent` tool for sub-agents and the
-`Playbook` tool (`openmono.playbooks`).
+`Playbook` tool (`openmono.playbooks`). The workspace's instructions (`_instructions`: notes,
+rules, skills, custom agents and commands) join the prompt, the tools and each message.
 """
 
 from __future__ import annotations
@@ -23,11 +24,13 @@ from typing import TYPE_CHECKING
 from openmono_contracts import WebAccess, trust
 from openmono_contracts.facts import PROJECT_MEMORY_DIR, USER_MEMORY_DIR
 
+from openmono.agent._instructions import SessionInstructions, load_instructions, load_notices
 from openmono.agent._prompts import prompt_override
 from openmono.agent._repomap import RepoMapSource, map_budget
 from openmono.config import Settings, workspace_trusted
 from openmono.conversation import ConversationTools, TodoItem
 from openmono.executor import Executor, select_executor
+from openmono.instructions import prompt_blocks
 from openmono.llm import (
     LLMError,
     Model,
@@ -46,6 +49,7 @@ from openmono.loop import (
     EventSink,
     LoopOptions,
     Notice,
+    TextChunk,
     ToolCatalog,
     TurnDone,
     WorkerTools,
@@ -118,13 +122,23 @@ class Agent:
     mcp: McpToolset | None = None
     pending_notices: list[str] = field(default_factory=list)
     repomap: RepoMapSource | None = None
+    instructions: SessionInstructions | None = None
 
     async def run_turn(self, prompt: str, emit: EventSink = discard) -> TurnDone:
-        if not self._titled:
-            self.store.set_title(self.session_id, prompt)
-            self._titled = True
         while self.pending_notices:
             emit(Notice(level="warning", message=self.pending_notices.pop(0)))
+        if self.instructions is not None:
+            prepared = self.instructions.prepare(prompt)
+            for notice in prepared.notices:
+                emit(Notice(message=notice))
+            if prepared.prompt is None:  # /rules, /skills: answered without the model
+                return self._answer(prepared.reply or "", emit)
+            typed, prompt = prompt, prepared.prompt
+        else:
+            typed = prompt
+        if not self._titled:
+            self.store.set_title(self.session_id, typed)
+            self._titled = True
         await self.refresh_map(prompt)
         with conversation(self.session_id):  # the gateway keeps its turns on one replica
             done = await self.loop.run_turn(prompt, emit)
@@ -141,6 +155,13 @@ class Agent:
         if changed:
             self.loop.refresh_system_prompt()
         return changed
+
+    @staticmethod
+    def _answer(text: str, emit: EventSink) -> TurnDone:
+        emit(TextChunk(text=text))
+        done = TurnDone(reason="stop", text=text, iterations=0)
+        emit(done)
+        return done
 
     def undo(self) -> list[Path]:
         return self.snapshots.undo()
@@ -263,6 +284,11 @@ async def _extend(agent: Agent, settings: Settings, mcp: McpManager | None) -> N
         agent.mcp = McpToolset(mcp, report=agent.pending_notices.append)
         dispatcher.catalog.install(agent.mcp)
     system_prompt = loop._system_prompt or (lambda _m: loop.conv.system)
+
+    def named_model(name: str) -> Model:
+        llm = settings.llm.model_copy(update={"model": name})
+        return open_model(settings.model_copy(update={"llm": llm}))
+
     AgentTool(
         dispatcher,
         lambda: loop.model,
@@ -271,6 +297,8 @@ async def _extend(agent: Agent, settings: Settings, mcp: McpManager | None) -> N
         lambda: loop.mode,
         agent.store.root / agent.session_id / "agents",
         max_turns=settings.subagents.max_turns,
+        custom=agent.instructions.custom_types() if agent.instructions else (),
+        named_model=named_model,
     ).install()
     PlaybookTool(Host.of(loop, agent.store.root / agent.session_id, settings.data_dir)).install()
 
@@ -297,12 +325,14 @@ def _assemble(
     budget = map_budget(settings.repomap.tokens, n_ctx)
     if budget > 0:
         repomap = RepoMapSource(executor, workspace, "", budget)
+    ins = load_instructions(settings, workspace)
 
     def system_prompt(m: Mode) -> str:
         override = prompt_override(m, settings.data_dir, workspace)
         base = override[0] if override else None
         block = repomap.block() if repomap is not None else None
-        return build_system_prompt(workspace, m, memory_dirs, base, repo_map=block)
+        blocks = prompt_blocks(ins, n_ctx)
+        return build_system_prompt(workspace, m, memory_dirs, base, repo_map=block, blocks=blocks)
 
     if resume:
         loaded = store.load(resume)
@@ -327,6 +357,7 @@ def _assemble(
         allow=allow,
     )
     snapshots = store.snapshots(header.session_id)
+    instructions = SessionInstructions.of(ins, header.session_id, conv, permissions)
     ctx = DispatchContext(
         workspace=workspace,
         session_id=header.session_id,
@@ -336,7 +367,7 @@ def _assemble(
     )
     worker, conversation = builtin_toolsets(executor, settings.data_dir)
     dispatcher = Dispatcher(
-        ToolCatalog([worker, conversation]),
+        ToolCatalog([instructions.worker(worker), conversation, instructions.skills]),
         permissions,
         ctx,
         approver=approver,
@@ -370,8 +401,10 @@ def _assemble(
         conversation=conversation,
         _titled=titled,
         repomap=repomap,
+        instructions=instructions,
     )
     agent.pending_notices.extend(settings.notes)
+    agent.pending_notices.extend(load_notices(ins))
     if note:
         agent.pending_notices.append(note)
     return agent

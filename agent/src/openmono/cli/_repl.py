@@ -50,7 +50,11 @@ ANSWERS: dict[str, Answer] = {
 
 
 class SlashCompleter(Completer):
-    """Completes `/name` from the shared table, with each command's description."""
+    """Completes `/name` from the shared table and the session's own commands, with each
+    command's description."""
+
+    def __init__(self, surface: object = None) -> None:
+        self.surface = surface
 
     def get_completions(self, document: Document, complete_event: object) -> list[Completion]:
         text = document.text_before_cursor
@@ -58,7 +62,7 @@ class SlashCompleter(Completer):
             return []
         return [
             Completion(f"/{c.name}", -len(text), display=c.usage, display_meta=c.description)
-            for c in COMMANDS.complete(text[1:])
+            for c in COMMANDS.complete(text[1:], self.surface)
         ]
 
 
@@ -84,7 +88,7 @@ class Repl(SessionHost):
             history=FileHistory(str(history)),
             input=input,
             output=output,
-            completer=SlashCompleter(),
+            completer=SlashCompleter(self),
         )
 
     # -- Surface --------------------------------------------------------------------------------

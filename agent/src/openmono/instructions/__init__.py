@@ -18,7 +18,7 @@ trusted contributes notes only. `/rules` and `/skills` (`_report`) say what is a
 
 from openmono.instructions._agents import CustomAgent
 from openmono.instructions._attach import Attachments, WithInstructions
-from openmono.instructions._catalog import Folder, Instructions
+from openmono.instructions._catalog import Folder, Instructions, waiting
 from openmono.instructions._commands import CustomCommand
 from openmono.instructions._errors import FrontMatterError, InstructionsError
 from openmono.instructions._files import MAX_BYTES, Problem
@@ -28,7 +28,13 @@ from openmono.instructions._prepare import Prepared, prepare, slash_target
 from openmono.instructions._prompt import prompt_blocks, skills_budget
 from openmono.instructions._report import rules_report, skills_report
 from openmono.instructions._rules import RULE_DIRS, Rule
-from openmono.instructions._skills import Skill, SkillSet, estimate_tokens, skill_index
+from openmono.instructions._skills import (
+    Skill,
+    SkillSet,
+    estimate_tokens,
+    skill_content,
+    skill_index,
+)
 from openmono.instructions._tool import NAME, SkillTool
 
 __all__ = [
@@ -56,8 +62,10 @@ __all__ = [
     "prepare",
     "prompt_blocks",
     "rules_report",
+    "skill_content",
     "skill_index",
     "skills_budget",
     "skills_report",
     "slash_target",
+    "waiting",
 ]

@@ -17,7 +17,8 @@ ours (`FileRead`, `FileWrite`, `FileEdit`, `ListDirectory`); a permission patter
 (`Bash(git:*)`) is dropped (our permission rules decide), and a tool we do not have is left out
 with a note. The list is intersected with the parent's tools, as for the built-in types.
 `model`: `inherit` and Claude Code's `sonnet`/`opus`/`haiku` mean the parent's model; any other
-value is the model id the sub-agent's requests name. A name of a built-in type is not taken.
+value is the model id the sub-agent's requests name. `skills` (Claude Code's) names skills whose
+content the sub-agent starts with. A name of a built-in type is not taken.
 """
 
 from __future__ import annotations
@@ -57,6 +58,8 @@ class CustomAgent:
     tools: tuple[str, ...] | None = None
     model: str | None = None
     max_turns: int | None = None
+    # skills whose content the sub-agent starts with (Claude Code's `skills:`)
+    skills: tuple[str, ...] = ()
     notes: tuple[str, ...] = field(default_factory=tuple)
 
 
@@ -90,6 +93,11 @@ def _tools(value: Any) -> tuple[tuple[str, ...] | None, list[str]]:
     return tuple(tools), notes
 
 
+def _names(value: Any) -> list[str]:
+    items = value if isinstance(value, list) else split_list(str(value)) if value else []
+    return [str(i).strip() for i in items if str(i).strip()]
+
+
 def load_agent(file: Path, origin: Origin) -> CustomAgent:
     """One agent file (raises `FrontMatterError`, `InstructionsError`, `OSError`)."""
     doc = parse(file, read_text(file).text)
@@ -114,6 +122,7 @@ def load_agent(file: Path, origin: Origin) -> CustomAgent:
         tools=tools,
         model=None if model is None or model.lower() in INHERIT else model,
         max_turns=turns,
+        skills=tuple(_names(fields.get("skills"))),
         notes=tuple(notes),
     )
 

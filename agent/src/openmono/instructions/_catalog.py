@@ -76,7 +76,7 @@ class Instructions:
             ins.rules += rules
             ins.problems += problems
         elif folders:
-            ins.untrusted.append(f"rules in {shown(folders[0], ws, home)}")
+            ins.untrusted.append(_rules_phrase(folders[0], ws, home))
         user_rules = ins.data_dir / "rules"
         if user_rules.is_dir():
             rules, problems = load_rules(user_rules, ws, "user", ws)
@@ -96,13 +96,7 @@ class Instructions:
         """`dirs` without the project's when it is not trusted (noting any that hold files)."""
         if self.trusted:
             return dirs
-        for folder, origin in dirs:
-            if origin != "project" or not folder.is_dir():
-                continue
-            holds = skill_folders(folder) if what == "skills" else list(folder.rglob("*.md"))
-            if holds:
-                where = shown(folder, self.workspace, self.home)
-                self.untrusted.append(f"{len(holds)} {what} in {where}")
+        self.untrusted += _held(dirs, what, self.workspace, self.home)
         return [(f, o) for f, o in dirs if o == "user"]
 
     # -- what applies -------------------------------------------------------------------------
@@ -162,3 +156,35 @@ class Instructions:
         real = path.resolve()
         ws = self.workspace
         return real.relative_to(ws).as_posix() if ws in real.parents else str(real)
+
+
+def _rules_phrase(folder: Path, workspace: Path, home: Path) -> str:
+    return f"rules in {shown(folder, workspace, home)}"
+
+
+def _held(dirs: list[tuple[Path, Origin]], what: str, workspace: Path, home: Path) -> list[str]:
+    """A phrase for each project folder of `dirs` that holds something ("3 skills in ...")."""
+    found = []
+    for folder, origin in dirs:
+        if origin != "project" or not folder.is_dir():
+            continue
+        holds = skill_folders(folder) if what == "skills" else list(folder.rglob("*.md"))
+        if holds:
+            found.append(f"{len(holds)} {what} in {shown(folder, workspace, home)}")
+    return found
+
+
+def waiting(workspace: Path) -> list[str]:
+    """What `workspace` brings that waits for the user's trust (its rules, skills, agents and
+    commands), one phrase each, without reading any of it (the trust question names them)."""
+    ws = workspace.resolve()
+    nowhere = Path("/nonexistent-home")  # only the project's folders are looked at
+    folders = rule_folders(ws)
+    found = [_rules_phrase(folders[0], ws, nowhere)] if folders else []
+    for what, dirs in (
+        ("skills", skill_dirs(ws, nowhere, nowhere)),
+        ("agents", agent_dirs(ws, nowhere, nowhere)),
+        ("commands", command_dirs(ws, nowhere, nowhere)),
+    ):
+        found += _held(dirs, what, ws, nowhere)
+    return found

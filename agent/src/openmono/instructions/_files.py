@@ -66,6 +66,27 @@ def outside(path: Path, root: Path) -> Path | None:
     return None if real == root or root in real.parents else real
 
 
+class LinkCheck:
+    """`link_out` for many files of few folders: one `realpath` per folder, and one per file
+    only for a file that is itself a link (loading 250 files took 17 ms of realpath alone)."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        self._folders: dict[Path, Path] = {}
+
+    def __call__(self, path: Path) -> Problem | None:
+        if path.is_symlink():
+            return link_out(path, self.root)
+        real = self._folders.get(path.parent)
+        if real is None:
+            real = self._folders[path.parent] = Path(os.path.realpath(path.parent))
+        if real == self.root or self.root in real.parents:
+            return None
+        return Problem(
+            path, f"a symbolic link out of the workspace (to {real / path.name}); not read"
+        )
+
+
 def link_out(path: Path, root: Path) -> Problem | None:
     """The problem of a project file that links out of the workspace `root` (resolved)."""
     target = outside(path, root)
@@ -102,11 +123,12 @@ def each_file(
 ) -> Iterator[T]:
     """`load(file, origin)` for each of the `files` of each folder, in order; a project file
     that links out of `workspace` or cannot be loaded is a problem instead."""
+    check = LinkCheck(workspace)
     for root, origin in dirs:
         if not root.is_dir():
             continue
         for file in files(root):
-            problem = link_out(file, workspace) if origin == "project" else None
+            problem = check(file) if origin == "project" else None
             if problem is not None:
                 problems.append(problem)
                 continue

@@ -17,6 +17,7 @@ the path from the rule's folder (`src/**/*.{ts,tsx}`); `**` crosses folders.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -70,10 +71,17 @@ class Rule:
 
 
 def rule_files(folder: Path) -> Iterator[Path]:
-    """The rule files of a rule folder, subfolders included, in name order."""
-    for path in sorted(folder.rglob("*")):
-        if path.suffix in RULE_SUFFIXES and path.is_file():
-            yield path
+    """The rule files of a rule folder, subfolders included (links to folders not followed),
+    in name order."""
+    try:
+        entries = sorted(os.scandir(folder), key=lambda e: e.name)
+    except OSError:
+        return
+    for entry in entries:
+        if entry.is_dir(follow_symlinks=False):
+            yield from rule_files(Path(entry.path))
+        elif entry.name.endswith(RULE_SUFFIXES) and entry.is_file():
+            yield Path(entry.path)
 
 
 def rule_folders(base: Path) -> list[Path]:

@@ -23,7 +23,7 @@ from pathlib import Path
 
 from openmono.instructions._arguments import expand
 from openmono.instructions._errors import InstructionsError
-from openmono.instructions._files import Origin, Problem, link_out, problem_of, read_text
+from openmono.instructions._files import LinkCheck, Origin, Problem, problem_of, read_text
 from openmono.instructions._frontmatter import parse
 
 SKILL_FILE = "SKILL.md"
@@ -136,13 +136,14 @@ def load_skills(dirs: list[tuple[Path, Origin]], workspace: Path) -> SkillSet:
     """Every skill of `dirs` (lowest precedence first); project ones stay inside `workspace`."""
     found = SkillSet()
     seen: set[Path] = set()
+    link_out = LinkCheck(workspace)
     for root, origin in dirs:
         real_root = root.resolve() if root.is_dir() else root
         if real_root in seen:  # the workspace is the home: one folder named twice
             continue
         seen.add(real_root)
         for folder in skill_folders(root):
-            problem = link_out(folder / SKILL_FILE, workspace) if origin == "project" else None
+            problem = link_out(folder / SKILL_FILE) if origin == "project" else None
             if problem is not None:
                 found.problems.append(problem)
                 continue

@@ -108,6 +108,7 @@ def compact(conv: Conversation, n_ctx: int, overhead: int, force: bool = False) 
     )
     if evicted:
         conv.known_tokens, conv.known_count = 0, 0
+        conv.generation += 1
         done.append(f"evicted {evicted} big tool outputs")
     return f"Context compacted: {', '.join(done)}." if done else None
 

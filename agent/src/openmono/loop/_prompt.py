@@ -1,20 +1,20 @@
-"""Step 1: the system prompt = base instructions + project notes + memory + git state.
+"""Step 1: the system prompt = base + the caller's blocks + memory + git state + repository map.
 
 The base instructions are ours unless the user overrode them (`/prompt`: a template where
 `{workspace}` and `{mode}` are filled in; the caller finds the override file and passes its text).
 
-Project notes are `OPENMONO.md` (else `AGENTS.md`) at the workspace root; memory is the markdown
-files MemorySave wrote (`<data dir>/memory/` and `<workspace>/.openmono/memory/`); git state is the
-branch and a short status. Each part is capped so a huge file cannot eat the context.
+The blocks come from the layer above, each its own part (the project's notes, rules and skills
+index: `openmono.instructions`); memory is the markdown files MemorySave wrote (`<data
+dir>/memory/` and `<workspace>/.openmono/memory/`); git state is the branch and a short status.
+Each part is capped so a huge file cannot eat the context.
 """
 
 from __future__ import annotations
 
 import subprocess
+from collections.abc import Sequence
 from pathlib import Path
 
-NOTES_FILES = ("OPENMONO.md", "AGENTS.md")
-MAX_NOTES_CHARS = 12_000
 MAX_MEMORY_CHARS = 6_000
 MAX_STATUS_LINES = 30
 
@@ -46,19 +46,6 @@ MODE_NOTES = {
 def _capped(text: str, limit: int) -> str:
     text = text.strip()
     return text if len(text) <= limit else text[:limit] + "\n[... cut: file too long]"
-
-
-def project_notes(workspace: Path) -> str | None:
-    """`OPENMONO.md` or `AGENTS.md` at the workspace root."""
-    for name in NOTES_FILES:
-        path = workspace / name
-        if path.is_file():
-            try:
-                text = path.read_text(errors="replace")
-            except OSError:
-                return None
-            return f"# Project notes ({name})\n{_capped(text, MAX_NOTES_CHARS)}"
-    return None
 
 
 def memory_text(memory_dirs: list[Path]) -> str | None:
@@ -111,12 +98,14 @@ def build_system_prompt(
     memory_dirs: list[Path],
     base: str | None = None,
     repo_map: str | None = None,
+    blocks: Sequence[str] = (),
 ) -> str:
-    """The whole system prompt for a session in `workspace`; `base` replaces our instructions."""
+    """The whole system prompt for a session in `workspace`; `base` replaces our instructions,
+    `blocks` follow it (before memory and git state), `repo_map` comes last."""
     template = default_base(mode) if base is None else base
     # replace(), not format(): a user's template may hold braces of its own.
     base = template.replace("{workspace}", str(workspace)).replace("{mode}", mode)
-    parts = [base, project_notes(workspace), memory_text(memory_dirs), git_state(workspace)]
+    parts = [base, *blocks, memory_text(memory_dirs), git_state(workspace)]
     # The repository map (`openmono.agent._repomap`) last: it changes most often.
     parts.append(repo_map)
     return "\n\n".join(p for p in parts if p)

@@ -82,6 +82,9 @@ class Conversation:
     # The real prompt size of the last request and how many messages it covered.
     known_tokens: int = 0
     known_count: int = 0
+    # Moves whenever earlier messages are replaced, cut or shortened (compaction, checkpoint,
+    # /retry): what was shown before may be gone (instructions that ride once show again).
+    generation: int = 0
 
     def wire(self) -> list[ChatMessage]:
         return [ChatMessage(role="system", content=self.system), *self.messages]
@@ -96,6 +99,7 @@ class Conversation:
         message = ChatMessage(role="user", content=summary)
         self.messages = [message, *self.messages[count:]]
         self.known_tokens, self.known_count = 0, 0
+        self.generation += 1
         if self.writer is not None:
             self.writer.append(to_record(message, summary=True, summary_of=count))
 
@@ -103,6 +107,7 @@ class Conversation:
         """Forget every message from index `count` on (persisted as a `truncate_to` record)."""
         self.messages = self.messages[:count]
         self.known_tokens, self.known_count = 0, 0
+        self.generation += 1
         if self.writer is not None:
             marker = SessionMessage(role="system", content="[truncated]", truncate_to=count)
             self.writer.append(marker)

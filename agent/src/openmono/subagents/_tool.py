@@ -16,7 +16,7 @@ in ask mode, so it still cannot change anything.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path
 
@@ -55,16 +55,21 @@ class Params(BaseModel):
     )
 
 
-def _description() -> str:
-    kinds = "\n".join(f"- {t.name}: {t.description}" for t in AGENT_TYPES.values())
+def _description(types: Mapping[str, AgentType]) -> str:
+    kinds = "\n".join(f"- {t.name}: {t.description}" for t in types.values())
     return (
         "Start a sub-agent with a fresh context for a self-contained task; it works on its own "
         "and returns only its final answer. Give it everything it needs in `prompt`.\n" + kinds
     )
 
 
-def agent_spec() -> ToolSpec:
-    return ToolSpec(name=NAME, description=_description(), parameters=params_schema(Params))
+def agent_spec(types: Mapping[str, AgentType] = AGENT_TYPES) -> ToolSpec:
+    """The tool as the model sees it, offering `types` (the built-in ones, or a session's)."""
+    schema = params_schema(Params)
+    schema["properties"]["agent_type"]["description"] = (
+        "The kind of sub-agent: " + ", ".join(types) + "."
+    )
+    return ToolSpec(name=NAME, description=_description(types), parameters=schema)
 
 
 class AgentTool(DeclaresFacts):
@@ -86,6 +91,8 @@ class AgentTool(DeclaresFacts):
         transcripts: Path,
         *,
         max_turns: int = 20,
+        custom: Sequence[AgentType] = (),
+        named_model: Callable[[str], Model] | None = None,
     ) -> None:
         self.parent = parent
         self.model = model
@@ -95,7 +102,11 @@ class AgentTool(DeclaresFacts):
         self.transcripts = transcripts
         self.max_turns = max_turns
         self.children: list[Path] = []
-        self._offered = {NAME: OfferedTool(agent_spec(), self.facts())}
+        # the built-in types, then the session's own (a built-in name is never replaced)
+        self.types = {**AGENT_TYPES, **{t.name: t for t in custom if t.name not in AGENT_TYPES}}
+        # a custom type that names its model gets a client for it (closed after the run)
+        self.named_model = named_model
+        self._offered = {NAME: OfferedTool(agent_spec(self.types), self.facts())}
 
     def install(self) -> None:
         """Offer `Agent` in the parent's catalog (its dispatcher then routes the calls here)."""
@@ -109,7 +120,7 @@ class AgentTool(DeclaresFacts):
         started = time.monotonic()
         try:
             params = Params.model_validate(request.params)
-            kind = get_type(params.agent_type)
+            kind = get_type(params.agent_type, self.types)
         except ValidationError as exc:
             first = exc.errors()[0]
             where = ".".join(str(p) for p in first["loc"]) or "arguments"
@@ -121,12 +132,16 @@ class AgentTool(DeclaresFacts):
             return ToolResult(
                 call_id=request.call_id, ok=False, error=str(exc), error_kind="invalid_params"
             )
-        loop, writer, child_id = self._child(kind, params, request.call_id)
+        own_model = self.named_model(kind.model) if kind.model and self.named_model else None
+        loop, writer, child_id = self._child(kind, params, request.call_id, own_model)
         try:
             with conversation(child_id):  # its own prompt: its own replica at the gateway
                 done = await loop.run_turn(params.prompt, self._relay(request.call_id, emit))
         finally:
             writer.close()
+            aclose = getattr(own_model, "aclose", None)
+            if aclose is not None:
+                await aclose()
         elapsed = (time.monotonic() - started) * 1000
         where = f"[sub-agent {kind.name} {child_id}; transcript {writer.path}]"
         if done.reason == "stop":
@@ -147,7 +162,7 @@ class AgentTool(DeclaresFacts):
         return self.parent.catalog.narrowed(kind.allows)
 
     def _child(
-        self, kind: AgentType, params: Params, call_id: str
+        self, kind: AgentType, params: Params, call_id: str, model: Model | None = None
     ) -> tuple[AgentLoop, SessionWriter, str]:
         mode = self.child_mode(kind)
         child_id = new_session_id()
@@ -175,7 +190,7 @@ class AgentTool(DeclaresFacts):
             temperature=self.options.temperature,
         )
         loop = AgentLoop(
-            self.model(), dispatcher, Conversation(system=system, writer=writer),
+            model or self.model(), dispatcher, Conversation(system=system, writer=writer),
             options=options, mode=mode,
         )  # fmt: skip
         return loop, writer, child_id

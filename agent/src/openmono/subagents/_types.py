@@ -7,12 +7,17 @@ editing a list. The choice is made among the parent's tools, so a child never ge
 parent lacks; tools that declare `subagents = False` (`Agent` itself, the plan-mode switches) are
 never handed down (no nesting, no mode changes behind the parent's back). `mode` is the child's own
 mode guard: read-only types run in `ask` mode, so even a shell command that writes is refused.
+
+A session may add types of its own beside these, never in place of one: custom agents a repository
+or the user defines (`openmono.instructions`). Their files list tools by name (`names`: names and
+shell-style wildcards, `mcp__*`), as the user wrote them; the same intersection applies.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from fnmatch import fnmatchcase
 
 from openmono_contracts.toolfacts import ToolFacts
 
@@ -56,9 +61,17 @@ class AgentType:
     mode: Mode
     max_turns: int
     instructions: str
+    # the model id its requests name (None: the parent's model); custom types may set one
+    model: str | None = None
+    # a custom type's own tool list, by name (None: `tools` chooses by facts)
+    names: tuple[str, ...] | None = None
 
     def allows(self, tool: str, facts: ToolFacts) -> bool:
-        return facts.subagents and self.tools(facts)
+        if not facts.subagents:
+            return False
+        if self.names is not None:
+            return any(fnmatchcase(tool, p) for p in self.names)
+        return self.tools(facts)
 
     def select(self, parent_tools: Mapping[str, ToolFacts]) -> list[str]:
         """The parent's tools (name → facts) this type may use, in the parent's order."""
@@ -120,11 +133,10 @@ AGENT_TYPES: dict[str, AgentType] = {
 }
 
 
-def get_type(name: str | None) -> AgentType:
+def get_type(name: str | None, types: Mapping[str, AgentType] = AGENT_TYPES) -> AgentType:
+    """The type called `name` (any case) among `types` (the built-in ones, or a session's)."""
     key = name or "general-purpose"
-    found = AGENT_TYPES.get(key) or next(
-        (t for k, t in AGENT_TYPES.items() if k.lower() == key.lower()), None
-    )
+    found = types.get(key) or next((t for k, t in types.items() if k.lower() == key.lower()), None)
     if found is None:
-        raise SubagentError(f"unknown agent_type {name!r}; choose one of {', '.join(AGENT_TYPES)}")
+        raise SubagentError(f"unknown agent_type {name!r}; choose one of {', '.join(types)}")
     return found

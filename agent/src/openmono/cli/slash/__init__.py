@@ -2,13 +2,15 @@
 
 Importing this module registers them, in the order `/help` lists them. Other modules add theirs
 the same way (`COMMANDS.register(...)` or `COMMANDS["name"] = (description, handler)`), e.g. the
-playbooks' `/playbook`; import them here so every surface sees them.
+playbooks' `/playbook`; import them here so every surface sees them. A session's skills and custom
+commands come from `COMMANDS.sources`, the playbooks' own `/NAME` from `COMMANDS.fallbacks`.
 """
 
 from __future__ import annotations
 
 from openmono.cli.slash import (
     _context,
+    _instructions,
     _memory,
     _model,
     _playbook,
@@ -36,9 +38,11 @@ __all__ = [
     "register",
     "run_command",
 ]
-_GROUPS = (_session, _model, _context, _project, _memory)
+_GROUPS = (_session, _model, _context, _project, _memory, _instructions)
 
 # Playbooks: /playbook, and each user-invocable playbook's own /NAME for names the table lacks.
 for _name, _entry in _playbook.COMMANDS.items():
     COMMANDS.register(_name, _entry[0], _entry[1], arg_hint="[NAME k=v ...] [--resume] [--yes]")
 COMMANDS.fallbacks.append(_playbook.fallback)
+# The session's skills and custom commands answer their own `/NAME` (before any playbook).
+COMMANDS.sources.append(_instructions.session_commands)

@@ -8,6 +8,8 @@ The classic REPL (`_repl.Repl`) and the full-screen UI (`tui.OpenMonoApp`) imple
 Groups of commands live in their own modules (`slash/_*.py`) and register themselves into
 `COMMANDS`; any other module can do the same (`COMMANDS.register(...)`, or
 `COMMANDS["name"] = (help, handler)` as the table used to be a dict), before the surface starts.
+A name the table lacks is looked up in the session's own commands (`sources`: its skills and
+custom commands), then in `fallbacks` (the playbooks' `/NAME`): built-ins always win.
 """
 
 from __future__ import annotations
@@ -110,7 +112,10 @@ class CommandTable:
     def __init__(self) -> None:
         self._commands: dict[str, Command] = {}
         self._aliases: dict[str, str] = {}
-        # Asked, in order, for a name the table does not have: (surface, name) -> (help, handler).
+        # A session's own commands, asked for a name the table lacks and for completion:
+        # surface -> the commands (skills and custom commands of the session that is open).
+        self.sources: list[Callable[[Any], Sequence[Command]]] = []
+        # Asked, in order, for a name neither has: (surface, name) -> (help, handler).
         self.fallbacks: list[Callable[[Any, str], tuple[str, Handler] | None]] = []
 
     def register(
@@ -146,9 +151,21 @@ class CommandTable:
     def __len__(self) -> int:
         return len(self._commands)
 
-    def complete(self, prefix: str) -> list[Command]:
-        """Commands whose name starts with `prefix` (without the slash)."""
-        return [c for c in self if c.name.startswith(prefix)]
+    def session_commands(self, surface: Any) -> list[Command]:
+        """The session's own commands the table does not hide (none without a surface)."""
+        if surface is None:
+            return []
+        found: dict[str, Command] = {}
+        for source in self.sources:
+            for command in source(surface):
+                if command.name not in self and command.name not in found:
+                    found[command.name] = command
+        return list(found.values())
+
+    def complete(self, prefix: str, surface: Any = None) -> list[Command]:
+        """Commands whose name starts with `prefix` (without the slash), the session's too."""
+        every = [*self, *self.session_commands(surface)]
+        return [c for c in every if c.name.startswith(prefix)]
 
 
 COMMANDS = CommandTable()
@@ -169,7 +186,9 @@ def register(
 async def run_command(surface: Surface, line: str) -> None:
     """Run one `/name args` line on `surface`."""
     name, _, arg = line.strip()[1:].partition(" ")
-    command = COMMANDS.get(name)
+    command = COMMANDS.get(name) or next(
+        (c for c in COMMANDS.session_commands(surface) if c.name == name), None
+    )
     handler = command.handler if command is not None else None
     for fallback in COMMANDS.fallbacks if handler is None else ():
         entry = fallback(surface, name)

@@ -161,7 +161,7 @@ class OpenMonoApp(App[int]):
         history = list(reversed(list(self.history_store.load_history_strings())))
         self.transcript = Transcript(id="transcript")
         self.completions = OptionList(id="completions")
-        self.prompt = PromptArea(history, COMMANDS, id="prompt")
+        self.prompt = PromptArea(history, COMMANDS, self.surface, id="prompt")
         self.prompt.completions = self.completions
         self.status = StatusBar(id="status")
         self.ready = asyncio.Event()

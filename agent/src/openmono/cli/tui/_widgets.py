@@ -35,10 +35,14 @@ class PromptArea(TextArea):
             super().__init__()
             self.text = text
 
-    def __init__(self, history: list[str], commands: CommandTable, **kwargs: Any) -> None:
+    def __init__(
+        self, history: list[str], commands: CommandTable, surface: Any = None, **kwargs: Any
+    ) -> None:
         super().__init__(soft_wrap=True, show_line_numbers=False, compact=True, **kwargs)
         self.prompt_history = history
         self.commands = commands
+        # whose session's own commands (skills, custom commands) complete too
+        self.surface = surface
         self._walk: int | None = None
         self.completions: OptionList | None = None
 
@@ -104,7 +108,7 @@ class PromptArea(TextArea):
         text = self.text
         if not text.startswith("/") or " " in text.rstrip() or "\n" in text:
             return []
-        return self.commands.complete(text[1:].rstrip())
+        return self.commands.complete(text[1:].rstrip(), self.surface)
 
     def _accept_completion(self) -> None:
         """Put the highlighted command in the prompt: the one highlighted if it still fits what
