@@ -66,7 +66,7 @@ def test_malformed_front_matter_names_the_file_and_line(text: str, line: int, pr
     [
         "name: x\ndescription: Plain words\nmax_turns: 8\nalwaysApply: false\nmodel:",
         "flag: yes\nother: off\nempty: ~\nnull_value: null\nversion: 1.0\nwhen: 2024-01-02",
-        "description: it's fine\nhint: [a, b]\nquoted: \"x: y\"\nn: -3\nkey.dotted: v",
+        'description: it\'s fine\nhint: [a, b]\nquoted: "x: y"\nn: -3\nkey.dotted: v',
     ],
 )
 def test_plain_lines_mean_what_yaml_makes_of_them(block: str) -> None:

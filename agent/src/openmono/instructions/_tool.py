@@ -77,12 +77,16 @@ class SkillTool(DeclaresFacts):
             first = exc.errors()[0]
             where = ".".join(str(p) for p in first["loc"]) or "arguments"
             error = f"invalid arguments for Skill: {where}: {first['msg']}"
-            return ToolResult(call_id=request.call_id, ok=False, error=error)
+            return ToolResult(
+                call_id=request.call_id, ok=False, error=error, error_kind="invalid_params"
+            )
         skill = self.ins.skills.skills.get(params.name)
         if skill is None or not skill.model_invocable:
             known = ", ".join(s.name for s in self.ins.skills.skills.values() if s.model_invocable)
             error = f"no skill named {params.name!r}; the skills are: {known or 'none'}"
-            return ToolResult(call_id=request.call_id, ok=False, error=error)
+            return ToolResult(
+                call_id=request.call_id, ok=False, error=error, error_kind="invalid_params"
+            )
         self.open(skill)
         content = skill_content(skill, self.ins.for_model(skill.folder), params.arguments)
         return ToolResult(call_id=request.call_id, ok=True, output=content)
