@@ -53,6 +53,7 @@ async def test_classic_repl(
         n_ctx=32768,
     )
     lines = [
+        "/help",
         "/skills",
         "/rules",
         "/deploy staging",
@@ -61,6 +62,9 @@ async def test_classic_repl(
         "/exit",
     ]
     shown = await run_classic(llm, ws, lines, KEY)
+    assert (
+        "this workspace's skills and commands" in shown and "/review-pr [number] [focus]" in shown
+    )
     assert "deploy (.claude/skills/deploy; /deploy [staging|production])" in shown
     assert "hides the playbook deploy" in shown
     assert "/review-pr [number] [focus] (.claude/commands/review-pr.md)" in shown

@@ -259,3 +259,12 @@ def test_user_invocation_and_mentions(tmp_path: Path) -> None:
     mention = prepare(ins, "fix the handler, see @api, mail me@api.example")
     assert mention.prompt is not None and mention.prompt.count("pydantic model") == 1
     assert mention.notices == ("@api: the rule .claude/rules/backend/api.md",)
+
+
+def test_the_home_as_workspace_keeps_the_users_own_skills(tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    skill = home / ".claude" / "skills" / "mine"
+    skill.mkdir(parents=True)
+    (skill / "SKILL.md").write_text("---\ndescription: The user's own.\n---\nbody")
+    ins = load(home, tmp_path, trusted=False, home=home)
+    assert list(ins.skills.skills) == ["mine"] and ins.untrusted == []

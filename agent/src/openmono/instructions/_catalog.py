@@ -165,8 +165,10 @@ def _rules_phrase(folder: Path, workspace: Path, home: Path) -> str:
 def _held(dirs: list[tuple[Path, Origin]], what: str, workspace: Path, home: Path) -> list[str]:
     """A phrase for each project folder of `dirs` that holds something ("3 skills in ...")."""
     found = []
+    users = {f.resolve() for f, o in dirs if o == "user" and f.is_dir()}
     for folder, origin in dirs:
-        if origin != "project" or not folder.is_dir():
+        # a project folder that is also the user's (the workspace is the home) is the user's
+        if origin != "project" or not folder.is_dir() or folder.resolve() in users:
             continue
         holds = skill_folders(folder) if what == "skills" else list(folder.rglob("*.md"))
         if holds:

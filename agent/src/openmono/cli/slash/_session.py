@@ -22,6 +22,10 @@ def tools_line(agent: Agent) -> str:
 
 async def help_(s: Surface, _arg: str) -> None:
     s.table([(c.usage, c.description) for c in COMMANDS])
+    own = COMMANDS.session_commands(s)
+    if own:
+        s.print("[bold]this workspace's skills and commands[/bold]")
+        s.table([(c.usage, c.description) for c in own])
     if s.keys:
         s.print("[bold]keys[/bold]")
         s.table(s.keys)
