@@ -153,7 +153,8 @@ async def test_every_command_runs_in_the_tui(
         "checkpoint": "/checkpoint", "retry": "/retry", "undo": "/undo", "mode": "/mode ask",
         "plan": "/plan a small thing", "init": "/init", "export": "/export out.html",
         "prompt": "/prompt", "memory": "/memory", "thinking": "/thinking", "resume": "/resume",
-        "playbook": "/playbook", "rules": "/rules", "skills": "/skills", "clear": "/clear",
+        "playbook": "/playbook", "rules": "/rules", "skills": "/skills", "map": "/map",
+        "clear": "/clear",
     }  # fmt: skip
     app = make_app(llm.url, ws, KEY)
     async with app.run_test(size=SIZE) as pilot:
