@@ -206,7 +206,7 @@ class RepoMapSettings(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    tokens: int | None = Field(default=None, ge=0, le=16384)
+    tokens: Annotated[int | None, APPLIES] = Field(default=None, ge=0, le=16384)
 
 
 class Settings(BaseSettings):
