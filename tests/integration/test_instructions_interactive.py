@@ -38,15 +38,16 @@ def ws(tmp_path: Path) -> Path:
     return root
 
 
-async def test_classic_repl(
-    scripted_llm: Callable[..., ScriptedLLM],
-    ws: Path,
-    clean_env: Path,
-    tmp_path: Path,
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
+@pytest.fixture
+def trusted(ws: Path, clean_env: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """`ws`, trusted, for a surface run in this process (its own HOME: no real skills leak in)."""
     monkeypatch.setenv("HOME", str(tmp_path / "home"))
     record_project_trust(ws, True, ["instructions"], clean_env)
+    return ws
+
+
+async def test_classic_repl(scripted_llm: Callable[..., ScriptedLLM], trusted: Path) -> None:
+    ws = trusted
     llm = scripted_llm(
         [Turn(text="Deploying."), Turn(text="Reviewing."), Turn(text="Using the rule.")],
         api_key=KEY,
@@ -111,16 +112,11 @@ async def test_acp_offers_and_runs_the_commands(
 
 
 async def test_tui_completes_and_runs_a_skill(
-    scripted_llm: Callable[..., ScriptedLLM],
-    ws: Path,
-    clean_env: Path,
-    tmp_path: Path,
-    monkeypatch: pytest.MonkeyPatch,
+    scripted_llm: Callable[..., ScriptedLLM], trusted: Path
 ) -> None:
     from tests.support.tui_driver import make_app, send, wait_for
 
-    monkeypatch.setenv("HOME", str(tmp_path / "home"))
-    record_project_trust(ws, True, ["instructions"], clean_env)
+    ws = trusted
     llm = scripted_llm([Turn(text="Deploying now.")], api_key=KEY, n_ctx=32768)
     app = make_app(llm.url, ws, KEY)
     async with app.run_test(size=(120, 40)) as pilot:
