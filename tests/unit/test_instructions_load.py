@@ -268,3 +268,35 @@ def test_the_home_as_workspace_keeps_the_users_own_skills(tmp_path: Path) -> Non
     (skill / "SKILL.md").write_text("---\ndescription: The user's own.\n---\nbody")
     ins = load(home, tmp_path, trusted=False, home=home)
     assert list(ins.skills.skills) == ["mine"] and ins.untrusted == []
+
+
+def test_a_realistic_repository_modelled_on_a_public_one(tmp_path: Path) -> None:
+    """tests/fixtures/instructions/wordpress-plugin: AGENTS.md and CLAUDE.md, Cursor's always
+    rules with empty `description:`/`globs:`, Claude Code skills and an agent, `.agents/skills`."""
+    ws = copy("wordpress-plugin", tmp_path)
+    ins = load(ws, tmp_path)
+    system = "\n\n".join(prompt_blocks(ins, 8192))
+    assert system.index("(AGENTS.md)") < system.index("(CLAUDE.md)")
+    assert "Always answer in English." in system and "$wpdb->prepare()" in system
+    assert [r.activation for r in ins.rules] == ["always", "always"]
+    assert ins.skills.skills["dev"].folder == ws / ".claude" / "skills" / "dev"  # hides .agents'
+    assert not ins.skills.skills["code-style"].user_invocable
+    assert "- code-style: PHP code style" in system  # the model may still load it
+    review = ins.agents["code-review"]
+    assert review.tools == ("Bash", "FileRead", "Glob", "Grep") and review.model is None
+    assert review.skills == ("code-style", "test")
+    assert prepare(ins, "/code-style").prompt == "/code-style"  # not a slash command
+    assert "hides the skill in .agents/skills/dev" in skills_report(ins)
+
+
+def test_a_custom_agent_type_gets_its_tools_and_skills(tmp_path: Path) -> None:
+    from openmono.agent._instructions import custom_type
+    from openmono.loop import worker_tools
+
+    ins = load(copy("wordpress-plugin", tmp_path), tmp_path)
+    kind = custom_type(ins.agents["code-review"], ins)
+    assert kind.instructions.startswith("You review changes to this plugin.")
+    assert "Namespaces under" in kind.instructions and "WP_UnitTestCase" in kind.instructions
+    parent = {name: tool.facts for name, tool in worker_tools().items()}
+    assert sorted(kind.select(parent)) == ["Bash", "FileRead", "Glob", "Grep"]
+    assert kind.mode == "agent" and kind.max_turns == 20
