@@ -137,11 +137,11 @@ def _stop(proc: subprocess.Popen[bytes]) -> None:
 
 def prefill_cost(url: str, key: str) -> dict[str, Any]:
     """Extra prompt tokens of each protocol's tool block, core tools and every worker tool."""
-    from openmono.agent import builtin_toolsets
+    from openmono.agent import build_system_prompt, builtin_toolsets
     from openmono.executor import LocalExecutor
     from openmono.llm import ChatMessage
     from openmono.llm._prompted import prompted_messages
-    from openmono.loop import ToolCatalog, build_system_prompt
+    from openmono.loop import ToolCatalog
 
     auth = {"Authorization": f"Bearer {key}"}
     catalog = ToolCatalog(builtin_toolsets(LocalExecutor(), Path(tempfile.mkdtemp())))

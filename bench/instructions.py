@@ -33,6 +33,7 @@ import httpx
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))  # reuse the test support's llama-server (free port, process group)
 
+from openmono.agent import build_system_prompt  # noqa: E402
 from openmono.instructions import (  # noqa: E402
     Instructions,
     estimate_tokens,
@@ -40,7 +41,6 @@ from openmono.instructions import (  # noqa: E402
     skill_index,
     skills_budget,
 )
-from openmono.loop import build_system_prompt  # noqa: E402
 
 from tests.support.llama import llama_server  # noqa: E402
 

@@ -1,10 +1,12 @@
 """Text tool-call recovery over turn-sized streams (target: ≤ 100 µs median), against baselines.
 
 Each turn is ~2-4 KB of assistant text streamed as ~4-character deltas, the way a small model
-writes it. Per turn we time `recover_tool_calls(text, tools)` on the assembled text (what the client
-runs once the stream ends) and, as the baseline measured in the same run, joining the deltas into
-that text (work the client does anyway). Also timed: the whole per-turn cost the client adds,
-`TurnAssembler` fed every delta chunk plus `finish()`, against a bare `json.loads` of each chunk.
+writes it. Per turn we time `recover_tool_calls(text, tools)` on the assembled text (what the tool
+protocol runs once the stream ends) and, as the baseline measured in the same run, joining the
+deltas into that text (work done anyway). Also timed: the whole per-turn cost between the socket
+and the loop, the client's `TurnAssembler` fed every delta chunk and the tool protocol's reading of
+its events (`PromptedTools`: the markup held back, the calls read from the text), against a bare
+`json.loads` of each chunk.
 
     uv run python bench/toolcalls.py
 """
@@ -18,6 +20,7 @@ from collections.abc import Callable
 
 from openmono.llm import ToolSpec, recover_tool_calls
 from openmono.llm._assemble import TurnAssembler
+from openmono.llm._tools import _Reading
 
 N = 3000
 TOOLS = [
@@ -96,10 +99,14 @@ def chunk_frames(text: str) -> list[str]:
 
 
 def assemble(frames: list[str]) -> None:
-    asm = TurnAssembler(TOOLS, recover_text_calls=True)
+    asm = TurnAssembler(TOOLS)
+    reading = _Reading(TOOLS, prompted=False, recover=True, tagged=False)
     for f in frames:
-        asm.feed(json.loads(f))
-    asm.finish()
+        for event in asm.feed(json.loads(f)):
+            reading.feed(event)
+    for event in asm.finish():
+        reading.feed(event)
+    reading.finish()
 
 
 def main() -> None:
@@ -114,7 +121,7 @@ def main() -> None:
         show(label, values, base)
         worst = max(worst, statistics.median(values))
     print(f"worst median: {worst:.1f} µs (target ≤ 100 µs): {'OK' if worst <= 100 else 'MISSED'}")
-    print("\nwhole turn through TurnAssembler (baseline: json.loads of every chunk)")
+    print("\nwhole turn through TurnAssembler and the tool protocol (baseline: json.loads)")
     for name in ("prose only (fast path)", "prose + Qwen3 XML FileWrite"):
         frames = chunk_frames(TURNS[name])
         values = timed(lambda frames=frames: assemble(frames), 300)

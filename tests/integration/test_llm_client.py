@@ -19,6 +19,7 @@ from openmono.llm import (
     LLMSettings,
     Model,
     OpenAICompatModel,
+    PromptedTools,
     ReasoningDelta,
     StallTimeout,
     StreamError,
@@ -62,7 +63,7 @@ def model(llm: ScriptedLLM, **kw: Any) -> OpenAICompatModel:
 
 
 async def collect(
-    m: OpenAICompatModel, tools: Sequence[ToolSpec] | None = None, **kw: Any
+    m: Model, tools: Sequence[ToolSpec] | None = None, **kw: Any
 ) -> list[StreamEvent]:
     out: list[StreamEvent] = []
     async with aclosing(m.stream(HI, tools, **kw)) as events:
@@ -110,15 +111,19 @@ async def test_native_tool_calls_assembled_from_fragments(scripted_llm: Factory)
     assert events[-1].finish_reason == "tool_calls"  # type: ignore[union-attr]
 
 
-async def test_text_written_calls_are_recovered(scripted_llm: Factory) -> None:
+async def test_text_written_calls_are_recovered_by_the_tool_protocol(scripted_llm: Factory) -> None:
     text = "On it.\n<tool_call>\n<function=FileRead>\n<parameter=file_path>\na.py\n</parameter>\n"
     text += "</function>\n</tool_call>"
-    llm = scripted_llm([Turn(text=text, chunk_chars=5)], api_key=KEY)
+    llm = scripted_llm(
+        [Turn(text=text, chunk_chars=5), Turn(text=text, chunk_chars=5)], api_key=KEY
+    )
     async with model(llm) as m:
-        events = await collect(m, [READ])
-    kinds = [e.kind for e in events]
-    assert kinds[-4:] == ["recovered_text", "tool_call", "usage", "done"]
-    call = events[-3]
+        plain = await collect(m, [READ])
+        wrapped = await collect(PromptedTools(m, m.settings), [READ])
+    assert text_of(plain) == text and not any(isinstance(e, ToolCallComplete) for e in plain)
+    kinds = [e.kind for e in wrapped]
+    assert kinds[-3:] == ["tool_call", "usage", "done"] and text_of(wrapped) == "On it.\n"
+    call = wrapped[-3]
     assert isinstance(call, ToolCallComplete) and call.source == "text"
     assert json.loads(call.arguments) == {"file_path": "a.py"}
 

@@ -19,11 +19,12 @@ from typing import Any
 
 import httpx
 import pytest
+from openmono.agent import build_system_prompt
 from openmono.config import LLMSettings
 from openmono.executor import LocalExecutor
-from openmono.llm import ChatMessage, OpenAICompatModel, ToolCallComplete
+from openmono.llm import ChatMessage, OpenAICompatModel, PromptedTools, ToolCallComplete
 from openmono.llm._prompted import prompted_messages
-from openmono.loop import ToolCatalog, WorkerTools, build_system_prompt
+from openmono.loop import ToolCatalog, WorkerTools
 from openmono_worker import get_tool
 
 from tests.support.llama import LlamaServer, llama_server
@@ -85,9 +86,10 @@ async def test_every_call_under_the_grammar_parses(served: LlamaServer, tmp_path
         endpoint=served.url, api_key=served.api_key, tool_protocol="prompted", max_retries=0
     )
     calls: list[ToolCallComplete] = []
-    async with OpenAICompatModel(settings) as model:
+    async with OpenAICompatModel(settings) as client:
+        model = PromptedTools(client, settings)
         info = await model.probe()
-        assert model.takes_grammar and info.tool_protocol == "prompted"
+        assert info.takes_grammar and info.tool_protocol == "prompted"
         system = build_system_prompt(tmp_path, "agent", [])
         for prompt in PROMPTS:
             messages = [

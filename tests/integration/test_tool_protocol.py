@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 from openmono.config import LLMSettings
-from openmono.llm import OpenAICompatModel
+from openmono.llm import OpenAICompatModel, PromptedTools
 from openmono.loop import LoopEvent, Notice, ToolFinished
 
 from tests.support.agents import OpenAgent
@@ -71,7 +71,7 @@ async def test_a_template_without_tools_gets_them_in_the_prompt(
         supports_tools=False,
     )
     agent = await open_with(llm)
-    assert agent.loop.options.tool_protocol == "prompted"
+    assert agent.tool_protocol == "prompted"
     assert agent.info is not None and agent.info.supports_tools is False
     events = Events()
     done = await agent.run_turn("When is the meeting? See notes.txt", events)
@@ -103,7 +103,7 @@ async def test_a_template_with_tools_stays_native(
         api_key=KEY,
     )
     agent = await open_with(llm)
-    assert agent.loop.options.tool_protocol == "native"
+    assert agent.tool_protocol == "native"
     await agent.run_turn("When is the meeting?")
     first, second = (r.json for r in llm.chat_requests)
     assert any(t["function"]["name"] == "FileRead" for t in first["tools"])
@@ -171,7 +171,7 @@ async def test_without_props_a_probe_decides(
     llm = scripted_llm(turns, api_key=KEY, props=False)
     settings = LLMSettings(endpoint=llm.url, api_key=KEY, max_retries=0)
     async with OpenAICompatModel(settings) as m:
-        info = await m.probe()
+        info = await PromptedTools(m, settings).probe()
     assert (info.tool_protocol, info.supports_tools) == (protocol, supports)
     sent = [r.json for r in llm.chat_requests]
     assert all(r["max_tokens"] == 1 and r["stream"] is False for r in sent)
@@ -183,7 +183,7 @@ async def test_a_set_protocol_is_not_probed(scripted_llm: Factory) -> None:
     llm = scripted_llm([], api_key=KEY, props=False)
     settings = LLMSettings(endpoint=llm.url, api_key=KEY, tool_protocol="prompted")
     async with OpenAICompatModel(settings) as m:
-        info = await m.probe()
+        info = await PromptedTools(m, settings).probe()
     assert info.tool_protocol == "prompted" and llm.chat_requests == []
 
 

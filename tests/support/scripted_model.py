@@ -3,7 +3,8 @@
     model = ScriptedModel([reply(text="hi"), reply(calls=[("FileRead", {"file_path": "a"})])])
 
 Each scripted reply is a list of `openmono.llm` stream events, or a callable taking the request's
-messages and returning one. `requests` holds (messages, tools) per `stream()` call.
+messages and returning one. `requests` holds (messages, tools) per `stream()` call, `grammars` the
+grammar each came with (None: none).
 
 `InProcessModel` is the base of every in-process model here and in the benchmarks: it states the
 `Model` protocol's `stream` signature once and streams what the subclass's `reply` yields.
@@ -27,6 +28,7 @@ from openmono.llm import (
     ToolCallComplete,
     ToolSpec,
     Usage,
+    native_tool_tokens,
 )
 
 _replies = itertools.count()  # unique call ids across replies
@@ -56,16 +58,20 @@ def reply(
 class InProcessModel:
     """A `Model` without a server: `probe` answers `name` and `n_ctx`, `stream` streams `reply`.
 
-    The sampling options (`max_tokens`, `temperature`, `response_format`) are accepted and not
-    used: an in-process model's replies are fixed by the test or benchmark.
+    The sampling options (`max_tokens`, `temperature`, `response_format`, `grammar`) are accepted
+    and not used: an in-process model's replies are fixed by the test or benchmark.
     """
 
     def __init__(self, name: str, n_ctx: int) -> None:
         self.name = name
         self.n_ctx = n_ctx
+        self.grammars: list[str | None] = []  # the grammar each request came with
 
     async def probe(self) -> ModelInfo:
         return ModelInfo(model=self.name, n_ctx=self.n_ctx)
+
+    def tool_tokens(self, tools: Sequence[ToolSpec]) -> int:
+        return native_tool_tokens(tools)
 
     def stream(
         self,
@@ -75,7 +81,9 @@ class InProcessModel:
         max_tokens: int | None = None,
         temperature: float | None = None,
         response_format: dict[str, Any] | None = None,
+        grammar: str | None = None,
     ) -> AsyncIterator[StreamEvent]:
+        self.grammars.append(grammar)
         return self.reply(messages, tools)
 
     def reply(

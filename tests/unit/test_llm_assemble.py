@@ -1,4 +1,4 @@
-"""Chunks to events: fragment assembly per index, reasoning, usage, errors, truncation, recovery."""
+"""Chunks to events: fragment assembly per index, reasoning, usage, errors, truncation."""
 
 from __future__ import annotations
 
@@ -11,7 +11,6 @@ from openmono.llm import (
     ContextOverflowError,
     Done,
     ReasoningDelta,
-    RecoveredText,
     StreamError,
     StreamEvent,
     TextDelta,
@@ -44,7 +43,7 @@ WRITE = ToolSpec(
 
 def run_sse(raw: bytes, tools: list[ToolSpec] | None = None) -> list[StreamEvent]:
     """What the client does with a body: parse, feed, finish (error frames raise)."""
-    asm = TurnAssembler(tools, recover_text_calls=True)
+    asm = TurnAssembler(tools)
     parser = SSEParser()
     events: list[StreamEvent] = []
     for msg in parser.feed(raw) + parser.close():
@@ -72,7 +71,7 @@ def frag(index: int | None, args: str, id: str | None = None, name: str | None =
 
 
 def feed_all(chunks: list[dict[str, Any]], tools: list[ToolSpec] | None = None) -> list[Any]:
-    asm = TurnAssembler(tools, recover_text_calls=True)
+    asm = TurnAssembler(tools)
     out: list[Any] = []
     for c in chunks:
         out += asm.feed(c)
@@ -216,7 +215,7 @@ def test_reasoning_alias_key() -> None:
 
 
 def test_started_only_after_a_token() -> None:
-    asm = TurnAssembler(None, recover_text_calls=True)
+    asm = TurnAssembler(None)
     asm.feed(chunk({"role": "assistant", "content": None}))
     assert not asm.started
     asm.feed(chunk({"content": "x"}))
@@ -224,7 +223,7 @@ def test_started_only_after_a_token() -> None:
 
 
 def test_error_object_in_a_data_frame_raises() -> None:
-    asm = TurnAssembler(None, recover_text_calls=True)
+    asm = TurnAssembler(None)
     with pytest.raises(StreamError):
         asm.feed({"error": {"code": 503, "message": "busy"}})
 
@@ -236,41 +235,11 @@ def test_overflow_error_frame_is_a_context_overflow() -> None:
     assert (exc.n_prompt_tokens, exc.n_ctx) == (3031, 512)
 
 
-def test_text_tool_calls_are_recovered_when_no_native_calls() -> None:
-    text = "Reading.\n<tool_call>\n<function=FileRead>\n<parameter=file_path>\na.py\n</parameter>"
-    text += "\n<parameter=limit>\n5\n</parameter>\n</function>\n</tool_call>"
-    text += "\n<tool_call>\n<function=FileWrite>\n<parameter=content>\nhalf"
-    chunks = [chunk({"content": text[i : i + 7]}) for i in range(0, len(text), 7)]
-    events = feed_all([*chunks, chunk({}, "stop")], [READ, WRITE])
-    rec = [e for e in events if isinstance(e, RecoveredText)]
-    assert rec == [RecoveredText(content="Reading.")]
-    calls = completes(events)
-    assert [(c.index, c.name, c.source) for c in calls] == [
-        (0, "FileRead", "text"),
-        (1, "FileWrite", "text"),
-    ]
-    assert json.loads(calls[0].arguments) == {"file_path": "a.py", "limit": 5}
-    assert calls[0].error is None and not calls[0].truncated
-    assert calls[1].truncated and calls[1].error
-    kinds = [e.kind for e in events]
-    assert kinds.index("recovered_text") < kinds.index("tool_call") < kinds.index("done")
-
-
-def test_no_recovery_without_tools_or_with_native_calls() -> None:
+def test_text_is_text_to_the_client() -> None:
+    # a call written into the answer is the tool protocol's to read (PromptedTools), not ours
     text = '<tool_call>{"name": "FileRead", "arguments": {}}</tool_call>'
-    assert not completes(feed_all([chunk({"content": text}), chunk({}, "stop")], None))
-    events = feed_all(
-        [chunk({"content": text}), frag(0, "{}", id="n", name="FileRead"), chunk({}, "stop")],
-        [READ],
-    )
-    assert [c.source for c in completes(events)] == ["native"]
-    assert not any(isinstance(e, RecoveredText) for e in events)
-
-
-def test_recovery_can_be_switched_off() -> None:
-    asm = TurnAssembler([READ], recover_text_calls=False)
-    asm.feed(chunk({"content": '<tool_call>{"name": "FileRead", "arguments": {}}</tool_call>'}))
-    assert [e.kind for e in asm.finish()] == ["done"]
+    events = feed_all([chunk({"content": text}), chunk({}, "stop")], [READ])
+    assert [e.kind for e in events] == ["text", "done"]
 
 
 @pytest.mark.parametrize(

@@ -7,7 +7,6 @@ from typing import Any
 
 import pytest
 from openmono.llm import ChatMessage, ToolCall, ToolSpec, recover_tool_calls
-from openmono.llm._assemble import TurnAssembler
 from openmono.llm._calltext import call_text
 from openmono.llm._examples import SCENES, example_turns
 from openmono.llm._grammar import tool_grammar
@@ -265,16 +264,6 @@ def test_under_the_grammar_only_tagged_blocks_are_calls() -> None:
     tagged = call_text("FileRead", {"file_path": "y"})
     got = recover_tool_calls(text + "\n" + tagged, [READ], tagged_only=True)
     assert [c.arguments for c in got.calls] == [{"file_path": "y"}]
-
-
-def test_the_assembler_recovers_prompted_calls_from_the_text() -> None:
-    asm = TurnAssembler([READ], recover_text_calls=True, tagged_only=True)
-    text = "Reading.\n" + call_text("FileRead", {"file_path": "z.txt"})
-    asm.feed({"choices": [{"delta": {"content": text}, "finish_reason": "stop"}]})
-    events = asm.finish()
-    kinds = [e.kind for e in events]
-    assert kinds == ["recovered_text", "tool_call", "done"]
-    assert json.loads(events[1].arguments) == {"file_path": "z.txt"}  # type: ignore[union-attr]
 
 
 @pytest.mark.parametrize(

@@ -380,18 +380,19 @@ async def test_the_prompted_tool_block_counts_in_the_context_estimate(
     make_agent: MakeAgent,
 ) -> None:
     """Under `prompted` the tools cost their block and examples in the system prompt, not the
-    JSON schemas `native` sends: the estimate follows the protocol in use."""
-    from openmono.llm import prompted_overhead
-    from openmono.loop import estimate_tokens
+    JSON schemas `native` sends: the estimate is the model's (`Model.tool_tokens`), so it follows
+    the protocol in use without the loop knowing which it is."""
+    from openmono.llm import LLMSettings, PromptedTools, estimate_tokens
+    from openmono.llm._prompted import prompted_overhead
 
-    agent, _ = await make_agent([reply("hi")], overrides={"llm.tool_protocol": "prompted"})
+    agent, inner = await make_agent([reply("hi")])
     loop = agent.loop
-    assert loop.options.tool_protocol == "prompted"
     tools = loop.offered_tools()
+    await agent.switch_model(PromptedTools(inner, LLMSettings(tool_protocol="prompted")))
     prompted = loop.context_tokens()
     block = estimate_tokens(prompted_overhead(tools))
     assert block > 500
-    loop.options.tool_protocol = "native"
+    await agent.switch_model(PromptedTools(inner, LLMSettings(tool_protocol="native")))
     native = loop.context_tokens()
     schemas = sum(len(t.model_dump_json()) for t in tools) // 4
     assert prompted - native == block - schemas

@@ -4,7 +4,8 @@
 permissions and a session file, then plugs in hooks, MCP tools (`openmono.mcp`) and the `Agent`
 tool (`openmono.subagents`). It sits above all of them, so none of them imports it: the loop knows
 only its extension points (`Toolset`, `ToolHooks`). Surfaces (CLI, ACP) start sessions here.
-Prompt overrides (`_prompts`) are found here too, when the system prompt is built.
+The system prompt is built here too (`build_system_prompt`), with the user's prompt overrides
+(`_prompts`).
 """
 
 from openmono.agent._prompts import (
@@ -21,9 +22,9 @@ from openmono.agent._session import (
     open_agent,
     open_model,
     probe_model,
-    tool_protocol,
     web_access,
 )
+from openmono.agent._system_prompt import build_system_prompt, default_base
 from openmono.agent._trust import trust_question
 
 __all__ = [
@@ -32,13 +33,14 @@ __all__ = [
     "Agent",
     "PromptKind",
     "PromptScope",
+    "build_system_prompt",
     "builtin_toolsets",
+    "default_base",
     "open_agent",
     "open_model",
     "probe_model",
     "prompt_file",
     "prompt_override",
-    "tool_protocol",
     "trust_question",
     "web_access",
 ]

@@ -27,6 +27,7 @@ from openmono_contracts.facts import PROJECT_MEMORY_DIR, USER_MEMORY_DIR
 from openmono.agent._instructions import SessionInstructions, load_instructions, load_notices
 from openmono.agent._prompts import prompt_override
 from openmono.agent._repomap import RepoMapSource, map_budget
+from openmono.agent._system_prompt import build_system_prompt
 from openmono.config import Settings, workspace_trusted
 from openmono.conversation import ConversationTools, TodoItem
 from openmono.executor import Executor, select_executor
@@ -36,6 +37,7 @@ from openmono.llm import (
     Model,
     ModelInfo,
     OpenAICompatModel,
+    PromptedTools,
     ToolProtocol,
     TrustError,
     conversation,
@@ -53,7 +55,6 @@ from openmono.loop import (
     ToolCatalog,
     TurnDone,
     WorkerTools,
-    build_system_prompt,
     discard,
     repair,
     replay,
@@ -76,12 +77,14 @@ if TYPE_CHECKING:
 MCP_WAIT_S = 15.0
 
 
-def open_model(settings: Settings) -> OpenAICompatModel:
-    """The OpenAI-compatible client for `settings.llm`, verifying the gateway against the trust
-    anchor (`gateway_ca`) and refusing plain http:// beyond loopback unless `insecure_http`."""
-    return OpenAICompatModel(
+def open_model(settings: Settings) -> PromptedTools[OpenAICompatModel]:
+    """The OpenAI-compatible client for `settings.llm` (verifying the gateway against the trust
+    anchor, `gateway_ca`, and refusing plain http:// beyond loopback unless `insecure_http`),
+    shown its tools by the protocol `llm.tool_protocol` asks for."""
+    client = OpenAICompatModel(
         settings.llm, ca=settings.gateway_ca, insecure_http=settings.insecure_http
     )
+    return PromptedTools(client, settings.llm)
 
 
 def web_access(settings: Settings) -> WebAccess:
@@ -167,6 +170,17 @@ class Agent:
         return self.snapshots.undo()
 
     @property
+    def tool_protocol(self) -> ToolProtocol:
+        """How the model is shown its tools (a model without the protocol wrapper: natively)."""
+        return self.model.protocol if isinstance(self.model, PromptedTools) else "native"
+
+    @property
+    def protocol_reason(self) -> str:
+        """Why that protocol ("auto: the chat template has no tool support (from props)", ...)."""
+        choice = self.model.choice if isinstance(self.model, PromptedTools) else None
+        return choice.reason if choice is not None else ""
+
+    @property
     def todos(self) -> list[TodoItem]:
         """The session's todo list, as its last TodoWrite wrote it."""
         return self.conversation.todos(self.loop)
@@ -196,14 +210,6 @@ def builtin_toolsets(executor: Executor, data_dir: Path) -> tuple[WorkerTools, C
     """The tools every session starts with: the worker's (run by `executor`) and the
     conversation tools (user memory under `data_dir`)."""
     return WorkerTools(executor), ConversationTools(data_dir / USER_MEMORY_DIR)
-
-
-def tool_protocol(settings: Settings, info: ModelInfo | None) -> ToolProtocol:
-    """A protocol that is set wins; `auto` is what the probe found (native without one)."""
-    setting = settings.llm.tool_protocol
-    if setting != "auto":
-        return setting
-    return info.tool_protocol if info is not None else "native"
 
 
 async def probe_model(model: Model) -> ModelInfo | None:
@@ -379,7 +385,6 @@ def _assemble(
         n_ctx=n_ctx,
         max_tokens=settings.llm.max_tokens,
         temperature=settings.llm.temperature,
-        tool_protocol=tool_protocol(settings, info),
     )
     loop = AgentLoop(
         model, dispatcher, conv, options=options, mode=run_mode, system_prompt=system_prompt

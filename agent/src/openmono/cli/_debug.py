@@ -31,6 +31,9 @@ class DebugModel:
     async def probe(self) -> ModelInfo:
         return await self.inner.probe()
 
+    def tool_tokens(self, tools: Sequence[ToolSpec]) -> int:
+        return self.inner.tool_tokens(tools)
+
     async def stream(
         self,
         messages: Sequence[ChatMessage],
@@ -39,6 +42,7 @@ class DebugModel:
         max_tokens: int | None = None,
         temperature: float | None = None,
         response_format: dict[str, Any] | None = None,
+        grammar: str | None = None,
     ) -> AsyncIterator[StreamEvent]:
         chars = sum(len(m.content or "") for m in messages)
         self.report(
@@ -52,6 +56,7 @@ class DebugModel:
             max_tokens=max_tokens,
             temperature=temperature,
             response_format=response_format,
+            grammar=grammar,
         )
         try:
             async for event in events:

@@ -59,7 +59,7 @@ async def run_oneshot(opts: RunOptions, prompt: str) -> int:
                 "model": model_label(model_id) if model_id else None,
                 "model_id": model_id,
                 "n_ctx": agent.loop.options.n_ctx,
-                "tool_protocol": agent.loop.options.tool_protocol,
+                "tool_protocol": agent.tool_protocol,
                 "workspace": str(workspace),
             }
         )
@@ -88,7 +88,7 @@ async def run_oneshot(opts: RunOptions, prompt: str) -> int:
 def _result(done: TurnDone, agent: Agent, collector: Collector) -> dict[str, Any]:
     return {
         "session_id": agent.session_id,
-        "tool_protocol": agent.loop.options.tool_protocol,
+        "tool_protocol": agent.tool_protocol,
         "ok": done.reason == "stop",
         "reason": done.reason,
         "result": done.text,

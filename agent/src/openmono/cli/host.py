@@ -13,7 +13,7 @@ from openmono.agent import Agent, open_agent
 from openmono.cli._debug import DebugModel
 from openmono.config import RunOptions, Settings
 from openmono.errors import OpenMonoError
-from openmono.llm import Model, OpenAICompatModel, RequestOptions, model_label
+from openmono.llm import Model, OpenAICompatModel, PromptedTools, RequestOptions, model_label
 from openmono.loop import EventSink, LoopEvent, Notice, ToolFinished, TurnDone, UsageReport
 
 if TYPE_CHECKING:
@@ -129,11 +129,18 @@ class SessionHost:
         model = self.current.loop.model
         return model.inner if isinstance(model, DebugModel) else model
 
+    def client(self) -> OpenAICompatModel | None:
+        """The OpenAI-compatible client under the session's model (its tool protocol and
+        /debug around it), if that is what it talks to."""
+        model = self.base_model()
+        inner = model.inner if isinstance(model, PromptedTools) else model
+        return inner if isinstance(inner, OpenAICompatModel) else None
+
     def wire_model(self) -> None:
         """Apply /think and /debug to the session's model (after opening or switching it)."""
         model = self.base_model()
-        if isinstance(model, OpenAICompatModel):
-            model.options = self.thinking
+        if (client := self.client()) is not None:
+            client.options = self.thinking
         self.current.loop.model = DebugModel(model, self.print) if self.debug else model
 
     async def close_host(self) -> None:

@@ -1,18 +1,19 @@
 """The LLM client layer: a `Model` protocol, our own stream events, an OpenAI-compatible client.
 
-    from openmono.llm import ChatMessage, LLMSettings, OpenAICompatModel, TextDelta
+    from openmono.llm import ChatMessage, LLMSettings, OpenAICompatModel, PromptedTools, TextDelta
 
-    model = OpenAICompatModel(LLMSettings(endpoint="http://127.0.0.1:7474", api_key="..."))
-    info = await model.probe()                      # ModelInfo(model=..., n_ctx=...)
+    model = PromptedTools(OpenAICompatModel(LLMSettings(endpoint=..., api_key=...)), settings)
+    info = await model.probe()                      # ModelInfo(model=..., n_ctx=..., tool_protocol)
     async with aclosing(model.stream([ChatMessage(role="user", content="hi")], tools)) as events:
         async for ev in events:                     # TextDelta, ReasoningDelta, ToolCallDelta, ...
-            ...                                     # ToolCallComplete, RecoveredText, Usage, Done
+            ...                                     # ToolCallComplete, Usage, Done
 
-SSE parsing, tool-call fragment assembly and text tool-call recovery (`openmono.llm.textcalls`)
-live here and nowhere else; the loop sees only `StreamEvent`s and `LLMError`s. So does the tool
-protocol: for a template without tools, `prompted` puts the tools in the system prompt and reads
-the calls from the text (`_protocol`, `_prompted`, `_grammar`), the loop never sees the difference
-but in its context estimate (`prompted_overhead`).
+SSE parsing and tool-call fragment assembly live in the client and nowhere else. The tool protocol
+is a `Model` wrapper (`PromptedTools`): for a template without tools, `prompted` puts the tools in
+the system prompt and reads the calls from the text (`_prompted`, `_grammar`, `textcalls`); calls
+written as text are recovered under either protocol, and their markup held back from the text.
+So the loop sees only clean text, whole calls and `LLMError`s, and never which protocol is used;
+what the tools cost in the prompt it asks the model (`Model.tool_tokens`).
 """
 
 from openmono.config import LLMSettings
@@ -34,22 +35,28 @@ from openmono.llm._events import (
     Done,
     Note,
     ReasoningDelta,
-    RecoveredText,
     StreamEvent,
     TextDelta,
     ToolCallComplete,
     ToolCallDelta,
     Usage,
 )
-from openmono.llm._messages import ChatMessage, ModelInfo, ToolCall, ToolSpec, model_label
+from openmono.llm._messages import (
+    ChatMessage,
+    ModelInfo,
+    ToolCall,
+    ToolSpec,
+    estimate_tokens,
+    model_label,
+    native_tool_tokens,
+)
 from openmono.llm._model import Model
-from openmono.llm._prompted import prompted_overhead
 from openmono.llm._protocol import ProtocolSetting, ToolProtocol
+from openmono.llm._tools import PromptedTools
 from openmono.llm._wire import EndpointError, normalize_endpoint
-from openmono.llm.textcalls import TAG_MARKERS, CallProblem, Recovery, TextCall, recover_tool_calls
+from openmono.llm.textcalls import CallProblem, Recovery, TextCall, recover_tool_calls
 
 __all__ = [
-    "TAG_MARKERS",
     "AuthError",
     "CallProblem",
     "ChatMessage",
@@ -65,9 +72,9 @@ __all__ = [
     "ModelInfo",
     "Note",
     "OpenAICompatModel",
+    "PromptedTools",
     "ProtocolSetting",
     "ReasoningDelta",
-    "RecoveredText",
     "Recovery",
     "RequestOptions",
     "StallTimeout",
@@ -85,8 +92,9 @@ __all__ = [
     "Usage",
     "conversation",
     "current_conversation",
+    "estimate_tokens",
     "model_label",
+    "native_tool_tokens",
     "normalize_endpoint",
-    "prompted_overhead",
     "recover_tool_calls",
 ]

@@ -2,8 +2,9 @@
 
 One `TurnAssembler` per request attempt. It emits deltas as they come, assembles tool-call
 fragments per `index` (arguments concatenated; `id` and `name` usually only in the first fragment),
-and at the end produces the complete calls (native, or recovered from the text when the model wrote
-them there), the usage with llama.cpp's `timings`, and `Done`.
+and at the end produces the complete calls (their arguments coerced with the offered tool's
+schema), the usage with llama.cpp's `timings`, and `Done`. Calls a model wrote into its text are
+the tool protocol's business (`PromptedTools`), not the client's.
 """
 
 from __future__ import annotations
@@ -18,7 +19,6 @@ from openmono.llm._coerce import coerce_arguments
 from openmono.llm._events import (
     Done,
     ReasoningDelta,
-    RecoveredText,
     StreamEvent,
     TextDelta,
     ToolCallComplete,
@@ -28,7 +28,6 @@ from openmono.llm._events import (
 from openmono.llm._jsoncut import json_cut_off
 from openmono.llm._messages import ToolSpec
 from openmono.llm._wire import frame_error
-from openmono.llm.textcalls import recover_tool_calls
 
 
 def new_call_id() -> str:
@@ -45,19 +44,8 @@ class _Partial:
 class TurnAssembler:
     """Accumulates one streamed turn. `started` turns true with the first token of any kind."""
 
-    def __init__(
-        self,
-        tools: Sequence[ToolSpec] | None,
-        *,
-        recover_text_calls: bool,
-        tagged_only: bool = False,
-    ) -> None:
-        """`tagged_only`: recover `<tool_call>` blocks only (under the prompted grammar)."""
-        self._tools = list(tools or ())
-        self._schemas: dict[str, Mapping[str, Any]] = {t.name: t.parameters for t in self._tools}
-        self._recover = recover_text_calls
-        self._tagged_only = tagged_only
-        self._text: list[str] = []
+    def __init__(self, tools: Sequence[ToolSpec] | None) -> None:
+        self._schemas: dict[str, Mapping[str, Any]] = {t.name: t.parameters for t in tools or ()}
         self._calls: dict[int, _Partial] = {}
         self._usage: dict[str, Any] | None = None
         self._timings: dict[str, Any] | None = None
@@ -77,7 +65,6 @@ class TurnAssembler:
                 out.append(ReasoningDelta(text=reasoning))
             content = delta.get("content")
             if content:
-                self._text.append(content)
                 out.append(TextDelta(text=content))
             for pos, tc in enumerate(delta.get("tool_calls") or ()):
                 out.append(self._fragment(pos, tc))
@@ -111,8 +98,6 @@ class TurnAssembler:
     def finish(self) -> list[StreamEvent]:
         """The closing events: complete tool calls, usage, `Done`."""
         out: list[StreamEvent] = [self._complete(i, p) for i, p in sorted(self._calls.items())]
-        if not out and self._recover and self._tools:
-            out.extend(self._recovered())
         if self._usage is not None or self._timings is not None:
             u = self._usage or {}
             details = u.get("prompt_tokens_details") or {}
@@ -164,34 +149,3 @@ class TurnAssembler:
             truncated=truncated,
             error=error,
         )
-
-    def _recovered(self) -> list[StreamEvent]:
-        text = "".join(self._text)
-        rec = recover_tool_calls(text, self._tools, tagged_only=self._tagged_only)
-        if not rec.found:
-            return []
-        out: list[StreamEvent] = [RecoveredText(content=rec.text)]
-        items: list[tuple[int, ToolCallComplete]] = []
-        for call in rec.calls:
-            tc = ToolCallComplete(
-                index=0,
-                id=new_call_id(),
-                name=call.name,
-                arguments=json.dumps(call.arguments, ensure_ascii=False),
-                source="text",
-            )
-            items.append((call.start, tc))
-        for prob in rec.problems:
-            tc = ToolCallComplete(
-                index=0,
-                id=new_call_id(),
-                name=prob.name or "",
-                arguments="{}",
-                source="text",
-                truncated=prob.truncated,
-                error=prob.message,
-            )
-            items.append((prob.start, tc))
-        items.sort(key=lambda it: it[0])
-        out.extend(tc.model_copy(update={"index": i}) for i, (_, tc) in enumerate(items))
-        return out

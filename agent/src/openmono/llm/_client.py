@@ -12,10 +12,10 @@ One call of `stream()`:
      (connect and prompt processing included), and once tokens flow, a silence of
      `stall_timeout_s` (not even a keep-alive comment) aborts the stream.
 
-The tool protocol (`_protocol`) is decided by `probe()`. With `prompted`, the conversation is
-rewritten for a template without tools (`_prompted`), `tools` is not sent, and on llama.cpp a GBNF
-grammar (`_grammar`) constrains the reply; a server that refuses the grammar gets the request
-again without it, and from then on none (said once, as a `Note`).
+It speaks the server's own tool protocol: `tools` go in the request and come back as `tool_calls`.
+Another protocol (tools in the prompt, calls read from the text) wraps it (`PromptedTools`), and
+may send a `grammar` (llama.cpp's per-request GBNF) as it sends anything else. `probe()` reports
+what the server says of its chat template's tool support, for that wrapper to decide on.
 """
 
 from __future__ import annotations
@@ -46,17 +46,9 @@ from openmono.llm._errors import (
     TransportError,
     TrustError,
 )
-from openmono.llm._events import Note, StreamEvent
-from openmono.llm._grammar import tool_grammar
-from openmono.llm._messages import ChatMessage, ModelInfo, ToolSpec
-from openmono.llm._prompted import prompted_messages
-from openmono.llm._protocol import (
-    ProtocolChoice,
-    ToolProtocol,
-    ToolSupport,
-    caps_from_props,
-    choose_protocol,
-)
+from openmono.llm._events import StreamEvent
+from openmono.llm._messages import ChatMessage, ModelInfo, ToolSpec, native_tool_tokens
+from openmono.llm._protocol import ToolSupport, caps_from_props
 from openmono.llm._sse import SSEParser
 from openmono.llm._toolprobe import probe_tool_support
 from openmono.llm._wire import (
@@ -121,12 +113,8 @@ class OpenAICompatModel:
             raise TrustError(str(exc)) from None
         self.info: ModelInfo | None = None
         self.options = RequestOptions()
-        # decided by probe(); until then the setting (auto counts as native)
-        self.choice: ProtocolChoice | None = None
-        self.grammar = settings.tool_grammar
         self._llama = False  # /props answered: a llama.cpp server, which takes a `grammar`
         self._props: dict[str, Any] | None = None
-        self._notes: list[str] = []
         self._client = client
         self._owns_client = client is None
 
@@ -154,35 +142,25 @@ class OpenAICompatModel:
         data = (models or {}).get("data") or []
         return [str(d["id"]) for d in data if isinstance(d, dict) and d.get("id")]
 
-    @property
-    def takes_grammar(self) -> bool:
-        """The server is llama.cpp (it answered `/props`), which takes a per-request grammar."""
-        return self._llama
-
-    @property
-    def tool_protocol(self) -> ToolProtocol:
-        if self.choice is not None:
-            return self.choice.protocol
-        return "prompted" if self.settings.tool_protocol == "prompted" else "native"
+    def tool_tokens(self, tools: Sequence[ToolSpec]) -> int:
+        return native_tool_tokens(tools)
 
     async def probe(self) -> ModelInfo:
-        """Model name and per-slot `n_ctx` from `GET /props`, else from `GET /v1/models`; the tool
-        protocol from `/props`' `chat_template_caps`, else (auto only) from a probe."""
+        """Model name and per-slot `n_ctx` from `GET /props`, else from `GET /v1/models`; whether
+        the chat template renders tools from `/props`' `chat_template_caps`, else from a probe
+        (only when `llm.tool_protocol` is `auto`: a set protocol needs no answer)."""
         info = await self._probe_model()
         support = ToolSupport(None, "unknown")
         if self._props is not None:
             support = caps_from_props(self._props)
         if support.supports_tools is None and self.settings.tool_protocol == "auto":
             support = await probe_tool_support(self._post_json, self.settings.model)
-        choice = choose_protocol(self.settings.tool_protocol, support)
-        if choice.warning and (self.choice is None or self.choice.warning != choice.warning):
-            self._notes.append(choice.warning)
-        self.choice = choice
         self.info = info.model_copy(
             update={
                 "supports_tools": support.supports_tools,
-                "tool_protocol": choice.protocol,
-                "protocol_reason": choice.reason,
+                "tools_known_from": None if support.source == "unknown" else support.source,
+                "template_protocol": support.declared,
+                "takes_grammar": self._llama,
             }
         )
         return self.info
@@ -216,24 +194,18 @@ class OpenAICompatModel:
         max_tokens: int | None = None,
         temperature: float | None = None,
         response_format: dict[str, Any] | None = None,
+        grammar: str | None = None,
     ) -> AsyncGenerator[StreamEvent, None]:
         """Stream one assistant turn (see the module docstring for the steps)."""
-        prompted = self.tool_protocol == "prompted"
-        body = self._body(messages, tools, max_tokens, temperature, prompted)
+        body = self._body(messages, tools, max_tokens, temperature)
         if response_format is not None:
             body["response_format"] = response_format
-        elif prompted and tools and self.grammar and self._llama:
-            body["grammar"] = tool_grammar(tools)
-        while self._notes:
-            yield Note(message=self._notes.pop(0))
+        if grammar is not None:
+            body["grammar"] = grammar
         s = self.settings
         attempt = 0
         while True:
-            asm = TurnAssembler(
-                tools,
-                recover_text_calls=s.recover_text_calls or prompted,
-                tagged_only="grammar" in body,
-            )
+            asm = TurnAssembler(tools)
             try:
                 # aclosing: a caller that stops early closes the attempt, hence the response.
                 async with aclosing(self._attempt(body, asm)) as events:
@@ -245,16 +217,6 @@ class OpenAICompatModel:
                     raise retry.error from None
                 await asyncio.sleep(self._delay(attempt, retry.retry_after))
                 attempt += 1
-            except HTTPStatusError as exc:
-                if exc.status != 400 or "grammar" not in body:
-                    raise
-                # Not every server (or build) takes a grammar: go on unconstrained, and say so.
-                body.pop("grammar")
-                self.grammar = False
-                yield Note(
-                    message="The server refused the tool-call grammar "
-                    f"({error_message(exc.body)}): tool calls are no longer constrained."
-                )
 
     # -- one attempt ----------------------------------------------------------------------------
 
@@ -381,10 +343,7 @@ class OpenAICompatModel:
         tools: Sequence[ToolSpec] | None,
         max_tokens: int | None,
         temperature: float | None,
-        prompted: bool = False,
     ) -> dict[str, Any]:
-        if prompted:
-            messages = prompted_messages(messages, tools)
         body: dict[str, Any] = {
             "messages": [m.to_wire() for m in messages],
             "stream": True,
@@ -393,7 +352,7 @@ class OpenAICompatModel:
         model = self.settings.model or (self.info.model if self.info else None)
         if model:
             body["model"] = model
-        if tools and not prompted:
+        if tools:
             body["tools"] = [t.to_wire() for t in tools]
         if max_tokens is not None:
             body["max_tokens"] = max_tokens

@@ -27,7 +27,9 @@ def coerce_arguments(args: dict[str, Any], schema: Mapping[str, Any] | None) -> 
     return out if isinstance(out, dict) else args
 
 
-def _resolve(schema: Mapping[str, Any], root: Mapping[str, Any]) -> Mapping[str, Any]:
+def resolve_ref(schema: Mapping[str, Any], root: Mapping[str, Any]) -> Mapping[str, Any]:
+    """What a `{"$ref": "#/$defs/X"}` schema points to in `root`; any other schema as it is (a
+    ref that points nowhere too)."""
     ref = schema.get("$ref")
     if isinstance(ref, str) and ref.startswith("#/"):
         node: Any = root
@@ -40,10 +42,10 @@ def _resolve(schema: Mapping[str, Any], root: Mapping[str, Any]) -> Mapping[str,
 
 def _types(schema: Mapping[str, Any], root: Mapping[str, Any]) -> list[Mapping[str, Any]]:
     """The alternatives a value may take: anyOf/oneOf branches or the schema itself."""
-    schema = _resolve(schema, root)
+    schema = resolve_ref(schema, root)
     branches = schema.get("anyOf") or schema.get("oneOf")
     if isinstance(branches, list):
-        return [_resolve(b, root) for b in branches if isinstance(b, Mapping)]
+        return [resolve_ref(b, root) for b in branches if isinstance(b, Mapping)]
     t = schema.get("type")
     if isinstance(t, list):
         return [{**schema, "type": one} for one in t]

@@ -2,9 +2,11 @@
 
 Order within one turn: `Note`s about the request, if any (a refused grammar); any number of
 `TextDelta` / `ReasoningDelta` / `ToolCallDelta` as they arrive; then, once the model finished, one
-`ToolCallComplete` per call (index order; native calls first, then calls recovered from the text,
-preceded by one `RecoveredText`), an optional `Usage`, and `Done` last. A `ToolCallComplete` with
-`error` set must not be executed: answer it with the error as its tool result.
+`ToolCallComplete` per call (index order; the server's calls first, then calls read from the text),
+an optional `Usage`, and `Done` last. The `TextDelta`s are the answer as it is to be shown and
+kept: the markup of calls written as text is never in them (`PromptedTools`). A
+`ToolCallComplete` with `error` set must not be executed: answer it with the error as its tool
+result.
 """
 
 from __future__ import annotations
@@ -61,16 +63,6 @@ class ToolCallComplete(_Event):
     error: str | None = None
 
 
-class RecoveredText(_Event):
-    """Tool calls were recovered from the text: this is the answer with their markup removed.
-
-    Store this as the assistant message's content instead of the concatenated `TextDelta`s.
-    """
-
-    kind: Literal["recovered_text"] = "recovered_text"
-    content: str
-
-
 class Usage(_Event):
     """Token counts of the turn, plus llama.cpp's `timings` (prompt_ms, predicted_per_second)."""
 
@@ -101,13 +93,6 @@ class Done(_Event):
 
 
 StreamEvent = Annotated[
-    TextDelta
-    | ReasoningDelta
-    | ToolCallDelta
-    | ToolCallComplete
-    | RecoveredText
-    | Usage
-    | Note
-    | Done,
+    TextDelta | ReasoningDelta | ToolCallDelta | ToolCallComplete | Usage | Note | Done,
     Field(discriminator="kind"),
 ]

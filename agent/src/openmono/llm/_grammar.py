@@ -29,6 +29,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from openmono.llm._calltext import CALL_CLOSE, CALL_OPEN
+from openmono.llm._coerce import resolve_ref
 from openmono.llm._messages import ToolSpec
 
 MAX_CALLS = 4
@@ -111,7 +112,7 @@ class _Builder:
             return "value"
         ref = schema.get("$ref")
         if isinstance(ref, str):
-            target = _deref(ref, root)
+            target = resolve_ref(schema, root)
             return self.value(target, root, ref.rsplit("/", 1)[-1], depth + 1)
         if "const" in schema:
             return _json_literal(schema["const"])
@@ -217,15 +218,6 @@ def _same_width(a: str, b: str) -> str:
         alts.append(f"[{int(a[0]) + 1}-{int(b[0]) - 1}] [0-9]{{{rest}}}")
     alts.append(f"{literal(b[0])} ({_same_width('0' * rest, b[1:])})")
     return " | ".join(alts)
-
-
-def _deref(ref: str, root: Mapping[str, Any]) -> Any:
-    node: Any = root
-    if not ref.startswith("#/"):
-        return {}
-    for part in ref[2:].split("/"):
-        node = node.get(part) if isinstance(node, Mapping) else None
-    return node if isinstance(node, Mapping) else {}
 
 
 def tool_grammar(tools: Sequence[ToolSpec]) -> str:

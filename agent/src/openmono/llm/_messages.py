@@ -1,8 +1,10 @@
-"""Request-side types: chat messages and tool specs sent to the model; what a probe learns."""
+"""Request-side types: chat messages and tool specs sent to the model; what a probe learns; and
+the cheap token estimates of both, for what the server has not counted yet."""
 
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from pathlib import PurePath
 from typing import Any, Literal
 
@@ -97,6 +99,13 @@ class ModelInfo(BaseModel):
     n_ctx: int | None = None
     source: Literal["props", "models"] = "props"
     supports_tools: bool | None = None
+    # where `supports_tools` came from: `/props` or a probe with and without a tool
+    tools_known_from: Literal["props", "probe"] | None = None
+    # the protocol the chat template asks for in a comment (`openmono:tool_protocol=...`)
+    template_protocol: Literal["native", "prompted"] | None = None
+    # the server is llama.cpp (it answered `/props`), which takes a per-request GBNF grammar
+    takes_grammar: bool = False
+    # decided by the tool protocol (`PromptedTools.probe`) from the above and the setting
     tool_protocol: Literal["native", "prompted"] = "native"
     # why that protocol: "auto: the chat template has no tool support (from props)", ...
     protocol_reason: str = ""
@@ -105,3 +114,22 @@ class ModelInfo(BaseModel):
     def label(self) -> str:
         """`model` as people read it (see `model_label`)."""
         return model_label(self.model)
+
+
+# Rough characters per token for text we have no usage figures for yet (code-heavy English).
+CHARS_PER_TOKEN = 3.2
+
+
+def estimate_tokens(messages: Sequence[ChatMessage]) -> int:
+    """A cheap token estimate: characters / 3.2 plus a few tokens of framing per message."""
+    chars = 0
+    for m in messages:
+        chars += len(m.content or "") + len(m.reasoning_content or "")
+        for c in m.tool_calls:
+            chars += len(c.name) + len(c.arguments) + 12
+    return int(chars / CHARS_PER_TOKEN) + 6 * len(messages)
+
+
+def native_tool_tokens(tools: Sequence[ToolSpec]) -> int:
+    """About what the `tools` array costs in the prompt when the chat template renders it."""
+    return sum(len(t.model_dump_json()) for t in tools) // 4

@@ -27,13 +27,20 @@ class Model(Protocol):
         max_tokens: int | None = None,
         temperature: float | None = None,
         response_format: dict[str, Any] | None = None,
+        grammar: str | None = None,
     ) -> AsyncIterator[StreamEvent]:
         """Send the conversation and yield events until `Done` (always the last event).
 
         `response_format`: the OpenAI `response_format` object, sent as given (llama.cpp turns a
-        `json_schema` one into a grammar that constrains the reply)."""
+        `json_schema` one into a grammar that constrains the reply). `grammar`: a GBNF grammar
+        the reply must follow (llama.cpp's per-request `grammar`), sent as given."""
         ...
 
     async def probe(self) -> ModelInfo:
         """Ask the server which model it serves and how large its context is."""
+        ...
+
+    def tool_tokens(self, tools: Sequence[ToolSpec]) -> int:
+        """About how many prompt tokens offering `tools` costs, the way this model is shown them
+        (the loop's context estimate; the server's own count replaces it once known)."""
         ...

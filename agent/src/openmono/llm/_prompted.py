@@ -24,6 +24,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from openmono.llm._calltext import RESULT_CLOSE, call_text, result_text
+from openmono.llm._coerce import resolve_ref
 from openmono.llm._examples import example_turns
 from openmono.llm._messages import ChatMessage, ToolSpec
 
@@ -46,18 +47,9 @@ def _first_sentence(text: str, limit: int = 110) -> str:
     return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"
 
 
-def _resolve(schema: Mapping[str, Any], root: Mapping[str, Any]) -> Mapping[str, Any]:
-    ref = schema.get("$ref")
-    if isinstance(ref, str) and ref.startswith("#/$defs/"):
-        found = (root.get("$defs") or {}).get(ref.removeprefix("#/$defs/"))
-        if isinstance(found, Mapping):
-            return found
-    return schema
-
-
 def type_hint(schema: Mapping[str, Any], root: Mapping[str, Any], depth: int = 0) -> str:
     """A short type for one property: `string`, `integer`, `"a"|"b"`, `[string]`, `{k, k2?}`."""
-    schema = _resolve(schema, root)
+    schema = resolve_ref(schema, root)
     if "enum" in schema:
         return "|".join(json.dumps(v) for v in schema["enum"])
     branches = schema.get("anyOf") or schema.get("oneOf")

@@ -73,11 +73,13 @@ class CallProblem:
 
 @dataclass(slots=True)
 class Recovery:
-    """The text without call markup, the calls, and the problems (each list in text order)."""
+    """The text without call markup, the calls, and the problems (each list in text order);
+    `removed` is where the markup was in the text, (start, end) spans in order."""
 
     text: str
     calls: list[TextCall] = field(default_factory=list)
     problems: list[CallProblem] = field(default_factory=list)
+    removed: list[tuple[int, int]] = field(default_factory=list)
 
     @property
     def found(self) -> bool:
@@ -146,6 +148,7 @@ class _Scanner:
                     continue
                 end = fence_end
             pieces.append(text[keep_from:start])
+            self.out.removed.append((start, end))
             keep_from = pos = end
         pieces.append(text[keep_from:])
         self.out.text = "".join(pieces).strip() if self.out.found else text

@@ -7,6 +7,7 @@ alike. Wiring a loop to a model, an executor and a session file is `openmono.age
 one layer up, so the loop never imports MCP, hooks or sub-agents.
 """
 
+from openmono.llm import estimate_tokens
 from openmono.loop._catalog import ToolCatalog
 from openmono.loop._dispatch import Asker, CallOutcome, DispatchContext, Dispatcher, Question
 from openmono.loop._events import (
@@ -26,10 +27,9 @@ from openmono.loop._events import (
 from openmono.loop._extensions import Narrowed, OfferedTool, ToolHooks, Toolset
 from openmono.loop._guards import DoomLoopGuard, RepetitionDetector, call_signature, is_repetitive
 from openmono.loop._prepare import PREPARE_STEPS, READY, Pending, Refusal, Step, StepContext
-from openmono.loop._prompt import build_system_prompt, default_base
 from openmono.loop._repair import Repairs, repair
 from openmono.loop._run import AgentLoop, LoopOptions, dispatching_loop
-from openmono.loop._state import Conversation, estimate_tokens, replay
+from openmono.loop._state import Conversation, replay
 from openmono.loop._worker_tools import WorkerTools, worker_tools
 
 __all__ = [
@@ -67,9 +67,7 @@ __all__ = [
     "TurnDone",
     "UsageReport",
     "WorkerTools",
-    "build_system_prompt",
     "call_signature",
-    "default_base",
     "discard",
     "dispatching_loop",
     "estimate_tokens",

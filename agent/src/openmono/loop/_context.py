@@ -11,9 +11,9 @@ from __future__ import annotations
 
 from collections import Counter
 
-from openmono.llm import ChatMessage, LLMError, Model, TextDelta
+from openmono.llm import ChatMessage, LLMError, Model, TextDelta, estimate_tokens
 from openmono.loop._closing import closing_stream
-from openmono.loop._state import Conversation, estimate_tokens
+from openmono.loop._state import Conversation
 
 CHECKPOINT_RATIO = 0.65
 COMPACT_RATIO = 0.80

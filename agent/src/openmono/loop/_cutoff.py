@@ -54,10 +54,7 @@ def continuation(reply: Reply) -> list[ChatMessage]:
 
 def join(reply: Reply, more: Reply) -> None:
     """Append `more` (the rest) to `reply`: text and thinking go on, cut calls are replaced."""
-    if reply.recovered is not None:
-        reply.recovered += more.text
-    else:
-        reply.text_parts.extend(more.text_parts if more.recovered is None else [more.text])
+    reply.text_parts.extend(more.text_parts)
     reply.reasoning_parts.extend(more.reasoning_parts)
     reply.calls = [c for c in reply.calls if not c.truncated] + more.calls
     reply.finish_reason = more.finish_reason

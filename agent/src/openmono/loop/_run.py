@@ -1,8 +1,9 @@
 """The agent loop: a short driver; each step lives in its own module.
 
 One user turn:
-    1. prompt    -- the system prompt is built once per session and rebuilt when the mode or
-                    memory changes (`_prompt`); the user's message is recorded
+    1. prompt    -- the system prompt (the session's `system_prompt(mode)`, one layer up) is
+                    built once and rebuilt when the mode or memory changes; the user's message
+                    is recorded
     2. context   -- above 65 % of n_ctx checkpoint with a summary, above 80 % compact (`_context`)
     3. stream    -- one model reply, text and thinking forwarded live; a context overflow
                     compacts and retries once; degenerate text stops the reply (`_stream`)
@@ -32,16 +33,15 @@ from openmono.llm import (
     LLMError,
     Model,
     ToolCall,
-    ToolProtocol,
     ToolSpec,
-    prompted_overhead,
+    estimate_tokens,
 )
 from openmono.loop import _context, _cutoff
 from openmono.loop._catalog import ToolCatalog
 from openmono.loop._dispatch import CallOutcome, Dispatcher
 from openmono.loop._events import EventSink, Notice, TurnDone, UsageReport, discard
 from openmono.loop._guards import DoomLoopGuard, call_signature
-from openmono.loop._state import Conversation, estimate_tokens
+from openmono.loop._state import Conversation
 from openmono.loop._stream import Reply, stream_reply
 from openmono.permissions import Mode
 
@@ -71,14 +71,6 @@ class LoopOptions:
     n_ctx: int = 8192
     max_tokens: int | None = None
     temperature: float | None = None
-    # how the model sees the tools (the probe decides): it changes what they cost in the prompt
-    tool_protocol: ToolProtocol = "native"
-
-
-def _spec_tokens(tools: list[ToolSpec], protocol: ToolProtocol = "native") -> int:
-    if protocol == "prompted":
-        return estimate_tokens(prompted_overhead(tools))
-    return sum(len(t.model_dump_json()) for t in tools) // 4
 
 
 class AgentLoop:
@@ -154,7 +146,7 @@ class AgentLoop:
         return []
 
     def _tool_tokens(self, tools: list[ToolSpec]) -> int:
-        return _spec_tokens(tools, self.options.tool_protocol)
+        return self.model.tool_tokens(tools)
 
     def _warn_tools(self, emit: EventSink | None, what: str) -> None:
         if emit is not None and not self._warned_tools:

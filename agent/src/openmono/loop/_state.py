@@ -10,11 +10,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from openmono.llm import ChatMessage, ToolCall
+from openmono.llm import ChatMessage, ToolCall, estimate_tokens
 from openmono.sessions import RecordedCall, SessionMessage, SessionWriter
-
-# Rough characters per token for text we have no usage figures for yet (code-heavy English).
-CHARS_PER_TOKEN = 3.2
 
 
 def to_record(message: ChatMessage, **extra: Any) -> SessionMessage:
@@ -60,16 +57,6 @@ def replay(records: list[SessionMessage]) -> list[ChatMessage]:
         if record.role != "system":
             out.append(from_record(record))
     return out
-
-
-def estimate_tokens(messages: list[ChatMessage]) -> int:
-    """A cheap token estimate: characters / 3.2 plus a few tokens of framing per message."""
-    chars = 0
-    for m in messages:
-        chars += len(m.content or "") + len(m.reasoning_content or "")
-        for c in m.tool_calls:
-            chars += len(c.name) + len(c.arguments) + 12
-    return int(chars / CHARS_PER_TOKEN) + 6 * len(messages)
 
 
 @dataclass

@@ -2,11 +2,10 @@
 
 Text and thinking each have a repetition detector; either one tripping closes the stream.
 
-Tool calls come whole (`ToolCallComplete`, native or recovered from the text by the client); when
-calls were recovered, `RecoveredText` replaces the visible text with the markup removed, and the
-markup is never shown (`CallHoldback`). The
-client's `Note`s (a grammar the server refused, ...) become `Notice`s. The
-accumulator is owned by the caller, so a cancelled stream still leaves what was said.
+Tool calls come whole (`ToolCallComplete`), and the text is the answer as it is to be shown and
+kept, whatever the tool protocol (`openmono.llm.PromptedTools`). The model's `Note`s (a grammar
+the server refused, ...) become `Notice`s. The accumulator is owned by the caller, so a cancelled
+stream still leaves what was said.
 """
 
 from __future__ import annotations
@@ -21,7 +20,6 @@ from openmono.llm import (
     Model,
     Note,
     ReasoningDelta,
-    RecoveredText,
     TextDelta,
     ToolCallComplete,
     ToolSpec,
@@ -30,7 +28,6 @@ from openmono.llm import (
 from openmono.loop._closing import closing_stream
 from openmono.loop._events import EventSink, Notice, ReasoningChunk, TextChunk
 from openmono.loop._guards import RepetitionDetector
-from openmono.loop._holdback import CallHoldback
 
 
 @dataclass
@@ -39,7 +36,6 @@ class Reply:
 
     text_parts: list[str] = field(default_factory=list)
     reasoning_parts: list[str] = field(default_factory=list)
-    recovered: str | None = None
     calls: list[ToolCallComplete] = field(default_factory=list)
     usage: Usage | None = None
     finish_reason: str | None = None
@@ -51,7 +47,7 @@ class Reply:
 
     @property
     def text(self) -> str:
-        return self.recovered if self.recovered is not None else "".join(self.text_parts)
+        return "".join(self.text_parts)
 
     @property
     def reasoning(self) -> str:
@@ -90,8 +86,6 @@ async def stream_reply(
         TextDelta: ("text", reply.text_parts, TextChunk, RepetitionDetector()),
         ReasoningDelta: ("reasoning", reply.reasoning_parts, ReasoningChunk, RepetitionDetector()),
     }
-    # calls written as text are only recovered when tools were offered
-    holdback = CallHoldback() if tools else None
     stream = model.stream(messages, tools or None, max_tokens=max_tokens, temperature=temperature)
     async with closing_stream(stream) as events:
         async for event in events:
@@ -100,24 +94,17 @@ async def stream_reply(
                 if reply.first_token_at is None:
                     reply.first_token_at = time.monotonic()
                 parts.append(event.text)
-                if holdback is None or isinstance(event, ReasoningDelta):
-                    emit(shown(text=event.text))
-                elif visible := holdback.feed(event.text):
-                    emit(shown(text=visible))
+                emit(shown(text=event.text))
                 if detector.feed(event.text):
                     reply.degenerate, reply.degenerate_in = True, where
                     break
             elif isinstance(event, ToolCallComplete):
                 reply.calls.append(event)
-            elif isinstance(event, RecoveredText):
-                reply.recovered = event.content
             elif isinstance(event, Usage):
                 reply.usage = event
             elif isinstance(event, Note):
                 emit(Notice(level=event.level, message=event.message))
             elif isinstance(event, Done):
                 reply.finish_reason = event.finish_reason
-    if holdback is not None and (rest := holdback.finish(reply.recovered)):
-        emit(TextChunk(text=rest))
     reply.finished_at = time.monotonic()
     return reply

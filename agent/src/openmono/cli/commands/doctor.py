@@ -25,7 +25,7 @@ from openmono_contracts.facts import LOOPBACK, REDIS_PORT
 from openmono.config import ConfigError, RunOptions, Settings, current_environ, explain_agent
 
 if TYPE_CHECKING:
-    from openmono.llm import OpenAICompatModel
+    from openmono.llm import OpenAICompatModel, PromptedTools
 
 TIMEOUT_S = 5.0
 
@@ -59,7 +59,7 @@ async def _endpoint_checks(settings: Settings) -> list[Check]:
         model = open_model(settings)
     except LLMError as exc:
         return [Check("endpoint", "fail", str(exc))]
-    root = model.root
+    root = model.inner.root
     anchor = trust.load_anchor(settings.gateway_ca)  # valid: the model above checked it
     async with gw.async_client(anchor=anchor, timeout=TIMEOUT_S) as client:
         try:
@@ -112,11 +112,11 @@ async def _endpoint_checks(settings: Settings) -> list[Check]:
     return checks
 
 
-def _tools_check(model: OpenAICompatModel) -> Check:
+def _tools_check(model: PromptedTools[OpenAICompatModel]) -> Check:
     """Which tool protocol the probe chose, and why; a model that cannot see its tools fails."""
     choice = model.choice
     if choice is None:
-        return Check("tools", "info", f"{model.tool_protocol} (not probed)")
+        return Check("tools", "info", f"{model.protocol} (not probed)")
     detail = f"{choice.protocol} · {choice.reason}"
     if choice.protocol == "prompted":
         detail += " · grammar " + ("on" if model.grammar and model.takes_grammar else "off")

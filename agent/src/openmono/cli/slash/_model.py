@@ -6,9 +6,9 @@ from contextlib import aclosing
 
 from rich.markup import escape
 
-from openmono.agent import open_model, probe_model, tool_protocol
+from openmono.agent import open_model, probe_model
 from openmono.cli.slash._table import Surface, register
-from openmono.llm import ChatMessage, LLMError, OpenAICompatModel, ReasoningDelta, TextDelta
+from openmono.llm import ChatMessage, LLMError, ReasoningDelta, TextDelta
 from openmono.loop import ReasoningChunk, TextChunk, TurnDone
 
 EFFORTS = ("low", "medium", "high")
@@ -33,18 +33,18 @@ async def model(s: Surface, arg: str) -> None:
         return
     if info.n_ctx:
         agent.loop.options.n_ctx = info.n_ctx
-    agent.loop.options.tool_protocol = tool_protocol(s.settings, info)
     requested = s.settings.llm.model
     shown = (
         f"model {escape(info.label)} · n_ctx {info.n_ctx} (from /{info.source}) · "
-        f"tools {agent.loop.options.tool_protocol}"
+        f"tools {agent.tool_protocol}"
     )
     if requested and requested != info.model:
         shown += f" · requesting {escape(requested)}"
     s.print(shown)
-    if isinstance(base, OpenAICompatModel):
+    client = s.client()
+    if client is not None:
         try:
-            served = await base.list_models()
+            served = await client.list_models()
         except LLMError as exc:
             s.print(f"[dim]/v1/models: {escape(str(exc))}[/dim]")
             return

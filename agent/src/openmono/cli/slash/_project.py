@@ -10,12 +10,12 @@ from openmono.agent import (
     PROMPT_SCOPES,
     PromptKind,
     PromptScope,
+    default_base,
     prompt_file,
     prompt_override,
 )
 from openmono.cli.slash._survey import survey
 from openmono.cli.slash._table import Surface, register
-from openmono.loop import default_base
 
 PROMPT_USAGE = (
     "usage: /prompt [show] · /prompt create|reset system|plan [project|global] · "

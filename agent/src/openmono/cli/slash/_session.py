@@ -15,8 +15,7 @@ from openmono.sessions import SessionError, SessionStore
 
 def tools_line(agent: Agent) -> str:
     """The tool protocol in use and why (`prompted`: the tools are in the system prompt)."""
-    protocol = agent.loop.options.tool_protocol
-    reason = agent.info.protocol_reason if agent.info else ""
+    protocol, reason = agent.tool_protocol, agent.protocol_reason
     return f"{protocol} ({reason})" if reason else protocol
 
 

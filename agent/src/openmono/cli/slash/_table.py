@@ -25,7 +25,7 @@ if TYPE_CHECKING:
     from openmono.agent import Agent
     from openmono.cli.host import SessionStats
     from openmono.config import RunOptions, Settings
-    from openmono.llm import Model, RequestOptions
+    from openmono.llm import Model, OpenAICompatModel, RequestOptions
     from openmono.loop import EventSink
 
 
@@ -87,6 +87,10 @@ class Surface(Protocol):
 
     def base_model(self) -> Model:
         """The session's model without the /debug wrapper."""
+        ...
+
+    def client(self) -> OpenAICompatModel | None:
+        """The OpenAI-compatible client under the session's model, if that is what it uses."""
         ...
 
 

@@ -237,7 +237,7 @@ class OpenMonoApp(App[int]):
             [
                 s.model_name(),
                 f"ctx {100 * used // max(n_ctx, 1)}%",
-                f"tools {loop.options.tool_protocol}",
+                f"tools {s.agent.tool_protocol}",
                 loop.mode,
                 f"{speed:.1f} tok/s" if speed else "",
                 "think" if s.thinking.thinking else "",

@@ -1,10 +1,14 @@
-"""Step 1: the system prompt = base + the caller's blocks + memory + git state + repository map.
+"""The session's system prompt = base + the instructions' blocks + memory + git state + repo map.
+
+The loop only holds it and asks for it again when the mode or memory changed (its step 1): what
+goes in is the session's business, built here from the workspace, the instructions, the memory
+folders, the repository map and the user's prompt overrides (`_prompts`).
 
 The base instructions are ours unless the user overrode them (`/prompt`: a template where
 `{workspace}` and `{mode}` are filled in; the caller finds the override file and passes its text).
 
-The blocks come from the layer above, each its own part (the project's notes, rules and skills
-index: `openmono.instructions`); memory is the markdown files MemorySave wrote (`<data
+The blocks are the workspace's instructions, each its own part (the project's notes, rules and
+skills index: `openmono.instructions`); memory is the markdown files MemorySave wrote (`<data
 dir>/memory/` and `<workspace>/.openmono/memory/`); git state is the branch and a short status.
 Each part is capped so a huge file cannot eat the context.
 """
