@@ -10,21 +10,29 @@ The attacks are the issue's, through the real engine and the real Bash tool.
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import socket
 import subprocess
 import sys
+import time
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 
 import pytest
+from openmono.executor import Executor, LocalExecutor
 from openmono.executor.celery import CeleryExecutor
+from openmono.llm import ToolCallComplete
+from openmono.loop import CallOutcome, DispatchContext, Dispatcher, ToolCatalog, WorkerTools
+from openmono.permissions import PermissionEngine
 from openmono_contracts import ToolRequest, ToolResult
 from openmono_contracts.sandbox import SandboxPolicy
 from openmono_worker import WorkerSettings, run_tool
 from openmono_worker.sandbox import support
 
 from tests.support.celery_worker import WorkerStack, celery_executor, celery_worker, tool_request
+from tests.support.cli import OPENMONO
+from tests.support.procs import free_port
 from tests.support.redis import redis_server
 
 pytestmark = [
@@ -239,3 +247,179 @@ async def test_celery_worker_without_landlock_refuses(tmp_path: Path) -> None:
     assert not r.ok and "cannot make one" in (r.error or ""), r
     assert not (box.ws / "ran").exists()
     assert os.path.exists(box.ws / "compose" / ".env")
+
+
+# --- the agent: the real permission engine and dispatcher, the real Bash tool --------------------
+
+
+class Agentside:
+    """A checkout-like git repository and a dispatcher whose Bash runs on `executor`."""
+
+    def __init__(self, box: Box, executor: Executor) -> None:
+        self.box = box
+        self.executor = executor
+        self.engine = PermissionEngine(
+            box.ws, hidden=(box.ws / "compose" / ".env", box.data), sandbox_available=True
+        )
+        ctx = DispatchContext(workspace=box.ws, session_id="s", timeout_s=30)
+        self.dispatcher = Dispatcher(ToolCatalog([WorkerTools(executor)]), self.engine, ctx)
+        self.n = 0
+
+    async def bash(self, command: str) -> CallOutcome:
+        """One Bash call as the model makes it, in a non-interactive run (an ask is a denial)."""
+        self.n += 1
+        arguments = json.dumps({"command": command})
+        call = ToolCallComplete(index=0, id=f"b{self.n}", name="Bash", arguments=arguments)
+        out: list[CallOutcome] = []
+        await self.dispatcher.run([call], "agent", "t", lambda _e: None, out.append)
+        return out[0]
+
+
+def _git_repo(ws: Path) -> None:
+    def git(*args: str) -> None:
+        subprocess.run(["git", "-C", str(ws), *args], check=True, capture_output=True)
+
+    git("init", "-q")
+    git("config", "user.email", "t@example.org")
+    git("config", "user.name", "t")
+    git("add", "notes.txt")
+    git("commit", "-qm", "one")
+    # A repository someone else prepared: its fsmonitor runs whenever git reads the index.
+    hook = ws / ".git" / "monitor.sh"
+    hook.write_text(f"#!/bin/sh\ntouch {ws}/fsmonitor-ran\n")
+    hook.chmod(0o755)
+    git("config", "core.fsmonitor", str(hook))
+
+
+@pytest.fixture(params=["in-process", "celery"])
+async def agent(
+    request: pytest.FixtureRequest, tmp_path: Path, stack: WorkerStack
+) -> AsyncIterator[Agentside]:
+    box = Box(tmp_path)
+    _git_repo(box.ws)
+    if request.param == "in-process":
+        executor: Executor = LocalExecutor(box.settings)
+    else:
+        executor = CeleryExecutor(stack.redis.url)
+    try:
+        yield Agentside(box, executor)
+    finally:
+        await executor.aclose()
+
+
+WRITES = {
+    "sort -o": "sort -o{ws}/pwned notes.txt",
+    "uniq's second operand": "printf 'x\\n' | uniq - {ws}/pwned",
+    "find -fprint0": "find . -maxdepth 0 -fprint0 {ws}/pwned",
+    "tree -o": "tree -o {ws}/pwned",
+    "less -o": "less -o {ws}/pwned notes.txt",
+    "git grep -O": "git grep -O'touch {ws}/pwned' -e first",
+    "sort --compress-program": "sort --compress-program=sh notes.txt",
+}
+
+
+@pytest.mark.parametrize("attack", sorted(WRITES))
+async def test_a_read_only_looking_command_that_writes_or_runs_code_asks(
+    agent: Agentside, attack: str
+) -> None:
+    outcome = await agent.bash(WRITES[attack].format(ws=agent.box.ws))
+    assert outcome.denied and "needs approval" in outcome.content, outcome.content
+    assert not (agent.box.ws / "pwned").exists()
+
+
+async def test_setting_the_clock_or_the_hostname_asks(agent: Agentside) -> None:
+    # harmless values, in case a regression lets them run: the current second, the same name
+    for command in (
+        f"date -s @{int(time.time())}",
+        f"hostname {socket.gethostname()}",
+    ):
+        outcome = await agent.bash(command)
+        assert outcome.denied and "needs approval" in outcome.content, (command, outcome.content)
+
+
+async def test_git_status_runs_without_the_repositorys_fsmonitor(agent: Agentside) -> None:
+    (agent.box.ws / "notes.txt").write_text("changed\n")
+    outcome = await agent.bash("git status --short")
+    assert outcome.ok and "M notes.txt" in outcome.content, outcome.content
+    assert not (agent.box.ws / "fsmonitor-ran").exists()
+
+
+async def test_cat_of_the_gateway_key_runs_sandboxed_and_shows_nothing(agent: Agentside) -> None:
+    outcome = await agent.bash("cat notes.txt compose/.env")
+    assert not outcome.denied  # read-only: it runs without a question, in the sandbox
+    assert "first line" in outcome.content and "sk-" not in outcome.content
+    assert "Permission denied" in outcome.content
+
+
+async def test_an_auto_allowed_command_that_runs_the_repos_program_writes_nothing(
+    agent: Agentside,
+) -> None:
+    # `git diff` is auto-allowed, and runs the repository's external diff driver: in the sandbox
+    driver = agent.box.ws / ".git" / "differ.sh"
+    driver.write_text(f"#!/bin/sh\necho driver-ran; touch {agent.box.ws}/pwned\n")
+    driver.chmod(0o755)
+    subprocess.run(
+        ["git", "-C", str(agent.box.ws), "config", "diff.external", str(driver)], check=True
+    )
+    (agent.box.ws / "notes.txt").write_text("changed\n")
+    outcome = await agent.bash("git diff")
+    assert not outcome.denied and "driver-ran" in outcome.content, outcome.content
+    assert not (agent.box.ws / "pwned").exists()
+
+
+async def test_without_a_sandbox_only_what_the_parser_proves_harmless_runs(tmp_path: Path) -> None:
+    box = Box(tmp_path)
+    _git_repo(box.ws)
+    executor = LocalExecutor(box.settings)
+    try:
+        side = Agentside(box, executor)
+        side.engine.sandbox_available = False
+        assert (await side.bash("head -1 notes.txt")).content.startswith("first line")
+        for command in ("git status", "cat compose/.env", "grep -r sk- .", "cat ../x",
+                        "ls *", "jq -n env", f"cat {box.data}/sessions.jsonl"):  # fmt: skip
+            outcome = await side.bash(command)
+            assert outcome.denied, (command, outcome.content)
+        assert not (box.ws / "fsmonitor-ran").exists()
+    finally:
+        await executor.aclose()
+
+
+# --- `openmono doctor` says which case applies ---------------------------------------------------
+
+
+def _doctor(tmp_path: Path, launcher: list[str], **extra: str) -> str:
+    ws = tmp_path / "doctor-ws"
+    ws.mkdir(exist_ok=True)
+    env = {
+        "PATH": os.environ["PATH"],
+        "HOME": str(tmp_path),
+        "OPENMONO_DATA_DIR": str(tmp_path / "doctor-data"),
+        "OPENMONO_ENV_FILE": str(tmp_path / "none.env"),
+        "OPENMONO_LLM_ENDPOINT": f"http://127.0.0.1:{free_port()}",
+        **extra,
+    }
+    done = subprocess.run(
+        [*launcher, OPENMONO, "doctor"],
+        env=env,
+        cwd=ws,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    return done.stdout
+
+
+def test_doctor_names_the_sandbox_or_says_why_there_is_none(tmp_path: Path) -> None:
+    assert "✓ sandbox: Landlock ABI" in _doctor(tmp_path, [])
+    line = next(x for x in _doctor(tmp_path, NO_LANDLOCK).splitlines() if x[2:10] == "sandbox:")
+    assert line.startswith("– sandbox: unavailable (the kernel offers no Landlock"), line
+    assert "only commands the shell parser proves harmless" in line
+
+
+def test_doctor_fails_a_worker_that_cannot_sandbox(tmp_path: Path) -> None:
+    with (
+        redis_server(tmp_path) as server,
+        celery_worker(tmp_path, server.url, launcher=NO_LANDLOCK),
+    ):
+        out = _doctor(tmp_path, [], OPENMONO_BROKER_URL=server.url)
+    assert "✗ sandbox: the worker refuses sandboxed calls" in out, out

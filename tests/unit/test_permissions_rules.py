@@ -31,6 +31,7 @@ def facts(tool: str) -> ToolFacts:
 
 
 def engine(ws: Path, **kw: object) -> PermissionEngine:
+    kw.setdefault("sandbox_available", True)  # not this machine's kernel: the tests decide
     return PermissionEngine(ws, **kw)  # type: ignore[arg-type]
 
 
@@ -151,6 +152,68 @@ def test_unsafe_or_unknown_commands_are_not_auto_allowed(command: str) -> None:
     assert not is_safe_read_only(command)
 
 
+@pytest.mark.parametrize(
+    "command",
+    [
+        "sort -ro/tmp/x a",  # a forbidden letter inside a cluster, its value attached
+        "sort --output=x a",
+        "sort --out=x a",  # an abbreviation GNU getopt would accept
+        "git grep -Ocat -e x",
+        "git log --output=x",
+        "git diff --ext-diff",
+        "head -c5 a > b",
+        "uniq a b",
+        "date 0101000025",
+        "hostname -F name",
+        "find . -newer a -delete",
+        "tree -R -H x",
+        "rg --pre=sh x",
+        "rg -z x",
+        "git status; git push",
+        "git -C . -c core.fsmonitor=x status",
+        "ls $HOME",
+        "cat ~/.ssh/id_rsa",
+        "ls {a,b}",
+        "cat <<EOF\nx\nEOF",
+        "(cd x && ls)",
+        "./ls",
+    ],
+)
+def test_flags_are_an_allow_list(command: str) -> None:
+    assert not is_safe_read_only(command)
+
+
+def test_read_only_commands_run_in_the_read_only_sandbox(ws: Path) -> None:
+    d = engine(ws).decide("Bash", {"command": "git status"}, facts("Bash"))
+    assert d.action == "allow" and d.sandbox == "read_only"
+    d = engine(ws).decide("Bash", {"command": "ls", "background": True}, facts("Bash"))
+    assert d.action == "ask"
+
+
+def test_without_a_sandbox_only_what_the_parser_proves_harmless(ws: Path) -> None:
+    (ws / "compose").mkdir()
+    (ws / "compose" / ".env").write_text("K=v\n")
+    e = engine(ws, sandbox_available=False, hidden=(ws / "compose" / ".env",))
+    for command in ("ls -la", "head -3 a.py", "grep -rn x src", "wc -l a b", "date +%F"):
+        d = e.decide("Bash", {"command": command}, facts("Bash"))
+        assert d.action == "allow" and d.sandbox is None, (command, d)
+    for command in ("git status", "cat compose/.env", "grep -r K .", "cat /etc/hostname",
+                    "ls *.py", "grep -R x src", "jq -n env", "cat ../a"):  # fmt: skip
+        assert e.decide("Bash", {"command": command}, facts("Bash")).action == "ask", command
+
+
+def test_permissions_sandbox_puts_allowed_shell_calls_in_the_writable_sandbox(ws: Path) -> None:
+    e = engine(ws, yolo=True, sandbox_approved=True)
+    d = e.decide("Bash", {"command": "make build"}, facts("Bash"))
+    assert d.action == "allow" and d.sandbox == "workspace_write"
+    # a read-only mode keeps an allowed shell call read-only
+    d = e.decide("Bash", {"command": "make build"}, facts("Bash"), read_only=True)
+    assert d.sandbox == "read_only"
+    assert (
+        e.decide("FileWrite", {"file_path": "a", "content": ""}, facts("FileWrite")).sandbox is None
+    )
+
+
 def test_defaults(ws: Path) -> None:
     e = engine(ws)
     assert e.decide("FileRead", {"file_path": "src/a.py"}, facts("FileRead")).action == "allow"
@@ -216,10 +279,11 @@ async def test_interactive_answers_once_session_deny(ws: Path) -> None:
     args = {"command": "make build"}
     assert (await e.authorize("1", "Bash", args, facts("Bash"), approver)).action == "allow"  # type: ignore[arg-type]
     assert (await e.authorize("2", "Bash", args, facts("Bash"), approver)).action == "allow"  # type: ignore[arg-type]
-    assert asked[1].session_pattern == "make *"
-    # "session" remembered `make *`: no third question for another make target
+    # a program whose first word picks what it does: the session covers that target only
+    assert asked[1].session_pattern == "make build *"
+    # "session" remembered `make build *`: no third question for the same target
     assert (
-        await e.authorize("3", "Bash", {"command": "make test"}, facts("Bash"), approver)
+        await e.authorize("3", "Bash", {"command": "make build -j4"}, facts("Bash"), approver)
     ).action == "allow"  # type: ignore[arg-type]
     assert len(asked) == 2
     d = await e.authorize("4", "Bash", {"command": "npm i"}, facts("Bash"), approver)  # type: ignore[arg-type]

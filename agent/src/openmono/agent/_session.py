@@ -23,12 +23,13 @@ from typing import TYPE_CHECKING
 
 from openmono_contracts import WebAccess, trust
 from openmono_contracts.facts import PROJECT_MEMORY_DIR, USER_MEMORY_DIR
+from openmono_contracts.sandbox import hidden_paths
 
 from openmono.agent._instructions import SessionInstructions, load_instructions, load_notices
 from openmono.agent._prompts import prompt_override
 from openmono.agent._repomap import RepoMapSource, map_budget
 from openmono.agent._system_prompt import build_system_prompt
-from openmono.config import Settings, workspace_trusted
+from openmono.config import Settings, current_environ, workspace_trusted
 from openmono.conversation import ConversationTools, TodoItem
 from openmono.executor import Executor, select_executor
 from openmono.instructions import prompt_blocks
@@ -361,6 +362,13 @@ def _assemble(
         rules=settings.permissions.tools,
         yolo=yolo or settings.permissions.yolo,
         allow=allow,
+        sandbox_approved=settings.permissions.sandbox,
+        hidden=hidden_paths(
+            workspace,
+            data_dir=settings.data_dir,
+            home=Path.home(),
+            env_file=current_environ().file_path,
+        ),
     )
     snapshots = store.snapshots(header.session_id)
     instructions = SessionInstructions.of(ins, header.session_id, conv, permissions)

@@ -12,7 +12,13 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
-from openmono_contracts.facts import ACP_PORT, DEFAULT_DATA_DIR, GATEWAY_PORT, LOOPBACK
+from openmono_contracts.facts import (
+    ACP_PORT,
+    DEFAULT_DATA_DIR,
+    GATEWAY_PORT,
+    LOOPBACK,
+    parse_switch,
+)
 from pydantic import (
     BaseModel,
     ConfigDict,
@@ -123,6 +129,9 @@ class PermissionSettings(BaseModel):
     yolo: Annotated[bool, WIDENS_UNLESS_OFF] = False
     # plan and ask are read-only: from an untrusted project they narrow, `agent` would widen
     mode: Annotated[Mode, Trust("widens", lambda v: v in ("plan", "ask"))] = "agent"
+    # Approved (and rule-allowed) shell calls run in the OS sandbox too, with the workspace
+    # writable; read-only ones always do where it can run (docs/security.md). On only narrows.
+    sandbox: Annotated[bool, Trust("widens", lambda v: parse_switch(v) is True)] = False
 
 
 class HookCommand(BaseModel):

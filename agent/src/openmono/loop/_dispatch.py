@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from openmono_contracts import ToolRequest, ToolResult, WebAccess
+from openmono_contracts.sandbox import SandboxPolicy
 
 from openmono.llm import ToolCallComplete
 from openmono.loop._catalog import ToolCatalog
@@ -67,6 +68,7 @@ class CallOutcome:
 class _Prepared:
     call: ToolCallComplete
     args: dict[str, Any]
+    sandbox: SandboxPolicy | None = None
 
 
 @dataclass
@@ -221,7 +223,7 @@ class Dispatcher:
         refusal = await run_steps(context, self.steps, pending)
         if refusal is not None:
             return self._refuse(call, refusal, emit)
-        return _Prepared(call, pending.args)
+        return _Prepared(call, pending.args, pending.sandbox)
 
     def request(self, call: ToolCallComplete, args: dict[str, Any]) -> ToolRequest:
         return self.ctx.request(call.id, call.name, args)
@@ -268,6 +270,8 @@ class Dispatcher:
         emit(ToolStarted(call_id=call.id, name=call.name, arguments=args))
         # 7. the toolset that offers the name runs it
         request = self.request(call, args)
+        if prepared.sandbox is not None:  # the permission decision's sandbox (runs it there)
+            request = request.model_copy(update={"sandbox": prepared.sandbox})
         result = await self.call(request, emit)
         if result.artifact:
             self.permissions.note_output(result.artifact)

@@ -25,6 +25,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any, Final
 
 from openmono_contracts import ToolRequest
+from openmono_contracts.sandbox import SandboxPolicy
 from openmono_contracts.toolfacts import ToolFacts
 
 from openmono.llm import ToolCallComplete
@@ -55,6 +56,8 @@ class Pending:
     emit: EventSink
     args: dict[str, Any] = field(default_factory=dict)
     facts: ToolFacts = UNKNOWN
+    # the sandbox the permission decision runs a shell call in (ToolRequest.sandbox)
+    sandbox: SandboxPolicy | None = None
 
 
 @dataclass(frozen=True)
@@ -130,9 +133,12 @@ async def _approve_plan(c: StepContext, p: Pending) -> Verdict:
 
 
 async def permissions(c: StepContext, p: Pending) -> Verdict:
-    decision = await c.permissions.authorize(p.call.id, p.call.name, p.args, p.facts, c.approver)
+    decision = await c.permissions.authorize(
+        p.call.id, p.call.name, p.args, p.facts, c.approver, read_only=p.mode != "agent"
+    )
     if decision.action != "allow":
         return Refusal(f"permission denied: {decision.reason}", denied=True)
+    p.sandbox = decision.sandbox
     return None
 
 

@@ -1,39 +1,21 @@
-"""Reading a shell command well enough to refuse the dangerous and wave through the harmless.
+"""The commands refused outright (destructive, privilege escalation), and "is it read-only".
 
-This is not a shell parser; it errs on the side of "not known safe". A command is auto-allowed
-only when every segment (split on `;`, `&&`, `||`, `|`, `&`, newlines) is a known read-only
-command, with no output redirection, command substitution or process substitution anywhere.
+`dangerous_reason` is a deny-list on purpose: it names what is never allowed, whatever a rule or
+an answer says (`rm -rf /`, `sudo`, `mkfs`, a download piped into a shell). It reads the text
+loosely, so that no spelling slips past it. What runs *without asking* is the opposite, an
+allow-list checked by a real parser (`_readonly`); `is_safe_read_only` is its answer for a
+command that will run in the read-only sandbox (the mode guard asks it).
 """
 
 from __future__ import annotations
 
 import re
 import shlex
+from pathlib import Path
+
+from openmono.permissions._readonly import ReadOnly
 
 _SEGMENT_SPLIT = re.compile(r"\|\||&&|[;|&\n]")
-_HARMLESS_REDIRECTS = re.compile(r"\d?>\s*/dev/null|\d>&\d|&>\s*/dev/null")
-
-# Read-only commands whose every invocation (bar the flags listed in _UNSAFE_FLAGS) only reads.
-SAFE_COMMANDS = frozenset(
-    {
-        "ls", "cat", "head", "tail", "wc", "pwd", "echo", "printf", "rg", "grep", "egrep", "fgrep",
-        "find", "tree", "file", "stat", "du", "df", "which", "whoami", "date", "uname", "sort",
-        "uniq", "cut", "diff", "basename", "dirname", "realpath", "readlink", "true", "false",
-        "nl", "tac", "less", "more", "md5sum", "sha256sum", "id", "hostname", "type", "jq",
-        "column",
-    }
-)  # fmt: skip
-SAFE_GIT = frozenset(
-    {"status", "diff", "log", "show", "blame", "ls-files", "rev-parse", "branch", "describe",
-     "shortlog", "grep", "remote", "tag"}
-)  # fmt: skip
-_UNSAFE_FLAGS: dict[str, tuple[str, ...]] = {
-    "find": ("-exec", "-execdir", "-ok", "-okdir", "-delete", "-fprint", "-fprintf", "-fls"),
-    "rg": ("--pre",),
-    "sort": ("-o", "--output"),
-    "git": ("--output", "-c", "--exec-path", "-d", "-D", "--delete", "-m", "-M", "--move", "add",
-            "remove", "rm", "rename", "set-url", "--set-upstream-to", "-u", "--force", "-f"),
-}  # fmt: skip
 
 _DANGEROUS: tuple[tuple[re.Pattern[str], str], ...] = tuple(
     (re.compile(p), why)
@@ -120,32 +102,6 @@ def segments(command: str) -> list[str]:
 
 
 def is_safe_read_only(command: str) -> bool:
-    """True when every part of `command` only reads (see the module docstring)."""
-    if not command.strip() or "$(" in command or "`" in command or "<(" in command:
-        return False
-    cleaned = _HARMLESS_REDIRECTS.sub(" ", command)
-    if ">" in cleaned or "<<" in cleaned:
-        return False
-    parts = segments(cleaned)
-    return bool(parts) and all(_segment_safe(p) for p in parts)
-
-
-def _segment_safe(segment: str) -> bool:
-    try:
-        words = shlex.split(segment)
-    except ValueError:
-        return False
-    # Leading VAR=value assignments can change behaviour (PAGER, GIT_*): not safe.
-    if not words or "=" in words[0]:
-        return False
-    name, args = words[0], words[1:]
-    if name == "git":
-        if not args or args[0] not in SAFE_GIT:
-            return False
-        # `git branch NAME` / `git tag NAME` create refs; only the listing forms are read-only.
-        if args[0] in ("branch", "tag") and any(not a.startswith("-") for a in args[1:]):
-            return False
-    elif name not in SAFE_COMMANDS:
-        return False
-    bad = _UNSAFE_FLAGS.get(name, ())
-    return not any(a == b or a.startswith(b + "=") for a in args for b in bad)
+    """True when `command` is an allow-listed read-only command (`_readonly`), as it would run
+    in the read-only sandbox."""
+    return ReadOnly(Path.cwd()).reason(command, sandboxed=True) is None

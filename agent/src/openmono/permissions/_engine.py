@@ -7,25 +7,34 @@ Order (first match wins):
     4. `ask` rules → ask
     5. `allow` rules, `--allow TOOL[:pattern]`, session approvals → allow
     6. defaults, from the tool's facts: conversation tools and those declaring `permission="allow"`
-       → allow; safe read-only shell commands → allow; `permission="ask"` (WebFetch) → ask;
-       read-only tools inside the workspace → allow; anything else → ask
+       → allow; read-only shell commands → allow, in the read-only sandbox (`_readonly`: where
+       no sandbox can run, only what the parser proves harmless); `permission="ask"`
+       (WebFetch) → ask; read-only tools inside the workspace → allow; anything else → ask
 An `ask` with no one to ask (a non-interactive run) becomes a denial whose message tells the model
 what to do instead; it never waits.
+
+A shell call's decision also says which sandbox it runs in (`Decision.sandbox`, sent as
+`ToolRequest.sandbox`): `read_only` when it runs because it is read-only (or the mode allows
+nothing else), `workspace_write` for every other allowed shell call under `permissions.sandbox`,
+else none. Shell patterns match as `_shellrules` says: an allow pattern never covers a chained,
+piped, substituted or redirected command line it was not written for.
 """
 
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Literal
 
+from openmono_contracts.sandbox import SandboxPolicy
 from openmono_contracts.toolfacts import ToolFacts
 
 from openmono.config import ToolRules
-from openmono.permissions._bash import is_safe_read_only, segments
+from openmono.permissions import _shellrules
 from openmono.permissions._builtin import builtin_denial
 from openmono.permissions._errors import PermissionsError
+from openmono.permissions._readonly import ReadOnly
 from openmono.permissions._subjects import call_paths, pattern_matches, resolve_path
 
 Action = Literal["allow", "ask", "deny"]
@@ -39,6 +48,8 @@ class Decision:
     action: Action
     reason: str
     source: str
+    # the OS sandbox an allowed shell call runs in (see the module docstring)
+    sandbox: SandboxPolicy | None = None
 
 
 @dataclass(frozen=True)
@@ -64,13 +75,20 @@ def parse_allow_spec(spec: str) -> tuple[str, str]:
 
 
 def session_pattern(facts: ToolFacts, args: Mapping[str, Any]) -> str:
-    """What "allow for the session" covers: a shell command's program, else the whole tool."""
+    """What "allow for the session" covers: for a shell command what `_shellrules` says is safe
+    to store, else the whole tool."""
     if facts.shell_param:
-        command = str(args.get(facts.shell_param, ""))
-        parts = segments(command)
-        words = parts[0].split() if len(parts) == 1 else []
-        return f"{words[0]} *" if words else command
+        return _shellrules.session_grant(str(args.get(facts.shell_param, "")))
     return "*"
+
+
+def _shell_pattern(pattern: str, facts: ToolFacts) -> str | None:
+    """The part of a rule pattern that is about a shell tool's command line (bare, or
+    `command=...`); None for a pattern about another argument."""
+    key, sep, glob = pattern.partition("=")
+    if sep and key.isidentifier() and key != facts.shell_param:
+        return None
+    return glob if sep and key == facts.shell_param else pattern
 
 
 @dataclass
@@ -83,6 +101,13 @@ class PermissionEngine:
     allow: Sequence[str] = ()
     allow_all: bool = False
     deny_all: bool = False
+    # Can the tools' worker sandbox a command (None: ask this machine's kernel)? And does
+    # `permissions.sandbox` put every other allowed shell call in the writable sandbox?
+    sandbox_available: bool | None = None
+    sandbox_approved: bool = False
+    # Paths no command reads without asking where no sandbox runs (None: the defaults of
+    # `openmono_contracts.sandbox.hidden_paths` for this workspace).
+    hidden: Sequence[Path] | None = None
     _granted: list[tuple[str, str]] = field(default_factory=list)
     _denied_tools: set[str] = field(default_factory=set)
     # Files this session's own calls wrote for the model to read (spilled outputs, background
@@ -92,6 +117,26 @@ class PermissionEngine:
     def __post_init__(self) -> None:
         self.workspace = self.workspace.resolve()
         self._granted = [parse_allow_spec(s) for s in self.allow]
+        if self.sandbox_available is None:
+            from openmono_worker import sandbox_support
+
+            self.sandbox_available = sandbox_support().available
+        if self.hidden is None:
+            from openmono_contracts.facts import DEFAULT_DATA_DIR
+            from openmono_contracts.sandbox import hidden_paths
+
+            data_dir = Path(DEFAULT_DATA_DIR).expanduser()
+            self.hidden = hidden_paths(self.workspace, data_dir=data_dir, home=Path.home())
+        self.read_only = ReadOnly(self.workspace, tuple(self.hidden))
+
+    def _matches(self, kind: str, pattern: str, args: Mapping[str, Any], facts: ToolFacts) -> bool:
+        shell = _shell_pattern(pattern, facts) if facts.shell_param else None
+        if shell is None:
+            return pattern_matches(pattern, facts, args, self.workspace)
+        command = str(args.get(facts.shell_param or "", ""))
+        if kind == "allow":
+            return _shellrules.allowed([shell], command) is not None
+        return _shellrules.hits(shell, command)
 
     def _rule_hit(
         self, kind: str, tool: str, args: Mapping[str, Any], facts: ToolFacts
@@ -99,12 +144,52 @@ class PermissionEngine:
         for key in (tool, "*"):
             rules = self.rules.get(key)
             for pattern in getattr(rules, kind) if rules else ():
-                if pattern_matches(pattern, facts, args, self.workspace):
+                if self._matches(kind, pattern, args, facts):
                     return f"{kind} rule {key}:{pattern}"
         return None
 
-    def decide(self, tool: str, args: Mapping[str, Any], facts: ToolFacts) -> Decision:
-        """The verdict for one call, before anyone is asked."""
+    def _shell_allowed(self, tool: str, args: Mapping[str, Any], facts: ToolFacts) -> str | None:
+        """The rule or grant that allows a shell call, each part of a chained one matched by
+        any of them (`_shellrules.allowed`)."""
+        labelled: dict[str, str] = {}
+        for key in (tool, "*"):
+            rules = self.rules.get(key)
+            for pattern in rules.allow if rules else ():
+                shell = _shell_pattern(pattern, facts)
+                if shell is not None:
+                    labelled.setdefault(shell, f"allowed by the allow rule {key}:{pattern}")
+        for granted_tool, pattern in self._granted:
+            shell = _shell_pattern(pattern, facts) if granted_tool in (tool, "*") else None
+            if shell is not None:
+                labelled.setdefault(shell, f"allowed by {granted_tool}:{pattern}")
+        hit = _shellrules.allowed(labelled, str(args.get(facts.shell_param or "", "")))
+        return labelled[hit] if hit is not None else None
+
+    def _shell_sandbox(self, facts: ToolFacts) -> SandboxPolicy | None:
+        return "workspace_write" if facts.shell_param and self.sandbox_approved else None
+
+    def decide(
+        self, tool: str, args: Mapping[str, Any], facts: ToolFacts, *, read_only: bool = False
+    ) -> Decision:
+        """The verdict for one call, before anyone is asked; `read_only`: the mode lets it
+        change nothing (plan, ask), so an allowed shell call runs in the read-only sandbox."""
+        decision = self._decide(tool, args, facts)
+        if read_only and facts.shell_param and decision.action == "allow":
+            return self._read_only(decision, args, facts)
+        return decision
+
+    def _read_only(self, decision: Decision, args: Mapping[str, Any], facts: ToolFacts) -> Decision:
+        if self.sandbox_available:
+            return replace(decision, sandbox="read_only")
+        command = str(args.get(facts.shell_param or "", ""))
+        why = self.read_only.reason(command, sandboxed=False)
+        if why is None:
+            return replace(decision, sandbox=None)
+        return Decision(
+            "ask", f"this mode changes nothing, no sandbox runs here, and {why}", "mode"
+        )
+
+    def _decide(self, tool: str, args: Mapping[str, Any], facts: ToolFacts) -> Decision:
         why = builtin_denial(facts, args, self.workspace)
         if why:
             return Decision("deny", why, "builtin")
@@ -115,11 +200,17 @@ class PermissionEngine:
         hit = self._rule_hit("deny", tool, args, facts)
         if hit:
             return Decision("deny", f"denied by the {hit}", "rule")
+        sandbox = self._shell_sandbox(facts)
         if self.yolo or self.allow_all:
-            return Decision("allow", "all calls allowed (--yolo / allow-all)", "session")
+            return Decision("allow", "all calls allowed (--yolo / allow-all)", "session", sandbox)
         hit = self._rule_hit("ask", tool, args, facts)
         if hit:
             return Decision("ask", f"the {hit} requires approval", "rule")
+        if facts.shell_param:
+            allowed_by = self._shell_allowed(tool, args, facts)
+            if allowed_by:
+                return Decision("allow", allowed_by, "rule", sandbox)
+            return self._default(tool, args, facts)
         hit = self._rule_hit("allow", tool, args, facts)
         if hit:
             return Decision("allow", f"allowed by the {hit}", "rule")
@@ -138,9 +229,7 @@ class PermissionEngine:
         if facts.conversation or facts.permission == "allow":
             return Decision("allow", "changes nothing outside the conversation", "default")
         if facts.shell_param:
-            if is_safe_read_only(str(args.get(facts.shell_param, ""))):
-                return Decision("allow", "a read-only command", "default")
-            return Decision("ask", "running a shell command needs approval", "default")
+            return self._default_shell(str(args.get(facts.shell_param, "")), args)
         if facts.permission == "ask":
             return Decision("ask", f"{tool} contacts an outside site and needs approval", "default")
         if facts.read_only:
@@ -158,6 +247,21 @@ class PermissionEngine:
             "ask", f"{tool} does not declare what it changes, so it needs approval", "default"
         )
 
+    def _default_shell(self, command: str, args: Mapping[str, Any]) -> Decision:
+        if args.get("background"):
+            return Decision("ask", "a background command needs approval", "default")
+        if self.sandbox_available:
+            why = self.read_only.reason(command, sandboxed=True)
+            if why is None:
+                reason = "a read-only command (it runs in the read-only sandbox)"
+                return Decision("allow", reason, "default", "read_only")
+        else:
+            why = self.read_only.reason(command, sandboxed=False)
+            if why is None:
+                reason = "a command the shell parser proves read-only (no sandbox runs here)"
+                return Decision("allow", reason, "default")
+        return Decision("ask", f"running this shell command needs approval: {why}", "default")
+
     def remember(
         self, tool: str, args: Mapping[str, Any], facts: ToolFacts, answer: Answer
     ) -> None:
@@ -174,9 +278,11 @@ class PermissionEngine:
         args: Mapping[str, Any],
         facts: ToolFacts,
         approver: Approver | None,
+        *,
+        read_only: bool = False,
     ) -> Decision:
         """`decide`, then resolve an `ask` through the approver, or deny when there is none."""
-        decision = self.decide(tool, args, facts)
+        decision = self.decide(tool, args, facts, read_only=read_only)
         if decision.action != "ask":
             return decision
         if approver is None:
@@ -189,7 +295,12 @@ class PermissionEngine:
         answer = await approver(request)
         self.remember(tool, args, facts, answer)
         if answer in ("once", "session"):
-            return Decision("allow", f"approved by the user ({answer})", "user")
+            approved = Decision(
+                "allow", f"approved by the user ({answer})", "user", self._shell_sandbox(facts)
+            )
+            if read_only and facts.shell_param and self.sandbox_available:
+                return replace(approved, sandbox="read_only")
+            return approved
         return Decision(
             "deny",
             "the user declined this call. Do not retry it; ask the user how to proceed "

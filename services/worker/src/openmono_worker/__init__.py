@@ -3,8 +3,8 @@
 Entry points: `run_tool(ToolRequest) -> ToolResult` (used in-process by the agent's local executor
 and by the Celery task alike) and `tool_specs()` (what the agent advertises to the model). The agent
 imports only the names listed in `__all__`: the tools (`get_tool`) for their facts and parameter
-models, the workspace guard, the FileRead/FileWrite wording, the validation message format, and the
-Celery app factory.
+models, the workspace guard, the FileRead/FileWrite wording, the validation message format, what
+the OS sandbox can do on this machine (`sandbox_support`), and the Celery app factory.
 
 `create_app` is loaded on first use, so importing this package does not
 import Celery (the in-process default never needs it).
@@ -18,6 +18,8 @@ from typing import TYPE_CHECKING, Any
 from openmono_worker.errors import CallCancelled, PathRefused, ToolError, WorkerError
 from openmono_worker.formatting import READ_DEFAULT_LIMIT, read_page, write_summary
 from openmono_worker.runner import format_validation_error, run_tool, tool_specs
+from openmono_worker.sandbox import Support as SandboxSupport
+from openmono_worker.sandbox import support as sandbox_support
 from openmono_worker.settings import WebToolSettings, WorkerSettings
 from openmono_worker.tools import Tool, get_tool, glob_match
 from openmono_worker.workspace import display_path, resolve_path
@@ -29,6 +31,7 @@ __all__ = [
     "READ_DEFAULT_LIMIT",
     "CallCancelled",
     "PathRefused",
+    "SandboxSupport",
     "Tool",
     "ToolError",
     "WebToolSettings",
@@ -42,6 +45,7 @@ __all__ = [
     "read_page",
     "resolve_path",
     "run_tool",
+    "sandbox_support",
     "stop_language_servers",
     "tool_specs",
     "write_summary",

@@ -2,10 +2,12 @@
 
 Checks: settings load; the endpoint answers `/health`; an API key is set and accepted (`/props`);
 the model and its n_ctx; the tool protocol (native or prompted, and why); the gateway's
-`/services`; the broker (when configured); the workspace and the data dir are writable. With a
-broker the agent's hands are the worker's: which workers serve the workspace (its queue, asked
-with Celery's `inspect active_queues`), then the workspace is checked by a Bash call the worker
-runs (the agent container mounts it read-only on purpose).
+`/services`; the broker (when configured); the workspace and the data dir are writable; the OS
+sandbox (which case applies: read-only commands run in it, or only what the parser proves harmless
+runs without asking). With a broker the agent's hands are the worker's: which workers serve the
+workspace (its queue, asked with Celery's `inspect active_queues`), then the workspace is checked
+by a Bash call the worker runs (the agent container mounts it read-only on purpose), and the
+worker's sandbox by a sandboxed one.
 Exit code 1 when any check failed.
 """
 
@@ -20,7 +22,9 @@ from typing import TYPE_CHECKING
 from urllib.parse import urlsplit
 
 import click
+from openmono_contracts import ToolResult
 from openmono_contracts.facts import LOOPBACK, REDIS_PORT
+from openmono_contracts.sandbox import SandboxPolicy
 
 from openmono.config import ConfigError, RunOptions, Settings, current_environ, explain_agent
 
@@ -162,7 +166,10 @@ _PROBE = 'test -d . && test -w . && echo "openmono-doctor: writable as uid $(id 
 _WORKER_TIMEOUT_S = 30.0
 
 
-async def _worker_workspace_check(settings: Settings, workspace: Path) -> Check:
+async def _worker_probe(
+    settings: Settings, workspace: Path, command: str, sandbox: SandboxPolicy | None = None
+) -> ToolResult | str:
+    """A Bash call the worker runs for the doctor; its result, or why there is none."""
     from openmono_contracts.tools import ToolRequest
 
     from openmono.executor import ExecutorError, select_executor
@@ -170,21 +177,28 @@ async def _worker_workspace_check(settings: Settings, workspace: Path) -> Check:
     try:
         executor = select_executor(settings)
     except ExecutorError as exc:
-        return Check("workspace", "fail", f"no executor for the broker: {exc}")
+        return f"no executor for the broker: {exc}"
     request = ToolRequest(
         tool="Bash",
-        params={"command": _PROBE},
+        params={"command": command},
         call_id="doctor-workspace",
         session_id="doctor",
         workspace=str(workspace),
         timeout_s=_WORKER_TIMEOUT_S / 2,
+        sandbox=sandbox,
     )
     try:
-        result = await asyncio.wait_for(executor.run(request), _WORKER_TIMEOUT_S)
+        return await asyncio.wait_for(executor.run(request), _WORKER_TIMEOUT_S)
     except (TimeoutError, ExecutorError) as exc:
-        return Check("workspace", "fail", f"the worker did not answer a probe: {exc!r}")
+        return f"the worker did not answer a probe: {exc!r}"
     finally:
         await executor.aclose()
+
+
+async def _worker_workspace_check(settings: Settings, workspace: Path) -> Check:
+    result = await _worker_probe(settings, workspace, _PROBE)
+    if isinstance(result, str):
+        return Check("workspace", "fail", result)
     line = next((x for x in result.output.splitlines() if "openmono-doctor:" in x), "")
     if result.ok and line:
         detail = line.split(":", 1)[1].strip()
@@ -202,6 +216,39 @@ async def _workers_check(settings: Settings, workspace: Path) -> Check:
     return Check("workers", "pass" if ok else "fail", detail)
 
 
+def _sandbox_check(settings: Settings) -> Check:
+    """Which case applies: read-only commands run in the OS sandbox, or only what the shell
+    parser proves harmless runs without asking (docs/security.md)."""
+    from openmono_worker import sandbox_support
+
+    found = sandbox_support()
+    if not found.available:
+        return Check(
+            "sandbox",
+            "info",
+            f"unavailable ({found.reason}): only commands the shell parser proves harmless run "
+            "without asking (no git, every path inside the workspace)",
+        )
+    detail = f"{found.describe()}: read-only commands run in it without asking"
+    if settings.permissions.sandbox:
+        detail += "; approved ones too, the workspace writable (permissions.sandbox)"
+    return Check("sandbox", "pass", detail)
+
+
+async def _worker_sandbox_check(settings: Settings, workspace: Path) -> Check:
+    result = await _worker_probe(settings, workspace, "true", sandbox="read_only")
+    if isinstance(result, str):
+        return Check("sandbox", "fail", result)
+    if result.ok:
+        return Check("sandbox", "pass", "the worker runs sandboxed calls in its sandbox")
+    return Check(
+        "sandbox",
+        "fail",
+        f"the worker refuses sandboxed calls, which this agent sends for read-only commands: "
+        f"{result.error}",
+    )
+
+
 def run_checks(opts: RunOptions) -> list[Check]:
     env = current_environ()
     try:
@@ -216,13 +263,19 @@ def run_checks(opts: RunOptions) -> list[Check]:
     broker = _broker_check(settings)
     checks.append(broker)
     workspace = opts.workspace_dir(settings)
+    served = False
     if broker.status == "pass":
         workers = asyncio.run(_workers_check(settings, workspace))
         checks.append(workers)
-        if workers.status == "pass":
+        served = workers.status == "pass"
+        if served:
             checks.append(asyncio.run(_worker_workspace_check(settings, workspace)))
     else:
         checks.append(_dir_check("workspace", workspace, create=False))
+    sandbox = _sandbox_check(settings)
+    checks.append(sandbox)
+    if sandbox.status == "pass" and served:
+        checks.append(asyncio.run(_worker_sandbox_check(settings, workspace)))
     checks.append(_dir_check("data dir", settings.data_dir, create=True))
     checks.append(_trust_check(workspace))
     return checks
