@@ -202,6 +202,15 @@ def test_without_a_sandbox_only_what_the_parser_proves_harmless(ws: Path) -> Non
         assert e.decide("Bash", {"command": command}, facts("Bash")).action == "ask", command
 
 
+def test_reading_a_hidden_path_with_a_read_only_tool_asks(ws: Path) -> None:
+    (ws / "compose").mkdir()
+    (ws / "compose" / ".env").write_text("K=v\n")
+    e = engine(ws, hidden=((ws / "compose" / ".env").resolve(),))
+    d = e.decide("FileRead", {"file_path": "compose/.env"}, facts("FileRead"))
+    assert d.action == "ask" and "secret" in d.reason
+    assert e.decide("FileRead", {"file_path": "a.py"}, facts("FileRead")).action == "allow"
+
+
 def test_permissions_sandbox_puts_allowed_shell_calls_in_the_writable_sandbox(ws: Path) -> None:
     e = engine(ws, yolo=True, sandbox_approved=True)
     d = e.decide("Bash", {"command": "make build"}, facts("Bash"))

@@ -234,11 +234,15 @@ class PermissionEngine:
             return Decision("ask", f"{tool} contacts an outside site and needs approval", "default")
         if facts.read_only:
             paths = call_paths(facts, args, self.workspace)
+            if paths and all(p in self._outputs for p in paths):
+                return Decision("allow", "a read of this session's own tool output", "default")
+            hidden = tuple(self.hidden or ())
+            secret = next((p for p in paths for h in hidden if p == h or h in p.parents), None)
+            if secret is not None:
+                return Decision("ask", f"reading {secret} (a secret) needs approval", "default")
             inside = all(p == self.workspace or self.workspace in p.parents for p in paths)
             if inside:
                 return Decision("allow", "a read inside the workspace", "default")
-            if paths and all(p in self._outputs for p in paths):
-                return Decision("allow", "a read of this session's own tool output", "default")
             return Decision("ask", "reading outside the workspace needs approval", "default")
         if facts.writes:
             return Decision("ask", f"{tool} changes files and needs approval", "default")

@@ -98,11 +98,14 @@ def sweep(pid: int) -> int:
 
 
 def _wait_gone(pid: int, timeout_s: float) -> bool:
+    """`pid` is gone (or a zombie); it was let go, so this is usually the first look."""
     deadline = time.monotonic() + timeout_s
+    pause = 0.0002
     while _alive(pid):
         if time.monotonic() >= deadline:
             return False
-        time.sleep(0.002)
+        time.sleep(pause)
+        pause = min(pause * 2, 0.01)
     return True
 
 
