@@ -11,6 +11,10 @@ calls), each with a baseline measured in the same run:
 4. The diagnostics round trip after an edit: FileEdit of a Python file introducing an undefined
    name (the result carries the error), vs FileEdit of a text file of the same size (no server).
 
+5. The repository map against Aider's `RepoMap` on four real trees (Python, TypeScript, Go, Rust;
+   `_map_vs_aider.py`, `_corpora.py`): cold build, update after one edit, a new process's first
+   map, peak memory. `--map-only` runs this part alone.
+
 p50 of a few samples each (cold samples are few: each one restarts everything). Figures depend on
 the machine's load; the closing lines say what was measured on.
 """
@@ -26,6 +30,7 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
+import _map_vs_aider
 from openmono_contracts import ToolRequest, ToolResult
 from openmono_worker import WorkerSettings, run_tool, stop_language_servers
 from openmono_worker.codeintel import forget_indexes
@@ -63,6 +68,12 @@ def timed(
 
 
 def main() -> None:
+    if "--map-only" not in sys.argv:
+        tools()
+    _map_vs_aider.main()
+
+
+def tools() -> None:
     tmp = Path(tempfile.mkdtemp(prefix="bench-codeintel-"))
     ws = (tmp / "ws").resolve()
     ws.mkdir()
