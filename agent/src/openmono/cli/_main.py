@@ -173,12 +173,14 @@ def _register() -> None:
 def _register_agent() -> None:
     from openmono.cli.commands.config import config
     from openmono.cli.commands.doctor import doctor
+    from openmono.cli.commands.lsp import lsp
     from openmono.cli.commands.playbook import playbook
     from openmono.cli.commands.sessions import sessions
 
     main.add_command(sessions)
     main.add_command(config)
     main.add_command(doctor)
+    main.add_command(lsp)
     main.add_command(playbook)
 
 

@@ -4,10 +4,10 @@ Checks: settings load; the endpoint answers `/health`; an API key is set and acc
 the model and its n_ctx; the tool protocol (native or prompted, and why); the gateway's
 `/services`; the broker (when configured); the workspace and the data dir are writable; the OS
 sandbox (which case applies: read-only commands run in it, or only what the parser proves harmless
-runs without asking). With a broker the agent's hands are the worker's: which workers serve the
-workspace (its queue, asked with Celery's `inspect active_queues`), then the workspace is checked
-by a Bash call the worker runs (the agent container mounts it read-only on purpose), and the
-worker's sandbox by a sandboxed one.
+runs without asking); which languages have a language server (`openmono lsp`). With a broker
+the agent's hands are the worker's: which workers serve the workspace (its queue, asked with
+Celery's `inspect active_queues`), then the workspace is checked by a Bash call the worker runs
+(the agent container mounts it read-only on purpose), and the worker's sandbox by a sandboxed one.
 Exit code 1 when any check failed.
 """
 
@@ -277,8 +277,34 @@ def run_checks(opts: RunOptions) -> list[Check]:
     if sandbox.status == "pass" and served:
         checks.append(asyncio.run(_worker_sandbox_check(settings, workspace)))
     checks.append(_dir_check("data dir", settings.data_dir, create=True))
+    checks.append(_servers_check(settings.data_dir, served))
     checks.append(_trust_check(workspace))
     return checks
+
+
+def servers_line(data_dir: Path) -> str:
+    """Which languages have a language server here, and how to add the missing ones."""
+    from openmono_worker.codeintel import LANGUAGES, for_language
+
+    have, missing = [], []
+    for lang in LANGUAGES:
+        exe = lang.executable(data_dir)
+        if exe is not None:
+            have.append(f"{lang.id} ({Path(exe).name})")
+        else:
+            item = for_language(lang.id)
+            missing.append(f"{lang.id} (`openmono lsp install {item.name}`)" if item else lang.id)
+    return (
+        f"{', '.join(have) or 'none'}; none for {', '.join(missing)}"
+        if missing
+        else ", ".join(have)
+    )
+
+
+def _servers_check(data_dir: Path, served: bool) -> Check:
+    # with a worker the tools run there: its servers are the ones that count, not this machine's
+    where = " (this machine's; the worker has its own)" if served else ""
+    return Check("language servers", "info", servers_line(data_dir) + where)
 
 
 def _trust_check(workspace: Path) -> Check:

@@ -3,6 +3,7 @@
     server_for(workspace, path, shown)  the warm language server for a file's language
     stop_servers(workspace=None)        stop them (the local executor does when it closes)
     edit_diagnostics(workspace, paths)  the hook FileWrite/FileEdit/ApplyPatch wrap their write in
+    install(data_dir, item), remove     language servers from npm, into the data dir (the user's)
     index_for(workspace)                the Python index (symbols, resolved references)
     find_references, callers, ...       the CodeIntel operations, rendering text
     file_findings, workspace_findings   basedpyright diagnostics (server / CLI); baselines
@@ -21,6 +22,16 @@ from openmono_worker.codeintel._errors import (
     ServerFailed,
 )
 from openmono_worker.codeintel._format import format_diagnostic, one_line
+from openmono_worker.codeintel._install import (
+    INSTALLABLE,
+    Installable,
+    InstallFailed,
+    for_language,
+    install,
+    installable,
+    is_installed,
+    remove,
+)
 from openmono_worker.codeintel._languages import (
     LANGUAGES,
     READS_ONLY,
@@ -47,6 +58,7 @@ from openmono_worker.codeintel._server import Diagnostics, LanguageServer
 from openmono_worker.settings import CodeIntelSettings, codeintel_settings
 
 __all__ = [
+    "INSTALLABLE",
     "LANGUAGES",
     "READS_ONLY",
     "CodeIntelError",
@@ -55,6 +67,8 @@ __all__ = [
     "EditCheck",
     "FileFacts",
     "Finding",
+    "InstallFailed",
+    "Installable",
     "Language",
     "LanguageServer",
     "Lines",
@@ -73,17 +87,22 @@ __all__ = [
     "edit_diagnostics",
     "file_findings",
     "find_references",
+    "for_language",
     "forget_indexes",
     "format_diagnostic",
     "from_utf16",
     "get_symbol",
     "index_for",
+    "install",
+    "installable",
+    "is_installed",
     "language_of",
     "load_baseline",
     "module_name",
     "new_errors",
     "one_line",
     "overview",
+    "remove",
     "running_servers",
     "save_baseline",
     "save_index",

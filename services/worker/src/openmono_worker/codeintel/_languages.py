@@ -1,8 +1,9 @@
 """Which language server serves which file: a table of languages, extensions and commands.
 
 Python's server (basedpyright) is a dependency of the worker, so it sits next to the running
-interpreter; every other server is used when its binary is on PATH and skipped otherwise. A
-server's `settings` answer its `workspace/configuration` requests (by section).
+interpreter; every other server is used when its binary is on PATH or the user installed it into
+the data dir (`openmono lsp install`, `_install.py`), and skipped otherwise. A server's
+`settings` answer its `workspace/configuration` requests (by section).
 
 Each language declares whether starting its server runs code the workspace brings
 (`project_code`): such a server starts only in a workspace the user trusted (`require_language`,
@@ -21,6 +22,8 @@ from pathlib import Path
 from typing import Any
 
 from openmono_worker.codeintel._errors import NeedsTrust, NoServer
+from openmono_worker.codeintel._install import for_language, installed_binary
+from openmono_worker.settings import WorkerSettings
 
 
 @dataclass(frozen=True)
@@ -52,14 +55,22 @@ class Language:
     # Answers to `workspace/configuration`, nested by section ("a.b" is settings["a"]["b"]).
     settings: dict[str, Any] = field(default_factory=dict)
     project_code: ProjectCode = UNDECLARED
+    # other binaries that serve the language with the same arguments (pyright for basedpyright)
+    alternatives: tuple[str, ...] = ()
 
-    def executable(self) -> str | None:
-        """The server binary's path, or None when it is not installed here."""
-        name = self.command[0]
-        beside = Path(sys.executable).parent / name
-        if beside.is_file() and os.access(beside, os.X_OK):
-            return str(beside)
-        return shutil.which(name)
+    def executable(self, data_dir: Path | None = None) -> str | None:
+        """The server binary's path (beside the interpreter, on PATH, then installed under
+        `data_dir`, by default the worker's), or None when it is not installed here."""
+        for name in (self.command[0], *self.alternatives):
+            beside = Path(sys.executable).parent / name
+            if beside.is_file() and os.access(beside, os.X_OK):
+                return str(beside)
+            found = shutil.which(name)
+            if found is None:
+                found = installed_binary(data_dir or WorkerSettings().data_dir, name)
+            if found is not None:
+                return found
+        return None
 
 
 # basedpyright's defaults ("recommended") flag every `Any`; "standard" keeps to real errors, and
@@ -87,6 +98,7 @@ LANGUAGES: tuple[Language, ...] = (
             "basedpyright runs the workspace's .venv/bin/python to find its packages",
             (".venv/bin/python",),
         ),
+        ("pyright-langserver",),
     ),
     Language(
         "typescript",
@@ -152,7 +164,7 @@ def language_of(path: Path) -> Language | None:
 
 
 def require_language(
-    path: Path, shown: str, workspace: Path, *, trusted: bool
+    path: Path, shown: str, workspace: Path, *, trusted: bool, data_dir: Path | None = None
 ) -> tuple[Language, str]:
     """The language of `path` and its server binary; `NoServer` saying what is missing, or
     `NeedsTrust` when the server would run the code of a workspace the user has not trusted."""
@@ -165,9 +177,16 @@ def require_language(
             f"no {lang.id} language server for {shown}: {lang.project_code.why}, so it starts "
             "only in a workspace the user trusted (`openmono config trust` in the workspace)"
         )
-    exe = lang.executable()
+    exe = lang.executable(data_dir)
     if exe is None:
-        raise NoServer(f"no {lang.id} language server here: {lang.command[0]!r} is not on PATH")
+        why = f"no {lang.id} language server here: {lang.command[0]!r} is not on PATH"
+        item = for_language(lang.id)
+        if item is not None:  # the user installs; we say how, we never install unasked
+            why += (
+                f"; the user can install one from npm with `openmono lsp install {item.name}` "
+                "(ask them; do not run it yourself)"
+            )
+        raise NoServer(why)
     return lang, exe
 
 

@@ -21,10 +21,13 @@ _servers: dict[tuple[Path, str], LanguageServer] = {}
 _reaper: threading.Thread | None = None
 
 
-def server_for(workspace: Path, path: Path, shown: str, *, trusted: bool) -> LanguageServer:
+def server_for(
+    workspace: Path, path: Path, shown: str, *, trusted: bool, data_dir: Path | None = None
+) -> LanguageServer:
     """The (possibly not yet started) server for `path`'s language; `NoServer` if none here,
-    `NeedsTrust` if it would run the code of `workspace` and the user has not `trusted` it."""
-    lang, exe = require_language(path, shown, workspace, trusted=trusted)
+    `NeedsTrust` if it would run the code of `workspace` and the user has not `trusted` it.
+    `data_dir`: where the user's installed servers are (default: the worker's)."""
+    lang, exe = require_language(path, shown, workspace, trusted=trusted, data_dir=data_dir)
     key = (workspace, lang.id)
     evicted: list[LanguageServer] = []
     with _lock:

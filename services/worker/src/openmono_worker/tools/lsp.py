@@ -71,7 +71,9 @@ class Lsp(Tool[Params]):
             raise ToolError(f"file not found: {shown}")
         if params.action in _NEEDS_POSITION and (params.line is None or params.character is None):
             raise ToolError(f"{params.action} needs line and character (both 1-based)")
-        server = server_for(ctx.workspace, path, shown, trusted=ctx.trusted)
+        server = server_for(
+            ctx.workspace, path, shown, trusted=ctx.trusted, data_dir=ctx.settings.data_dir
+        )
         timeout = min(ctx.timeout_s, ctx.settings.codeintel.request_timeout_s)
         try:
             return self._ask(server, params, path, shown, ctx, timeout)
