@@ -240,6 +240,7 @@ def test_doctor_passes_against_a_live_server(
     assert "✓ endpoint" in r.out and "✓ model: scripted-model · n_ctx 4096" in r.out
     assert "✓ workspace" in r.out and "all checks passed" in r.out
     assert "✓ tools: native · auto: the chat template renders tools (from props)" in r.out
+    assert "– language servers: python (basedpyright-langserver)" in r.out
 
 
 def test_doctor_names_the_tool_protocol_and_fails_a_blind_native(

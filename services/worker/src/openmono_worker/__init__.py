@@ -4,10 +4,12 @@ Entry points: `run_tool(ToolRequest) -> ToolResult` (used in-process by the agen
 and by the Celery task alike) and `tool_specs()` (what the agent advertises to the model). The agent
 imports only the names listed in `__all__`: the tools (`get_tool`) for their facts and parameter
 models, the workspace guard, the FileRead/FileWrite wording, the validation message format, what
-the OS sandbox can do on this machine (`sandbox_support`), and the Celery app factory.
+the OS sandbox can do on this machine (`sandbox_support`), the language servers and those the
+user installs from npm (`LANGUAGES`, `INSTALLABLE`, `install_server`, ...), and the Celery app
+factory.
 
-`create_app` is loaded on first use, so importing this package does not
-import Celery (the in-process default never needs it).
+`create_app` and the language-server names are loaded on first use, so importing this package
+imports neither Celery (the in-process default never needs it) nor the code-intelligence stack.
 """
 
 from __future__ import annotations
@@ -26,10 +28,18 @@ from openmono_worker.workspace import display_path, resolve_path
 
 if TYPE_CHECKING:
     from openmono_worker.celery_app import create_app
+    from openmono_worker.codeintel import INSTALLABLE, LANGUAGES, InstallFailed, for_language
+    from openmono_worker.codeintel import install as install_server
+    from openmono_worker.codeintel import installable as installable_server
+    from openmono_worker.codeintel import is_installed as server_installed
+    from openmono_worker.codeintel import remove as remove_server
 
 __all__ = [
+    "INSTALLABLE",
+    "LANGUAGES",
     "READ_DEFAULT_LIMIT",
     "CallCancelled",
+    "InstallFailed",
     "PathRefused",
     "SandboxSupport",
     "Tool",
@@ -39,19 +49,35 @@ __all__ = [
     "WorkerSettings",
     "create_app",
     "display_path",
+    "for_language",
     "format_validation_error",
     "get_tool",
     "glob_match",
+    "install_server",
+    "installable_server",
     "read_page",
+    "remove_server",
     "resolve_path",
     "run_tool",
     "sandbox_support",
+    "server_installed",
     "stop_language_servers",
     "tool_specs",
     "write_summary",
 ]
 
 _LAZY = {"create_app"}
+# name here -> name in openmono_worker.codeintel
+_CODEINTEL = {
+    "INSTALLABLE": "INSTALLABLE",
+    "LANGUAGES": "LANGUAGES",
+    "InstallFailed": "InstallFailed",
+    "for_language": "for_language",
+    "install_server": "install",
+    "installable_server": "installable",
+    "server_installed": "is_installed",
+    "remove_server": "remove",
+}
 
 
 def stop_language_servers(workspace: str | os.PathLike[str] | None = None) -> int:
@@ -69,4 +95,8 @@ def __getattr__(name: str) -> Any:
         from openmono_worker import celery_app
 
         return getattr(celery_app, name)
+    if name in _CODEINTEL:
+        from openmono_worker import codeintel
+
+        return getattr(codeintel, _CODEINTEL[name])
     raise AttributeError(f"module 'openmono_worker' has no attribute {name!r}")

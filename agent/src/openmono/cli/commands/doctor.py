@@ -284,7 +284,7 @@ def run_checks(opts: RunOptions) -> list[Check]:
 
 def servers_line(data_dir: Path) -> str:
     """Which languages have a language server here, and how to add the missing ones."""
-    from openmono_worker.codeintel import LANGUAGES, for_language
+    from openmono_worker import LANGUAGES, for_language
 
     have, missing = [], []
     for lang in LANGUAGES:

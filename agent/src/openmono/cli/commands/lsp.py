@@ -11,16 +11,10 @@ from __future__ import annotations
 from pathlib import Path
 
 import click
-from openmono_worker.codeintel import (
-    INSTALLABLE,
-    LANGUAGES,
-    InstallFailed,
-    for_language,
-    install,
-    installable,
-    is_installed,
-    remove,
-)
+
+# openmono_worker's language-server names load the code-intelligence stack: only when a
+# subcommand runs, not each time `openmono` starts
+import openmono_worker as worker
 
 from openmono.config import RunOptions
 
@@ -40,14 +34,14 @@ def lsp() -> None:
 def list_(ctx: click.Context) -> None:
     """Each language, its server (or none) and whether `openmono lsp install` can add one."""
     data_dir = _data_dir(ctx)
-    for lang in LANGUAGES:
+    for lang in worker.LANGUAGES:
         exe = lang.executable(data_dir)
-        item = for_language(lang.id)
+        item = worker.for_language(lang.id)
         hint = f"  (openmono lsp install {item.name})" if item and exe is None else ""
         click.echo(f"{lang.id:12s} {exe or 'none'}{hint}")
     click.echo("\ninstallable from npm into " + str(data_dir / "lsp") + ":")
-    for item in INSTALLABLE:
-        state = "installed" if is_installed(data_dir, item) else "not installed"
+    for item in worker.INSTALLABLE:
+        state = "installed" if worker.server_installed(data_dir, item) else "not installed"
         note = f"; {item.note}" if item.note else ""
         click.echo(f"  {item.name:12s} {' '.join(item.packages)}  [{state}{note}]")
 
@@ -60,8 +54,8 @@ def install_(ctx: click.Context, name: str, yes: bool) -> None:
     """Install NAME's server from npm into the data dir (asks first; --yes does not)."""
     data_dir = _data_dir(ctx)
     try:
-        item = installable(name)
-    except InstallFailed as exc:
+        item = worker.installable_server(name)
+    except worker.InstallFailed as exc:
         raise click.ClickException(str(exc)) from None
     where = data_dir / "lsp" / item.name
     question = f"Install {' '.join(item.packages)} from the npm registry into {where}?"
@@ -69,8 +63,8 @@ def install_(ctx: click.Context, name: str, yes: bool) -> None:
         raise click.ClickException("not installed (no consent given)")
     click.echo(f"installing {item.name} (npm, at most a few minutes)…")
     try:
-        install(data_dir, item)
-    except InstallFailed as exc:
+        worker.install_server(data_dir, item)
+    except worker.InstallFailed as exc:
         raise click.ClickException(str(exc)) from None
     click.echo(f"installed {item.name}: {where}")
 
@@ -81,10 +75,10 @@ def install_(ctx: click.Context, name: str, yes: bool) -> None:
 def remove_(ctx: click.Context, name: str) -> None:
     """Remove NAME's installed server from the data dir."""
     try:
-        item = installable(name)
-    except InstallFailed as exc:
+        item = worker.installable_server(name)
+    except worker.InstallFailed as exc:
         raise click.ClickException(str(exc)) from None
-    if remove(_data_dir(ctx), item):
+    if worker.remove_server(_data_dir(ctx), item):
         click.echo(f"removed {item.name}")
     else:
         click.echo(f"{item.name} was not installed")
