@@ -22,6 +22,7 @@ from openmono_worker.codegraph import (
     forget_graphs,
     graph_for,
     save_graph,
+    spec_for,
 )
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "codeintel"
@@ -206,6 +207,29 @@ def test_bad_inputs_are_skipped_with_a_reason(ws: Path) -> None:
     assert not [f for f in g.tags if "loop/" in f or ".git" in f]
     assert g.tags["broken.py"].errors  # parsed with recovery, flagged, not a crash
     assert not any(d.name == "secret" for _f, d in g.defs())
+
+
+def test_a_folder_linked_from_outside_stays_out_of_the_graph_and_the_map(ws: Path) -> None:
+    outside = ws.parent / "elsewhere"
+    outside.mkdir()
+    (outside / "stolen.py").write_text("def stolen_secret(): pass\n")
+    (ws / "linked").symlink_to(outside, target_is_directory=True)
+    g = CodeGraph(ws)
+    g.refresh()
+    assert not [f for f in g.tags if f.startswith("linked")]
+    assert "stolen" not in Mapper(g).build(4096, ["linked/stolen.py"], "stolen_secret").text
+
+
+def test_a_parse_that_runs_past_its_deadline_stops_and_the_parser_is_reusable() -> None:
+    from openmono_worker.codegraph._extract import ParseTimeout, parse
+
+    spec = spec_for("big.py")
+    assert spec is not None
+    data = b"".join(b"def f%d(a, b):\n    return [a + b for _ in range(%d)]\n" % (i, i)
+                    for i in range(20_000))  # fmt: skip
+    with pytest.raises(ParseTimeout):
+        parse(spec, data, deadline_s=0.0)
+    assert parse(spec, b"def ok(): pass\n").root_node.type == "module"
 
 
 def test_file_count_is_bounded(tmp_path: Path) -> None:

@@ -43,8 +43,13 @@ def parse(spec: LangSpec, data: bytes, deadline_s: float = PARSE_DEADLINE_S) -> 
     def progress(_offset: int, _has_error: bool) -> bool:
         return time.monotonic() > stop_at  # True halts the parse
 
-    tree = parser.parse(read, progress_callback=progress)
-    if time.monotonic() > stop_at:
+    try:
+        tree = parser.parse(read, progress_callback=progress)
+    except ValueError:  # py-tree-sitter 0.25 raises this when the callback halts the parse
+        if time.monotonic() <= stop_at:
+            raise
+        tree = None
+    if tree is None or time.monotonic() > stop_at:
         parser.reset()
         raise ParseTimeout
     return tree
