@@ -21,7 +21,7 @@ Check = Callable[[Path, dict[str, Any]], tuple[bool, str]]
 @dataclass(frozen=True)
 class Task:
     id: str
-    kind: str  # read, write, edit, run, search, plain
+    kind: str  # read, write, edit, run, search, xref (where is X used, change it), plain
     prompt: str
     check: Check
     files: dict[str, str] = field(default_factory=dict)
@@ -88,6 +88,22 @@ def ran_and_says(fact: str) -> Check:
         if not ran:
             return False, "no Bash call ran"
         return says(fact)(ws, result)
+
+    return check
+
+
+def renamed(old: str, new: str, paths: list[str], *, answer_names: list[str]) -> Check:
+    """Every one of `paths` uses `new` and no longer the word `old`, and the answer names the
+    files where it was used (the "where is X used" half of the task)."""
+    word = re.compile(rf"\b{re.escape(old)}\b")
+
+    def check(ws: Path, result: dict[str, Any]) -> tuple[bool, str]:
+        for rel in paths:
+            target = ws / rel
+            text = target.read_text(errors="replace") if target.is_file() else ""
+            if new not in text or word.search(text):
+                return False, f"{rel} not renamed: {text[:60]!r}"
+        return says(*answer_names)(ws, result)
 
     return check
 
@@ -182,6 +198,42 @@ TASKS: list[Task] = [
         "list_assets", "search", "List the files in the assets directory.",
         says("icon.png", "theme.css"),
         {"assets/icon.png": "png\n", "assets/theme.css": "body {}\n", "index.html": "<p>\n"},
+    ),
+    Task(
+        "xref_ts", "xref",
+        "Where is the TypeScript function formatPrice used? Then rename it to showPrice "
+        "everywhere (its definition and every use).",
+        renamed("formatPrice", "showPrice", ["src/price.ts", "src/cart.ts", "src/receipt.ts"],
+                answer_names=["cart.ts", "receipt.ts"]),
+        {
+            "package.json": '{"name": "shop", "private": true}\n',
+            "src/price.ts": 'export function formatPrice(cents: number): string {\n'
+                            '  return "$" + (cents / 100).toFixed(2);\n}\n',
+            "src/cart.ts": 'import { formatPrice } from "./price";\n\n'
+                           "export function cartTotal(items: number[]): string {\n"
+                           "  return formatPrice(items.reduce((a, b) => a + b, 0));\n}\n",
+            "src/receipt.ts": 'import { formatPrice } from "./price";\n\n'
+                              "export const receiptLine = (name: string, cents: number) =>\n"
+                              "  `${name}: ${formatPrice(cents)}`;\n",
+            "src/stock.ts": "export const inStock = (n: number): boolean => n > 0;\n",
+        },
+    ),
+    Task(
+        "xref_go", "xref",
+        "Where is the Go function Rate of package tax used? Then rename it to VatRate "
+        "everywhere (its definition and every call).",
+        renamed("Rate", "VatRate", ["tax/tax.go", "billing/invoice.go", "main.go"],
+                answer_names=["invoice.go", "main.go"]),
+        {
+            "go.mod": "module shop\n\ngo 1.21\n",
+            "tax/tax.go": "package tax\n\n// Rate is the VAT rate in percent.\n"
+                          "func Rate() int { return 21 }\n",
+            "billing/invoice.go": 'package billing\n\nimport "shop/tax"\n\n'
+                                  "func Total(net int) int { return net + net*tax.Rate()/100 }\n",
+            "main.go": 'package main\n\nimport (\n\t"fmt"\n\t"shop/tax"\n)\n\n'
+                       "func main() { fmt.Println(tax.Rate()) }\n",
+            "stock/stock.go": "package stock\n\nfunc InStock(n int) bool { return n > 0 }\n",
+        },
     ),
     Task("plain_math", "plain", "What is 12 plus 30?", says("42"), needs_tool=False),
     Task(

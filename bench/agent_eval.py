@@ -23,7 +23,7 @@ LLAMA_API_KEY of compose/.env), else (nothing answers there) a private llama-ser
 bundled SmolLM2 and its tool template on a free port, stopped at the end. Temperature 0.
 
     uv run python bench/agent_eval.py                 # quick: 6 tasks x 3 protocols (make bench)
-    uv run python bench/agent_eval.py --full          # all 22 tasks
+    uv run python bench/agent_eval.py --full          # all 24 tasks
     uv run python bench/agent_eval.py --full --endpoint http://gpu-box:47480 --key K \\
         --protocols native,grammar --timeout 600      # a bigger model (docs/agent-eval.md)
 """

@@ -132,7 +132,7 @@ class Mapper:
                 personal[f] = personal.get(f, 0.0) + 0.5 / len(defining)
         ranks, _ = pagerank(list(g.tags), rows, personal or None, self._ranks or None)
         self._ranks = ranks
-        ranked = self._rank_defs(ranks, totals, names, files)
+        ranked = self._rank_defs(ranks, totals, names, files, _fits_at_most(budget_tokens))
         text_out, shown_files, shown_defs = self._fit(ranked, budget_tokens)
         result = RepoMap(
             text=text_out,
@@ -152,6 +152,7 @@ class Mapper:
         totals: dict[str, float],
         names: set[str],
         focus: list[str],
+        limit: int,
     ) -> list[tuple[float, str, Def]]:
         """Each definition's share of the rank its file gets: the file's rank split over its
         names by the weight of their uses, plus what the files in play send it exactly."""
@@ -187,14 +188,13 @@ class Mapper:
                 if d.name in names:
                     score *= _MENTIONED
                 out.append((score, rel, d))
-        out.sort(key=lambda t: (-t[0], t[1], t[2].line))
-        return out
+        # the best `limit` in the order a full sort gives (only those can fit the budget)
+        return heapq.nsmallest(limit, out, key=lambda t: (-t[0], t[1], t[2].line))
 
     def _fit(self, ranked: list[tuple[float, str, Def]], budget: int) -> tuple[str, int, int]:
         if budget <= 0 or not ranked:
             return "", 0, 0
-        # every shown line costs a few tokens: more than budget/3 definitions never fit
-        lo, hi = 0, min(len(ranked), budget // 3 + 1)
+        lo, hi = 0, min(len(ranked), _fits_at_most(budget))
         best = ("", 0, 0)
         while lo <= hi:
             mid = (lo + hi) // 2
@@ -205,6 +205,12 @@ class Mapper:
             else:
                 hi = mid - 1
         return best
+
+
+def _fits_at_most(budget: int) -> int:
+    """How many definitions a map of `budget` tokens can show at most: every shown line costs
+    a few tokens, so more than budget/3 never fit."""
+    return max(0, budget // 3 + 1)
 
 
 def render(
