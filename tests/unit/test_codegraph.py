@@ -11,6 +11,7 @@ import os
 import shutil
 import threading
 from pathlib import Path
+from typing import Any
 
 import pytest
 from openmono_worker import CallCancelled
@@ -338,3 +339,31 @@ def test_map_is_refreshed_when_files_change(ws: Path) -> None:
     g.refresh()
     after = m.build(120, [], "sumOfAreas")
     assert "sumOfAreas" in after.text and "function sumOfAreas" not in first.text
+
+
+def test_pagerank_runs_again_only_when_the_edges_move(
+    ws: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import openmono_worker.codegraph._map as mapping
+
+    runs: list[int] = []
+    real = mapping.pagerank
+
+    def counted(*args: Any, **kwargs: Any) -> Any:
+        runs.append(1)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(mapping, "pagerank", counted)
+    g = CodeGraph(ws)
+    g.refresh()
+    m = Mapper(g)
+    m.build(400, [])
+    app = ws / "ts/src/app.ts"
+    app.write_text(app.read_text() + "\nexport function unusedHelper(): number { return 1; }\n")
+    g.refresh()
+    assert "unusedHelper" in m.build(4000, []).text  # the new definition is mapped
+    assert len(runs) == 1  # on the last ranks: the same edges, the same restart
+    app.write_text(app.read_text() + "\nconst more = totalArea([new Circle(3)]);\n")
+    g.refresh()
+    m.build(400, [])
+    assert len(runs) == 2  # a use more: the edge's weight moved

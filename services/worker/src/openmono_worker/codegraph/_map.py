@@ -69,26 +69,36 @@ class Mapper:
         self._rows: dict[str, Row] = {}
         self._totals: dict[str, float] = {}
         self._ranks: dict[str, float] = {}
+        self._personal: dict[str, float] = {}
         self._last: tuple[object, ...] | None = None
         self._last_map: RepoMap | None = None
         self._listed: dict[str, tuple[FileTags, list[Def]]] = {}
 
-    def _sync_rows(self) -> None:
+    def _sync_rows(self) -> bool:
+        """Bring the rows up to date with the graph's edges; whether any row really moved (a
+        file whose edges were recomputed to the same ones, as after most body edits, does not)."""
         g = self.graph
         changed = g.edges_changed
+        moved = False
         if changed is None:
             self._rows, self._totals = {}, {}
             changed = set(g.out_edges)
+            moved = True
         for rel in changed:
             out = g.out_edges.get(rel)
             if out is None:
-                self._rows.pop(rel, None)
+                moved |= self._rows.pop(rel, None) is not None
                 self._totals.pop(rel, None)
             else:
-                self._rows[rel], self._totals[rel] = row_of(out)
+                row, total = row_of(out)
+                if self._rows.get(rel) != row or self._totals.get(rel) != total:
+                    self._rows[rel], self._totals[rel] = row, total
+                    moved = True
         for rel in [r for r in self._rows if r not in g.tags]:
             del self._rows[rel], self._totals[rel]
+            moved = True
         g.edges_changed = set()
+        return moved
 
     def in_play(self, text: str, files: list[str]) -> tuple[list[str], set[str]]:
         """Workspace files and defined names the conversation text and the tools named."""
@@ -117,7 +127,7 @@ class Mapper:
         key = (g.generation, budget_tokens, tuple(files), tuple(sorted(names)))
         if key == self._last and self._last_map is not None:
             return self._last_map
-        self._sync_rows()
+        moved = self._sync_rows()
         rows, totals = self._rows, self._totals
         if names:
             rows, totals = dict(self._rows), dict(self._totals)
@@ -130,8 +140,18 @@ class Mapper:
             defining = {f for t in g.defs_by_name.values() for f in t.get(name, ())}
             for f in defining:
                 personal[f] = personal.get(f, 0.0) + 0.5 / len(defining)
-        ranks, _ = pagerank(list(g.tags), rows, personal or None, self._ranks or None)
-        self._ranks = ranks
+        # the same nodes, rows and restart as the last ranking: its ranks are the answer
+        same = (
+            not moved
+            and not names
+            and personal == self._personal
+            and g.tags.keys() == (self._ranks.keys())
+        )
+        if same:
+            ranks = self._ranks
+        else:
+            ranks, _ = pagerank(list(g.tags), rows, personal or None, self._ranks or None)
+        self._ranks, self._personal = ranks, personal
         ranked = self._rank_defs(ranks, totals, names, files, _fits_at_most(budget_tokens))
         text_out, shown_files, shown_defs = self._fit(ranked, budget_tokens)
         result = RepoMap(
