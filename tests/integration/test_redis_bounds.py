@@ -50,7 +50,7 @@ def _broker_keys(server: RedisServer) -> tuple[str, str]:
 
 def _fill(server: RedisServer) -> bool:
     """Write to database 1 (the scrape cache's) until Redis refuses; True if it ever did."""
-    c = redis.Redis(host="127.0.0.1", port=server.port, db=1, socket_timeout=5)
+    c = server.client(db=1)
     try:
         for i in range(20_000):
             c.set(f"junk:{i}", CHUNK, ex=3600)

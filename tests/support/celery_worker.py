@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import sys
+import tempfile
 import time
 import uuid
 from collections.abc import AsyncIterator, Callable, Iterator, Mapping, Sequence
@@ -68,6 +69,8 @@ def start_worker(
         # A lost read-only message comes back within seconds in tests (production: minutes).
         "WORKER_VISIBILITY_TIMEOUT_S": "5",
         "WORKER_RESTORE_INTERVAL_S": "0.5",
+        # box mode runs calls inside its roots only: the tests' workspaces live under the temp dir
+        "WORKER_ROOTS": tempfile.gettempdir(),
         "PYTHONUNBUFFERED": "1",
         **(env or {}),
     }

@@ -97,10 +97,15 @@ def test_routing_another_mount_namespace_is_another_box() -> None:
 
 
 def test_routing_box_mode_refuses_other_boxes_and_workspaces(tmp_path: Path) -> None:
-    served = served_routes(WorkerSettings())
+    served = served_routes(WorkerSettings(roots=str(tmp_path)))
     mine = Route(kind="box", id=box_id())
     assert served.queues == [mine.queue]
     assert served.refusal(_request(tmp_path, mine), mine.queue) is None
+    # a folder it was not given (WORKER_ROOTS; default: home) is refused on the right route too
+    given = served_routes(WorkerSettings(roots=str(tmp_path / "given")))
+    assert "add its folder to WORKER_ROOTS" in (
+        given.refusal(_request(tmp_path, mine), mine.queue) or ""
+    )
     other = Route(kind="box", id="f" * 24)
     assert "this worker serves the workspaces of its own box" in (
         served.refusal(_request(tmp_path, other), other.queue) or ""

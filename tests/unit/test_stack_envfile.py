@@ -56,7 +56,7 @@ def test_compose_env_is_complete_with_generated_secrets(
     env = tmp_path / ".env"
     env.write_text("LLAMA_API_KEY=kept\nGATEWAY_PORT=1\n")  # what `make up` used to write
     generated = ensure_compose_env(env, example)
-    assert generated == ["OPENMONO_ACP_TOKEN", "SEARXNG_SECRET"]
+    assert generated == ["OPENMONO_ACP_TOKEN", "REDIS_PASSWORD", "SEARXNG_SECRET"]
     values = read_env(env)
     assert set(values) == set(read_env(example))
     assert values["LLAMA_API_KEY"] == "kept" and values["GATEWAY_PORT"] == "1"

@@ -5,8 +5,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Annotated
 
-from openmono_contracts.facts import LOOPBACK, SCRAPE_PORT
-from pydantic import Field, field_validator
+from openmono_contracts.facts import LOOPBACK, REDIS_PASSWORD_ENV, SCRAPE_PORT
+from openmono_contracts.redisauth import with_password
+from pydantic import AliasChoices, Field, SecretStr, field_validator, model_validator
 from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 
 _DEBIAN_CHROMIUM = Path("/usr/bin/chromium")
@@ -96,6 +97,14 @@ class ScrapeSettings(BaseSettings):
     # run in the worker tier as Celery tasks and their state lives in that Redis: durable across
     # restarts, spread over workers. Unset: jobs run in this process and die with it.
     crawl_broker_url: str | None = None
+    # The password the stack's Redis requires (REDIS_PASSWORD, the env file's): added to both
+    # Redis URLs above when they name none (openmono_contracts.redisauth).
+    redis_password: SecretStr = Field(
+        default=SecretStr(""),
+        validation_alias=AliasChoices(
+            REDIS_PASSWORD_ENV, "SCRAPE_REDIS_PASSWORD", "redis_password"
+        ),
+    )
     # A job, its results and its errors are dropped this long after it started.
     crawl_ttl_s: float = Field(default=24 * 3600.0, ge=60)
     # Bound on one job's stored documents; past it the job stops taking pages. All jobs together
@@ -149,3 +158,12 @@ class ScrapeSettings(BaseSettings):
     @classmethod
     def _empty_is_none(cls, value: object) -> object:
         return None if isinstance(value, str) and not value.strip() else value
+
+    @model_validator(mode="after")
+    def _redis_login(self) -> ScrapeSettings:
+        password = self.redis_password.get_secret_value()
+        if self.cache_redis_url:
+            self.cache_redis_url = with_password(self.cache_redis_url, password)
+        if self.crawl_broker_url:
+            self.crawl_broker_url = with_password(self.crawl_broker_url, password)
+        return self

@@ -16,6 +16,7 @@ from pathlib import Path
 
 from celery import Celery
 from openmono_contracts import ToolRequest
+from openmono_contracts.facts import REDIS_PASSWORD_ENV
 from openmono_contracts.routing import (
     QUEUE_PREFIX,
     WORKSPACE_ID_FILE,
@@ -26,6 +27,7 @@ from openmono_contracts.routing import (
 )
 from openmono_worker import WorkerSettings, create_app
 
+from openmono.config import current_environ
 from openmono.executor._errors import ExecutorError
 
 __all__ = [
@@ -118,6 +120,11 @@ def no_consumer_error(req: ToolRequest, found: Consumers) -> str:
     )
 
 
+def redis_password() -> str:
+    """REDIS_PASSWORD as every command resolves it: the environment, else the env file."""
+    return current_environ().get(REDIS_PASSWORD_ENV) or ""
+
+
 async def route_report(broker_url: str, workspace: Path) -> tuple[bool, str]:
     """For `openmono doctor`: does a worker serve `workspace`, and on which queue."""
     probe = ToolRequest(tool="ListDirectory", call_id="doctor", session_id="doctor",
@@ -129,7 +136,7 @@ async def route_report(broker_url: str, workspace: Path) -> tuple[bool, str]:
     route = req.route
     if route is None:  # routed() always sets it
         return False, f"cannot route calls on {workspace}"
-    app = create_app(WorkerSettings(broker_url=broker_url))
+    app = create_app(WorkerSettings(broker_url=broker_url, redis_password=redis_password()))
     try:
         found = await consumers(app, timeout_s=2.0)
     except Exception as exc:  # kombu's connection errors

@@ -51,6 +51,7 @@ from openmono.executor._routes import (
     RouteError,
     consumers,
     no_consumer_error,
+    redis_password,
     route_report,
     routed,
 )
@@ -81,6 +82,13 @@ class _Call:
     start: float = field(default_factory=time.perf_counter)
     cancel: asyncio.Event = field(default_factory=asyncio.Event)
     task_id: str = ""
+
+
+def _queued(req: ToolRequest) -> dict[str, Any]:
+    """The request as it goes into Redis: without the gateway key, which the worker holds itself
+    (WorkerSettings.gateway_key), so a message read off the queue never carries it."""
+    web = req.web.model_copy(update={"api_key": None})
+    return req.model_copy(update={"web": web}).model_dump(mode="json")
 
 
 def _result(req: ToolRequest, start: float, error: str) -> ToolResult:
@@ -160,8 +168,14 @@ class CeleryExecutor:
         *,
         pickup_timeout_s: float = 5.0,
         queue_timeout_s: float = 600.0,
+        redis_password: str | None = None,
     ) -> None:
+        # the URL as configured, for messages; the one that connects carries the password
+        # (REDIS_PASSWORD: given, else the environment's; openmono_contracts.redisauth)
+        self._broker_shown = broker_url
         self._cfg = WorkerSettings(broker_url=broker_url)
+        if redis_password is not None:
+            self._cfg = WorkerSettings(broker_url=broker_url, redis_password=redis_password)
         self._app = create_app(self._cfg)
         self._pickup_timeout_s = pickup_timeout_s
         self._queue_timeout_s = queue_timeout_s
@@ -169,7 +183,7 @@ class CeleryExecutor:
         self._prefix = uuid.uuid4().hex[:12]
         key_prefix = _text(self._app.backend.get_key_for_task("x"))[:-1]  # type: ignore[index]
         self._redis = aioredis.Redis.from_url(
-            broker_url,
+            self._cfg.broker_url,
             socket_connect_timeout=self._cfg.connect_timeout_s,
             socket_timeout=_SEND_TIMEOUT_S,
             # No silent retries: a dead Redis must become an answer within seconds.
@@ -186,7 +200,7 @@ class CeleryExecutor:
         broker = settings.broker_url
         if not broker:
             raise ExecutorUnavailable("CeleryExecutor needs a broker URL (OPENMONO_BROKER_URL)")
-        return cls(broker)
+        return cls(broker, redis_password=redis_password())
 
     # -- Executor protocol ------------------------------------------------------------------
 
@@ -246,6 +260,7 @@ class CeleryExecutor:
             fut = await self._send(call)
             outcome = await self._wait(call, fut)
             if outcome is not None:
+                await self._drop_result(call.task_id)
                 return outcome
             # A read-only call whose worker died: its old message is abandoned; send it again.
             self._results.forget(call.task_id)
@@ -267,8 +282,16 @@ class CeleryExecutor:
         except asyncio.CancelledError:
             raise
         except Exception as exc:  # kombu/redis raise many types for "cannot connect"
-            raise _Unreachable(f"cannot send the call to {self._cfg.broker_url}: {exc}") from exc
+            raise _Unreachable(f"cannot send the call to {self._broker_shown}: {exc}") from exc
         return fut
+
+    async def _drop_result(self, task_id: str) -> None:
+        """Delete a result once read: its file contents and command output must not stay
+        readable in Redis (the worker's result_expires is only the ceiling for unread ones)."""
+        with contextlib.suppress(Exception):
+            await asyncio.wait_for(
+                self._redis.delete(f"{self._key_prefix}{task_id}"), _SEND_TIMEOUT_S
+            )
 
     def _publish(self, req: ToolRequest, queue: str, task_id: str) -> None:
         """Send the task message: what `Celery.send_task` does, less the result subscription it
@@ -279,7 +302,7 @@ class CeleryExecutor:
         message = amqp.create_task_message(
             task_id,
             TASK_NAME,
-            [req.model_dump(mode="json")],
+            [_queued(req)],
             {},
             time_limit=req.timeout_s + HARD_LIMIT_EXTRA_S,
             soft_time_limit=req.timeout_s,

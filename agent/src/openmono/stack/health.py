@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import httpx
+from openmono_contracts.redisauth import ping
 
 
 @dataclass(frozen=True)
@@ -36,16 +37,15 @@ class HttpProbe:
 
 @dataclass(frozen=True)
 class RedisProbe:
-    """Healthy when Redis answers PING with PONG."""
+    """Healthy when Redis, logged in with `password`, answers PING with PONG."""
 
     host: str
     port: int
+    password: str = field(default="", repr=False)
 
     def check(self) -> Health:
         try:
-            with socket.create_connection((self.host, self.port), timeout=2.0) as s:
-                s.sendall(b"PING\r\n")
-                reply = s.recv(64)
+            reply = ping(self.host, self.port, self.password)
         except OSError as exc:
             return Health(False, f"{type(exc).__name__}: {exc.strerror or exc}")
         if reply.startswith(b"+PONG"):

@@ -23,7 +23,7 @@ from openmono.stack.health import Health, port_in_use
 from openmono.stack.process import exit_code, is_ours_and_alive, read_pidfile, spawn, stop_group
 from openmono.stack.services import HOST, SERVICES, SWITCH_SETUP, Context, ServiceSpec
 from openmono.stack.settings import env_file_path
-from openmono.stack.tls import ensure_upstream_key
+from openmono.stack.tls import ensure_redis_password, ensure_upstream_key
 
 Say = Callable[[str], None]
 
@@ -72,6 +72,8 @@ def up(ctx: Context, say: Say) -> None:
         )
     if ensure_upstream_key(env_file_path(ctx.root), ctx.settings):
         say(f"generated LLAMA_UPSTREAM_KEY (llama-server's own key) into {env_file_path(ctx.root)}")
+    if ensure_redis_password(env_file_path(ctx.root), ctx.settings):
+        say(f"generated REDIS_PASSWORD (the broker's password) into {env_file_path(ctx.root)}")
     _note_switches_from_the_shell(say)
     _stop_switched_off(ctx, say)
     specs = enabled_services(ctx)

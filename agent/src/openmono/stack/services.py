@@ -19,11 +19,13 @@ from openmono_contracts.facts import (
     API_KEY_ENV,
     BROKER_URL_ENV,
     LOOPBACK,
+    REDIS_PASSWORD_ENV,
     SCRAPE_SWITCH_ENV,
     SEARCH_SWITCH_ENV,
     UPSTREAM_KEY_ENV,
 )
 
+from openmono.config import write_private
 from openmono.stack.errors import StackError
 from openmono.stack.health import HttpProbe, LogProbe, Probe, RedisProbe
 from openmono.stack.settings import StackSettings
@@ -114,6 +116,7 @@ def _redis_command(ctx: Context) -> list[str]:
     s = ctx.settings
     return [
         server,
+        str(_redis_config(ctx)),
         "--bind",
         HOST,
         "--port",
@@ -126,6 +129,19 @@ def _redis_command(ctx: Context) -> list[str]:
         str(s.stack_dir),
         *REDIS_BOUNDS,
     ]
+
+
+def _redis_config(ctx: Context) -> Path:
+    """The config file that holds `requirepass` (0600): never the command line, which every local
+    user can read (`ps`). Rewritten at each start from REDIS_PASSWORD."""
+    password = ctx.settings.redis_password.get_secret_value()
+    if not password:
+        raise StackError("REDIS_PASSWORD is empty: `openmono up` generates one into the env file")
+    if any(c in password for c in '"\\\r\n'):
+        raise StackError("REDIS_PASSWORD may not hold quotes, backslashes or line breaks")
+    path = ctx.settings.stack_dir / "redis.conf"
+    write_private(path, f'requirepass "{password}"\n')
+    return path
 
 
 def _llama_command(ctx: Context) -> list[str]:
@@ -222,8 +238,12 @@ REDIS = ServiceSpec(
     off_reason=_no_broker,
     command=_redis_command,
     port=lambda s: s.broker_port,
-    probe=lambda ctx: RedisProbe(HOST, ctx.settings.broker_port),
+    probe=lambda ctx: RedisProbe(
+        HOST, ctx.settings.broker_port, ctx.settings.redis_password.get_secret_value()
+    ),
     start_timeout_s=20,
+    # here too, so a new password restarts it (`runner.up` compares what a service started with)
+    env=lambda ctx: {REDIS_PASSWORD_ENV: ctx.settings.redis_password.get_secret_value()},
 )
 
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from openmono_contracts.facts import UPSTREAM_KEY_ENV
+from openmono_contracts.facts import REDIS_PASSWORD_ENV, UPSTREAM_KEY_ENV
 
 from openmono.stack.envfile import ensure_secret
 from openmono.stack.settings import StackSettings
@@ -37,4 +37,14 @@ def ensure_upstream_key(env_file: Path, settings: StackSettings) -> bool:
         return False
     value, generated = ensure_secret(env_file, UPSTREAM_KEY_ENV)
     settings.llama_upstream_key = type(settings.llama_upstream_key)(value)
+    return generated
+
+
+def ensure_redis_password(env_file: Path, settings: StackSettings) -> bool:
+    """Generate REDIS_PASSWORD into `.env` when the stack runs Redis and none is set (an env file
+    older than the password). Returns whether one was generated; `settings` is updated in place."""
+    if not settings.openmono_broker_url or settings.redis_password.get_secret_value():
+        return False
+    value, generated = ensure_secret(env_file, REDIS_PASSWORD_ENV)
+    settings.redis_password = type(settings.redis_password)(value)
     return generated

@@ -2,8 +2,9 @@
 
 Two modes, chosen by `WORKER_WORKSPACES`:
 
-    unset   box mode: the worker consumes `openmono.tools.box.<box id>` and runs calls on any
-            workspace of its own filesystem view (the native stack: agents beside it, no setup).
+    unset   box mode: the worker consumes `openmono.tools.box.<box id>` and runs calls on the
+            workspaces of its own filesystem view that lie inside `WORKER_ROOTS` (default: the
+            worker user's home; the native stack: agents beside it, no setup).
     set     workspace mode: a comma-separated list of roots. Each root gets its id file when it
             has none (at startup, before anything is consumed) and its queue
             `openmono.tools.ws.<id>`; only calls on a workspace inside one of these roots run.
@@ -47,6 +48,8 @@ class ServedRoutes:
 
     box: Route | None = None
     roots: dict[Path, Route] = field(default_factory=dict)
+    # box mode: the folders a call's workspace must lie in (WORKER_ROOTS)
+    box_roots: tuple[Path, ...] = ()
 
     @property
     def queues(self) -> list[str]:
@@ -56,7 +59,8 @@ class ServedRoutes:
 
     def describe(self) -> str:
         if self.box is not None:
-            return f"the workspaces of its own box ({self.box.id})"
+            inside = ", ".join(str(r) for r in self.box_roots)
+            return f"the workspaces of its own box ({self.box.id}) inside {inside}"
         served = ", ".join(f"{root} ({r.id})" for root, r in sorted(self.roots.items()))
         return f"the workspaces {served}"
 
@@ -70,6 +74,12 @@ class ServedRoutes:
         if self.box is not None:
             if route != self.box:
                 return f"the call is for {route.describe()}; this worker serves {self.describe()}"
+            real = Path(os.path.realpath(req.workspace))
+            if not any(is_inside(real, root) for root in self.box_roots):
+                return (
+                    f"{req.workspace} is not inside the folders this worker was given "
+                    f"({', '.join(str(r) for r in self.box_roots)}); add its folder to WORKER_ROOTS"
+                )
             return None
         return self._workspace_refusal(req, route)
 
@@ -112,7 +122,8 @@ def served_routes(settings: WorkerSettings, *, create: bool = False) -> ServedRo
     """The routes `settings` serve; `create` gives a root without an id file its id (startup)."""
     roots = _roots(settings)
     if not roots:
-        return ServedRoutes(box=Route(kind="box", id=box_id()))
+        box_roots = tuple(settings.root_paths)
+        return ServedRoutes(box=Route(kind="box", id=box_id()), box_roots=box_roots)
     served: dict[Path, Route] = {}
     for root in roots:
         try:

@@ -27,14 +27,25 @@ from pathlib import Path
 from typing import Any, Literal
 
 from openmono_contracts.facts import (
+    API_KEY_ENV,
     BROKER_URL_ENV,
     DATA_DIR_ENV,
     DEFAULT_DATA_DIR,
     LOOPBACK,
+    REDIS_PASSWORD_ENV,
     REDIS_PORT,
     parse_switch,
 )
-from pydantic import AliasChoices, BaseModel, ConfigDict, Field, field_validator
+from openmono_contracts.redisauth import with_password
+from pydantic import (
+    AliasChoices,
+    BaseModel,
+    ConfigDict,
+    Field,
+    SecretStr,
+    field_validator,
+    model_validator,
+)
 from pydantic_settings import (
     BaseSettings,
     PydanticBaseSettingsSource,
@@ -200,16 +211,38 @@ class WorkerSettings(BaseSettings):
         default=f"redis://{LOOPBACK}:{REDIS_PORT}/0",
         validation_alias=AliasChoices(BROKER_URL_ENV, "WORKER_BROKER_URL", "broker_url"),
     )
+    # The password Redis requires (REDIS_PASSWORD, the env file's): added to `broker_url` when
+    # the URL names none, so the URL in logs and banners never carries it (redisauth.py).
+    redis_password: SecretStr = Field(
+        default=SecretStr(""),
+        validation_alias=AliasChoices(
+            REDIS_PASSWORD_ENV, "WORKER_REDIS_PASSWORD", "redis_password"
+        ),
+    )
     # The workspace roots this worker serves, comma-separated absolute paths (routing.py): set,
     # it consumes one queue per root's workspace id and runs calls inside those roots only;
-    # unset, it serves every workspace of its own box (the native stack).
+    # unset, it serves the workspaces of its own box that lie inside `roots`.
     workspaces: str = ""
+    # Box mode (no `workspaces`): the folders whose workspaces it runs calls in, comma-separated
+    # absolute paths; empty = the home folder of the worker's user. A call for a workspace
+    # elsewhere is refused (routing.py), whoever queued it.
+    roots: str = ""
+    # The gateway key the web tools send (WebSearch, WebFetch): the worker's own, from its
+    # environment, so no queued call carries it (docs/worker.md "Secrets"). A call that brings
+    # one (in-process, the local executor) uses its own.
+    gateway_key: SecretStr = Field(
+        default=SecretStr(""),
+        validation_alias=AliasChoices(
+            "WORKER_GATEWAY_KEY", "OPENMONO_LLM_API_KEY", API_KEY_ENV, "gateway_key"
+        ),
+    )
     # Processes that run tool calls at the same time (read-only calls of one turn run in parallel).
     concurrency: int = Field(default=2, ge=1, le=64)
     # A pool process is replaced after this many calls, so a leak in a tool cannot grow forever.
     max_tasks_per_child: int = Field(default=200, ge=1)
-    # Results are read once by the agent; keep them long enough for a slow reader, then drop them.
-    result_expires_s: int = Field(default=3600, ge=60)
+    # Results are read once by the agent, which deletes each one as it reads it; this is the
+    # ceiling for a result nobody reads (its agent gone): file contents do not linger in Redis.
+    result_expires_s: int = Field(default=300, ge=60)
     # An unacknowledged (read-only) message whose worker vanished is handed out again after this
     # long. It must exceed the longest read-only call, or a slow read may run twice (harmless, but
     # wasted); it bounds how long a read waits for redelivery after its whole worker died.
@@ -249,6 +282,17 @@ class WorkerSettings(BaseSettings):
         file_secret_settings: PydanticBaseSettingsSource,
     ) -> tuple[PydanticBaseSettingsSource, ...]:
         return (init_settings, _WebSwitches(settings_cls), env_settings)
+
+    @model_validator(mode="after")
+    def _broker_login(self) -> WorkerSettings:
+        self.broker_url = with_password(self.broker_url, self.redis_password.get_secret_value())
+        return self
+
+    @property
+    def root_paths(self) -> list[Path]:
+        """Box mode's allowed roots (`roots`, else the home folder), resolved."""
+        raw = [p.strip() for p in self.roots.split(",") if p.strip()] or [str(Path.home())]
+        return [Path(os.path.realpath(Path(p).expanduser())) for p in raw]
 
     @field_validator("data_dir", "artifact_dir", "env_file", mode="after")
     @classmethod

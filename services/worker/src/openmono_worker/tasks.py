@@ -125,6 +125,15 @@ def _refused(req: ToolRequest, error: str, kind: ToolErrorKind) -> dict[str, Any
     return result.model_dump(mode="json")
 
 
+def _with_gateway_key(req: ToolRequest, settings: WorkerSettings) -> ToolRequest:
+    """The call with this worker's own gateway key: queued calls carry none (the agent's Celery
+    executor strips it), so a message read from Redis never holds the key."""
+    key = settings.gateway_key.get_secret_value()
+    if req.web.api_key or not key:
+        return req
+    return req.model_copy(update={"web": req.web.model_copy(update={"api_key": key})})
+
+
 @app.task(  # type: ignore[untyped-decorator]  # celery ships no type hints
     name=TASK_NAME,
     bind=True,
@@ -147,6 +156,7 @@ def run(self: Task, request: dict[str, Any]) -> dict[str, Any]:
     if why is not None:
         log.warning("refused call %s (%s): %s", req.call_id, req.tool, why)
         return _refused(req, f"refused by tool worker {self.request.hostname}: {why}", "denied")
+    req = _with_gateway_key(req, state.settings)
     task_id = str(self.request.id)
     outcome = claim(state.heartbeat.client, task_id, read_only=is_read_only(request))
     if outcome == "duplicate":

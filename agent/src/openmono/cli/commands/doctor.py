@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import asyncio
 import os
-import socket
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -23,7 +22,8 @@ from urllib.parse import urlsplit
 
 import click
 from openmono_contracts import ToolResult
-from openmono_contracts.facts import LOOPBACK, REDIS_PORT
+from openmono_contracts.facts import LOOPBACK, REDIS_PASSWORD_ENV, REDIS_PORT
+from openmono_contracts.redisauth import ping as redis_ping
 from openmono_contracts.sandbox import SandboxPolicy
 
 from openmono.config import ConfigError, RunOptions, Settings, current_environ, explain_agent
@@ -135,16 +135,24 @@ def _broker_check(settings: Settings) -> Check:
         return Check("broker", "info", "none configured: tools run in-process")
     parts = urlsplit(url)
     host, port = parts.hostname or LOOPBACK, parts.port or REDIS_PORT
+    password = parts.password or current_environ().get(REDIS_PASSWORD_ENV) or ""
     try:
-        with socket.create_connection((host, port), timeout=TIMEOUT_S) as sock:
-            sock.settimeout(TIMEOUT_S)
-            sock.sendall(b"PING\r\n")
-            reply = sock.recv(64)
+        reply = redis_ping(host, port, password, TIMEOUT_S)
     except OSError as exc:
         return Check("broker", "fail", f"{host}:{port} unreachable: {exc}")
-    if reply.startswith((b"+PONG", b"-NOAUTH")):
-        return Check("broker", "pass", f"redis at {host}:{port} answers")
+    if reply.startswith(b"+PONG"):
+        if not password:
+            return Check("broker", "fail", f"redis at {host}:{port} requires no password")
+        return Check("broker", "pass", f"redis at {host}:{port} answers (password required)")
+    if reply.startswith((b"-NOAUTH", b"-WRONGPASS", b"-ERR AUTH")):
+        return Check(
+            "broker", "fail", f"redis at {host}:{port} refuses REDIS_PASSWORD: {_text(reply)}"
+        )
     return Check("broker", "fail", f"{host}:{port} is not Redis (answered {reply[:20]!r})")
+
+
+def _text(reply: bytes) -> str:
+    return reply.decode(errors="replace").lstrip("-+")[:120]
 
 
 def _dir_check(name: str, path: Path, create: bool) -> Check:
