@@ -1,7 +1,18 @@
 #!/bin/sh
 # Run by compose's one-shot `preflight` service before llama-server and the gateway: refuse what would
 # only fail later (an unset or placeholder key, no model), saying how to fix it.
+# `preflight.sh agent` checks the agent's settings instead (the agent-preflight service).
 fail() { echo "openmono preflight: $*" >&2; exit 1; }
+if [ "$1" = agent ]; then
+  # the agent's ACP server refuses to start without a token: Docker would restart it in a loop
+  case "$(printf %s "$OPENMONO_ACP_TOKEN" | tr "[:upper:]" "[:lower:]")" in
+    '') fail "OPENMONO_ACP_TOKEN is empty: the agent's ACP server cannot start without one. Run \`make up\` \
+or \`uv run openmono setup gateway\` (they generate it into compose/.env), or set it there yourself" ;;
+    change-me*) fail "OPENMONO_ACP_TOKEN is a placeholder: generate a real one (\`uv run openmono setup gateway\`)" ;;
+  esac
+  echo "openmono preflight: agent ok"
+  exit 0
+fi
 case "$(printf %s "$LLAMA_API_KEY" | tr "[:upper:]" "[:lower:]")" in
   '') fail "LLAMA_API_KEY is empty: run \`make up\` or \`uv run openmono setup gateway\` (they write compose/.env)" ;;
   change-me*) fail "LLAMA_API_KEY is the placeholder from .env.example: generate a real one (\`uv run openmono setup gateway\`)" ;;

@@ -16,7 +16,7 @@ from tests.support.procs import ROOT
 
 pytestmark = [pytest.mark.containers]
 
-ONE_SHOT = {"preflight", "volume-init"}
+ONE_SHOT = {"preflight", "agent-preflight", "volume-init"}
 SPAWNERS = {"worker", "scrapling", "agent"}
 
 

@@ -134,11 +134,12 @@ def test_external_llama_upstream_starts_only_the_gateway(
 def test_a_service_that_fails_rolls_back_with_its_log(
     stack_env: dict[str, str], tmp_path: Path
 ) -> None:
+    """Settings that cannot work stop `up` before anything starts, with the reason."""
     stack_env["LLAMA_MODEL"] = str(tmp_path / "no-such-model.gguf")
     up = run_openmono(["up"], stack_env)
     assert up.returncode == 1
-    assert "llama-server exited after" in up.stderr and "with exit code 2" in up.stderr
-    assert "no-such-model.gguf" in up.stderr  # the log tail says why
+    assert "settings that cannot work" in up.stderr
+    assert "llama-server: LLAMA_MODEL=" in up.stderr and "no-such-model.gguf" in up.stderr
     assert "Traceback" not in up.stderr
     assert our_processes(tmp_path / "data") == []
 
@@ -212,3 +213,51 @@ def test_a_broken_gguf_is_reported_at_once_with_the_log_tail(
     assert f"llama-server: could not start with {broken}" in up.stderr
     assert took < 60, took
     assert our_processes(tmp_path / "data") == []
+
+
+def _rows(env: dict[str, str]) -> dict[str, dict[str, object]]:
+    done = run_openmono(["status", "--json"], env, timeout=60)
+    return {row["service"]: row for row in json.loads(done.stdout)}
+
+
+def _wait_row(env: dict[str, str], name: str, until: object, timeout_s: float = 30.0) -> dict:  # type: ignore[type-arg]
+    deadline = time.monotonic() + timeout_s
+    while True:
+        row = _rows(env)[name]
+        if until(row) or time.monotonic() > deadline:  # type: ignore[operator]
+            return row
+        time.sleep(0.3)
+
+
+def test_a_crashed_service_is_started_again_then_given_up(
+    stack_env: dict[str, str], tmp_path: Path, llama: LlamaServer
+) -> None:
+    """The keys service SIGKILLed from outside: its keeper starts it again (count and last exit in
+    `openmono status`, a line in its log); killed again and again, it is given up, and says so."""
+    stack_env |= {"LLAMA_UPSTREAM": llama.url, "LLAMA_API_KEY": llama.api_key}
+    stack_env |= {"STACK_RESTART_LIMIT": "2", "STACK_RESTART_BACKOFF_S": "0.2"}
+    up = run_openmono(["up"], stack_env)
+    assert up.returncode == 0, up.stdout + up.stderr
+    first = _rows(stack_env)["keys"]
+    assert first["healthy"] and first["restarts"] == 0
+    os.kill(int(first["pid"]), signal.SIGKILL)  # type: ignore[call-overload]
+    row = _wait_row(stack_env, "keys", lambda r: r["restarts"] == 1 and r["healthy"])
+    assert row["healthy"] and row["restarts"] == 1, row
+    assert row["pid"] != first["pid"]
+    assert "killed by SIGKILL" in str(row["last_exit"]) and "restarted 1x" in str(row["detail"])
+    log = (tmp_path / "data" / "stack" / "logs" / "keys.log").read_text()
+    assert "keeper: keys ended after" in log and "starting it again in 0.2 s" in log
+    # a second crash within STABLE_S of the first: two in a row, the limit: given up
+    os.kill(int(row["pid"]), signal.SIGKILL)  # type: ignore[call-overload]
+    row = _wait_row(stack_env, "keys", lambda r: "GAVE UP" in str(r["detail"]))
+    assert "GAVE UP: crashed 2 times in a row (last: killed by SIGKILL)" in str(row["detail"]), row
+    assert row["pid"] is None and not row["healthy"]
+    status = run_openmono(["status"], stack_env, timeout=60)
+    assert status.returncode == 1 and "GAVE UP" in status.stdout
+    assert (
+        "gave up (`openmono up` starts it again)"
+        in (tmp_path / "data" / "stack" / "logs" / "keys.log").read_text()
+    )
+    again = run_openmono(["up"], stack_env)
+    assert again.returncode == 0, again.stdout + again.stderr
+    assert _rows(stack_env)["keys"]["restarts"] == 0

@@ -120,6 +120,30 @@ def test_preflight_without_a_model_says_how_to_provide_one(tmp_path: Path) -> No
     assert _preflight(tmp_path, LLAMA_API_KEY="a-real-key").returncode == 0
 
 
+@pytest.mark.parametrize("token", ["", "change-me"])
+def test_the_agent_preflight_refuses_an_empty_acp_token(tmp_path: Path, token: str) -> None:
+    done = subprocess.run(
+        ["sh", str(ROOT / "compose" / "preflight.sh"), "agent"],
+        env={"PATH": "/usr/bin:/bin", "OPENMONO_ACP_TOKEN": token},
+        capture_output=True, text=True, timeout=30, check=False,
+    )  # fmt: skip
+    assert done.returncode == 1
+    assert "OPENMONO_ACP_TOKEN is" in done.stderr and "openmono setup gateway" in done.stderr
+    ok = subprocess.run(
+        ["sh", str(ROOT / "compose" / "preflight.sh"), "agent"],
+        env={"PATH": "/usr/bin:/bin", "OPENMONO_ACP_TOKEN": "a-real-token"},
+        capture_output=True, text=True, timeout=30, check=False,
+    )  # fmt: skip
+    assert ok.returncode == 0, ok.stderr
+
+
+def test_the_agent_waits_for_its_preflight_and_it_never_restarts() -> None:
+    services = yaml.safe_load(_config().stdout)["services"]
+    cond = services["agent"]["depends_on"]["agent-preflight"]["condition"]
+    assert cond == "service_completed_successfully"
+    assert services["agent-preflight"]["restart"] == "no"
+
+
 def test_llama_server_and_gateway_wait_for_the_preflight() -> None:
     services = yaml.safe_load(_config().stdout)["services"]
     for name in ("llama-server", "caddy"):

@@ -6,6 +6,7 @@ import os
 import sys
 from pathlib import Path
 
+import pytest
 from openmono.stack.health import HttpProbe
 from openmono.stack.process import read_pidfile, spawn, stop_group
 from openmono.stack.runner import _wait_healthy
@@ -62,3 +63,25 @@ def test_a_process_that_exits_ends_the_wait(tmp_path: Path) -> None:
     assert health.detail == "the process exited"
     assert read_pidfile(ctx.pidfile("slow")) == record
     stop_group(record, grace_s=1.0)
+
+
+def test_settings_that_cannot_work_stop_up_before_anything_starts(tmp_path: Path) -> None:
+    from openmono.stack.errors import StackError
+    from openmono.stack.runner import up
+
+    settings = StackSettings(
+        openmono_data_dir=tmp_path / "data",
+        llama_api_key="k" * 32,
+        llama_upstream_key="u" * 32,
+        llama_upstream="127.0.0.1:9",
+        gateway_tls_mode="files",
+        gateway_tls_domain="box.example",
+        openmono_broker_url="amqp://127.0.0.1:5672",
+    )
+    said: list[str] = []
+    with pytest.raises(StackError) as caught:
+        up(Context(tmp_path, settings), said.append)
+    text = str(caught.value)
+    assert "gateway: GATEWAY_TLS_MODE=files needs GATEWAY_TLS_CERT" in text
+    assert "redis: OPENMONO_BROKER_URL='amqp://127.0.0.1:5672' is not a redis:// URL" in text
+    assert not (tmp_path / "data" / "stack" / "pids").exists()

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import functools
 import hashlib
+import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -20,7 +21,8 @@ from openmono.config import current_environ
 from openmono.stack.envfile import is_placeholder
 from openmono.stack.errors import StackError
 from openmono.stack.health import Health, port_in_use
-from openmono.stack.process import exit_code, is_ours_and_alive, read_pidfile, spawn, stop_group
+from openmono.stack.keeper import read_state, state_path
+from openmono.stack.process import is_ours_and_alive, read_pidfile, spawn, stop_group
 from openmono.stack.services import HOST, SERVICES, SWITCH_SETUP, Context, ServiceSpec
 from openmono.stack.settings import env_file_path
 from openmono.stack.tls import ensure_redis_password, ensure_upstream_key
@@ -75,8 +77,14 @@ def up(ctx: Context, say: Say) -> None:
     if ensure_redis_password(env_file_path(ctx.root), ctx.settings):
         say(f"generated REDIS_PASSWORD (the broker's password) into {env_file_path(ctx.root)}")
     _note_switches_from_the_shell(say)
-    _stop_switched_off(ctx, say)
     specs = enabled_services(ctx)
+    problems = [f"{spec.name}: {why}" for spec in specs if (why := spec.check(ctx.settings))]
+    if problems:
+        raise StackError(
+            "settings that cannot work (nothing was started or stopped):\n  "
+            + "\n  ".join(problems)
+        )
+    _stop_switched_off(ctx, say)
     started: list[ServiceSpec] = []
     for i, spec in enumerate(specs, 1):
         label = f"[{i}/{len(specs)}] {spec.name:<13}"
@@ -102,8 +110,10 @@ def up(ctx: Context, say: Say) -> None:
                 f"{spec.name}: port {busy[0]} is in use by another program; "
                 f"pick another port in compose/.env or the environment"
             )
+        state = state_path(ctx.pidfile(spec.name))
+        state.unlink(missing_ok=True)
         record = spawn(
-            command,
+            _kept(ctx, spec, command),
             ctx.log(spec.name),
             _child_env(ctx, spec),
             ctx.root,
@@ -114,12 +124,16 @@ def up(ctx: Context, say: Say) -> None:
         say(f"{label} starting (pid {record.pid}) …")
         health = _wait_healthy(ctx, spec, functools.partial(_prefixed, say, label))
         if not health.ok:
-            code = exit_code(record)
+            kept = read_state(state)
             _rollback(ctx, started, say)
             log = ctx.log(spec.name)
-            if code is not None:  # it died (a broken model): say so, not "within 180 s"
-                took = time.time() - record.started_at
-                why = f"exited after {took:.1f} s with exit code {code}, before it became healthy"
+            if kept is not None and kept.last_exit_at is not None:
+                # it died (a broken model): say so, not "within 180 s"
+                took = kept.last_exit_at - record.started_at
+                why = (
+                    f"exited after {took:.1f} s with {kept.describe_exit()}, "
+                    "before it became healthy"
+                )
             else:
                 why = (
                     f"did not become healthy within {spec.start_timeout_s:.0f} s ({health.detail})"
@@ -127,6 +141,26 @@ def up(ctx: Context, say: Say) -> None:
             raise StackError(f"{spec.name} {why}. Last lines of {log}:\n{_tail(log)}")
         elapsed = time.time() - record.started_at
         say(f"{label} healthy in {elapsed:.1f} s on {spec.address(ctx.settings)}")
+
+
+def _kept(ctx: Context, spec: ServiceSpec, command: list[str]) -> list[str]:
+    """`command` under its keeper (stack/keeper.py), which starts it again when it crashes."""
+    s = ctx.settings
+    return [
+        sys.executable,
+        "-m",
+        "openmono.stack.keeper",
+        "--name",
+        spec.name,
+        "--state",
+        str(state_path(ctx.pidfile(spec.name))),
+        "--limit",
+        str(s.stack_restart_limit),
+        "--backoff",
+        str(s.stack_restart_backoff_s),
+        "--",
+        *command,
+    ]
 
 
 def fingerprint(command: list[str], env: dict[str, str]) -> dict[str, str]:
@@ -186,6 +220,10 @@ def _wait_healthy(ctx: Context, spec: ServiceSpec, say: Say, every_s: float = 10
         record = read_pidfile(ctx.pidfile(spec.name))
         if record is None or not is_ours_and_alive(record):
             return Health(False, "the process exited")
+        kept = read_state(state_path(ctx.pidfile(spec.name)))
+        if kept is not None and kept.last_exit is not None:
+            # it crashed before it was ever healthy: its keeper would only start it again
+            return Health(False, f"the process exited ({kept.describe_exit()})")
         health = probe.check()
         if health.ok:
             return health
@@ -208,6 +246,7 @@ def _stop_one(ctx: Context, spec: ServiceSpec) -> bool:
     record = read_pidfile(pidfile)
     stopped = stop_group(record) if record else False
     pidfile.unlink(missing_ok=True)
+    state_path(pidfile).unlink(missing_ok=True)
     return stopped
 
 
@@ -224,6 +263,7 @@ def down(ctx: Context, say: Say) -> int:
             count += 1
         else:
             pidfile.unlink(missing_ok=True)
+            state_path(pidfile).unlink(missing_ok=True)
             say(f"{spec.name} was not running (stale pid file removed)")
     if count == 0:
         say("nothing of this stack was running")

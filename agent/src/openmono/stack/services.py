@@ -66,6 +66,9 @@ class ServiceSpec:
     more_ports: Callable[[StackSettings], tuple[int, ...]] = lambda _s: ()
     # why it is not enabled (said when `up` stops it because it runs but should not)
     off_reason: Callable[[StackSettings], str] = lambda _s: "switched off"
+    # why its settings cannot work ("" = they can): `up` stops before starting anything, instead
+    # of a start that fails (or, under its keeper, a crash loop)
+    check: Callable[[StackSettings], str] = lambda _s: ""
 
     def address(self, settings: StackSettings) -> str:
         return f"{HOST}:{self.port(settings)}"
@@ -232,6 +235,12 @@ def _scrape_off(s: StackSettings) -> str:
     return f"WEB_SCRAPE_ENABLED is {said} (`openmono setup scraper` switches it on)"
 
 
+def _broker_check(s: StackSettings) -> str:
+    if s.openmono_broker_url and not s.openmono_broker_url.startswith("redis://"):
+        return f"OPENMONO_BROKER_URL={s.openmono_broker_url!r} is not a redis:// URL"
+    return ""
+
+
 REDIS = ServiceSpec(
     name="redis",
     enabled=lambda s: bool(s.openmono_broker_url),
@@ -244,6 +253,7 @@ REDIS = ServiceSpec(
     start_timeout_s=20,
     # here too, so a new password restarts it (`runner.up` compares what a service started with)
     env=lambda ctx: {REDIS_PASSWORD_ENV: ctx.settings.redis_password.get_secret_value()},
+    check=_broker_check,
 )
 
 
@@ -276,6 +286,7 @@ WORKER = ServiceSpec(
     start_timeout_s=60,
     owns_port=False,
     env=lambda ctx: _worker_env(ctx),
+    check=_broker_check,
 )
 
 
@@ -283,6 +294,19 @@ def _llama_env(ctx: Context) -> dict[str, str]:
     # llama-server checks the internal key the gateway sends, never the client-facing one
     key = ctx.settings.llama_upstream_key.get_secret_value()
     return {API_KEY_ENV: key} if key else {}
+
+
+def _llama_check(s: StackSettings) -> str:
+    # the default model is found by the stack's own interpreter (llama_server.py says how)
+    from openmono.stack.llama_server import resolve_model, resolve_template
+
+    try:
+        if s.llama_model:
+            resolve_model(s.llama_model)
+        resolve_template(s.llama_chat_template or None, s.llama_model or None)
+    except StackError as exc:
+        return str(exc)
+    return ""
 
 
 LLAMA = ServiceSpec(
@@ -294,6 +318,7 @@ LLAMA = ServiceSpec(
     probe=lambda ctx: HttpProbe(f"http://{HOST}:{ctx.settings.llama_port}/health"),
     start_timeout_s=180,
     env=_llama_env,
+    check=_llama_check,
 )
 
 
@@ -361,6 +386,25 @@ KEYS = ServiceSpec(
     more_ports=lambda s: (s.keys_tap_port,) if s.gateway_usage_tokens else (),
 )
 
+TLS_MODES = ("internal", "files", "acme")
+
+
+def _gateway_check(s: StackSettings) -> str:
+    mode = s.gateway_tls_mode
+    if mode not in TLS_MODES:
+        return f"GATEWAY_TLS_MODE={mode!r} is not one of {', '.join(TLS_MODES)}"
+    if mode in ("files", "acme") and not s.gateway_tls_domain:
+        return f"GATEWAY_TLS_MODE={mode} needs GATEWAY_TLS_DOMAIN (the name clients connect to)"
+    if mode == "files":
+        for name, value in (
+            ("GATEWAY_TLS_CERT", s.gateway_tls_cert),
+            ("GATEWAY_TLS_KEY", s.gateway_tls_key),
+        ):
+            if not value or not Path(value).expanduser().is_file():
+                return f"GATEWAY_TLS_MODE=files needs {name} to name a file (it is {value!r})"
+    return ""
+
+
 GATEWAY = ServiceSpec(
     name="gateway",
     enabled=lambda s: True,
@@ -377,6 +421,7 @@ GATEWAY = ServiceSpec(
     start_timeout_s=30,
     env=_gateway_env,
     more_ports=lambda s: (s.gateway_tls_port,),
+    check=_gateway_check,
 )
 
 SERVICES: tuple[ServiceSpec, ...] = (REDIS, WORKER, LLAMA, SCRAPE, KEYS, GATEWAY)

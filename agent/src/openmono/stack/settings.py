@@ -82,6 +82,10 @@ class StackSettings(BaseSettings):
     redis_password: SecretStr = SecretStr("")
     # the folders whose workspaces the native worker runs calls in (WORKER_ROOTS); empty = home
     worker_roots: str = ""
+    # a service that crashes is started again (stack/keeper.py): after this many crashes in a row
+    # it is given up; the first wait, doubled on each crash in a row (at most 30 s)
+    stack_restart_limit: int = Field(default=5, ge=1)
+    stack_restart_backoff_s: float = Field(default=1.0, ge=0.0, le=30.0)
     openmono_data_dir: Path = Path(facts.DEFAULT_DATA_DIR)
 
     @field_validator("web_search_enabled", "web_scrape_enabled", mode="before")

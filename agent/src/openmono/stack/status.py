@@ -9,11 +9,13 @@ row also carries the gateway's own view, its `/services` answer for that service
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import time
+from dataclasses import dataclass, replace
 
 from openmono_contracts.gateway import ServicesUnreadable, read_services_sync
 
 from openmono.stack.health import Health, HttpProbe
+from openmono.stack.keeper import KeeperState, read_state, state_path
 from openmono.stack.runner import running_pid
 from openmono.stack.services import GATEWAY, HOST, SERVICES, Context
 from openmono.stack.upstreams import parse_upstreams, strip_scheme
@@ -41,6 +43,9 @@ class Row:
     # nothing to say about this row), and whether it matches the process
     gateway: str = ""
     agrees: bool = True
+    # how often its keeper started it again since `up`, and how its last run ended
+    restarts: int = 0
+    last_exit: str = ""
 
 
 def status(ctx: Context) -> list[Row]:
@@ -50,8 +55,11 @@ def status(ctx: Context) -> list[Row]:
         pid = running_pid(ctx, spec)
         if not spec.enabled(ctx.settings) and pid is None:
             continue
+        # the keeper's state: the service's own pid, its restarts; after it gave up, why
+        kept = read_state(state_path(ctx.pidfile(spec.name)))
         health = spec.probe(ctx).check() if pid is not None else Health(False, "not running")
-        rows.append(Row(spec.name, pid, spec.address(ctx.settings), health.ok, health.detail))
+        shown = kept.pid if kept is not None and kept.pid and pid is not None else pid
+        rows.append(_kept_row(spec.name, shown, spec.address(ctx.settings), health, kept))
     s = ctx.settings
     for name, value, path in (
         ("llama", s.llama_upstream, "/health"),
@@ -63,6 +71,23 @@ def status(ctx: Context) -> list[Row]:
             rows.append(_external_row(f"{name} (external)", upstream, path))
     view = _gateway_view(ctx)
     return [_beside(row, view) for row in rows]
+
+
+def _kept_row(
+    name: str, pid: int | None, address: str, health: Health, kept: KeeperState | None
+) -> Row:
+    if kept is None:
+        return Row(name, pid, address, health.ok, health.detail)
+    detail = health.detail
+    last = ""
+    if kept.last_exit is not None:
+        when = time.strftime("%H:%M:%S", time.localtime(kept.last_exit_at or 0))
+        last = f"{kept.describe_exit()} at {when}"
+    if kept.given_up:
+        detail = f"GAVE UP: {kept.given_up}; `openmono up` starts it again"
+    elif kept.restarts or kept.last_exit is not None:
+        detail = f"{detail}; restarted {kept.restarts}x, last exit: {last}"
+    return Row(name, pid, address, health.ok, detail, restarts=kept.restarts, last_exit=last)
 
 
 def running_anything(rows: list[Row]) -> bool:
@@ -106,7 +131,7 @@ def _beside(row: Row, view: dict[str, bool] | str) -> Row:
 
 
 def _with(row: Row, gateway: str, agrees: bool, detail: str) -> Row:
-    return Row(row.service, row.pid, row.address, row.healthy, detail, gateway, agrees)
+    return replace(row, gateway=gateway, agrees=agrees, detail=detail)
 
 
 def _external_row(name: str, upstream: str, path: str) -> Row:

@@ -104,7 +104,7 @@ def status(as_json: bool) -> None:
         click.echo(json.dumps([row.__dict__ for row in rows]))
     else:
         table = Table()
-        for name in ("service", "pid", "address", "healthy", "gateway says"):
+        for name in ("service", "pid", "address", "healthy", "restarts", "gateway says"):
             table.add_column(name, no_wrap=True)  # the detail wraps, never an address
         table.add_column("detail")
         for row in rows:
@@ -113,6 +113,7 @@ def status(as_json: bool) -> None:
                 str(row.pid or "-"),
                 row.address,
                 "[green]yes[/]" if row.healthy else "[red]no[/]",
+                str(row.restarts) if row.pid is not None or row.restarts else "-",
                 row.gateway if row.agrees else f"[red]{row.gateway}[/]",
                 row.detail,
             )
