@@ -177,9 +177,10 @@ def test_full_native_stack_with_worker_and_scrape(
     assert r.status_code == 200, r.text
     assert ARTICLE_SENTINEL in r.json()["content"]
 
-    # a service whose process is gone is not healthy, whatever its port or log says
+    # a service whose process is gone (its keeper too: the whole group) is not healthy,
+    # whatever its port or log says
     for name in ("scrape", "worker"):
-        os.killpg(rows[name]["pid"], signal.SIGKILL)
+        os.killpg(os.getpgid(rows[name]["pid"]), signal.SIGKILL)
     gone = run_openmono(["status", "--json"], stack_env, timeout=60)
     assert gone.returncode == 1
     after = {r["service"]: r for r in json.loads(gone.stdout)}
