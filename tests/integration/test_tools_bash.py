@@ -198,7 +198,10 @@ def _status(path: Path, timeout_s: float = 30.0) -> dict[str, object]:
 def _children(pid: int) -> list[int]:
     found: list[int] = []
     for task in Path(f"/proc/{pid}/task").iterdir():
-        found += [int(p) for p in (task / "children").read_text().split()]
+        try:
+            found += [int(p) for p in (task / "children").read_text().split()]
+        except FileNotFoundError:  # a thread that ended between the listing and the read
+            continue
     return found
 
 

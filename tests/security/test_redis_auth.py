@@ -3,7 +3,8 @@ stayed readable for an hour, and the worker ran calls in any directory.
 
 Against a real redis-server and a real Celery worker, as a local process would attack them: without
 the password nothing can be queued or read; a call for a workspace the worker was not given is
-refused; the message in the queue holds no gateway key (the worker has its own); a result the
+refused; only a web tool's call holds the gateway key, so the message of any other call in the
+queue holds none (and the worker holds no key of its own: compose gives it none); a result the
 agent has read is gone from Redis. The native stack gives redis-server its password in a 0600
 config file, never on the command line (`ps` shows every local user the command lines).
 """
@@ -19,11 +20,15 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from openmono.executor import LocalExecutor
+from openmono.llm import ToolCallComplete
+from openmono.loop import DispatchContext, Dispatcher, ToolCatalog, WorkerTools
+from openmono.permissions import PermissionEngine
 from openmono.stack.services import REDIS, Context
 from openmono.stack.settings import StackSettings
-from openmono_contracts import WebAccess
+from openmono_contracts import ToolRequest, WebAccess
 from openmono_contracts.redisauth import ping
-from openmono_contracts.routing import ensure_workspace_id
+from openmono_contracts.routing import ensure_workspace_id, route_for
 from openmono_worker import WorkerSettings
 
 from tests.support.celery_worker import WorkerStack, celery_executor, tool_request, worker_stack
@@ -68,15 +73,37 @@ async def test_a_workspace_the_worker_was_not_given_is_refused(
     assert not (tmp_path / "other" / "ran").exists()
 
 
+def _as_the_agent_builds_it(tool: str, params: dict[str, object], ws: Path) -> ToolRequest:
+    """The request the agent's dispatcher makes for a call of `tool` in a session whose web access
+    holds the gateway key, routed as the Celery executor sends it."""
+    ctx = DispatchContext(
+        workspace=ws,
+        session_id="s",
+        timeout_s=30,
+        web=WebAccess(gateway="http://127.0.0.1:9", api_key=GATEWAY_KEY),
+    )
+    executor = LocalExecutor(WorkerSettings())
+    dispatcher = Dispatcher(ToolCatalog([WorkerTools(executor)]), PermissionEngine(ws), ctx)
+    call = ToolCallComplete(index=0, id="c-1", name=tool, arguments=json.dumps(params))
+    req = dispatcher.request(call, dict(params))
+    return req.model_copy(update={"route": route_for(ws)})
+
+
+def test_only_a_web_tool_gets_the_gateway_key(tmp_path: Path) -> None:
+    # the key goes where it is needed (WebSearch, WebFetch send it to the gateway), nowhere else
+    for tool, params in (("Bash", {"command": "env"}), ("FileRead", {"file_path": "a"})):
+        assert _as_the_agent_builds_it(tool, params, tmp_path).web.api_key is None, tool
+    for tool, params in (("WebSearch", {"query": "x"}), ("WebFetch", {"url": "http://a.test"})):
+        assert _as_the_agent_builds_it(tool, params, tmp_path).web.api_key == GATEWAY_KEY, tool
+
+
 async def test_a_queued_call_holds_no_gateway_key(stack: WorkerStack, tmp_path: Path) -> None:
     # a workspace with an id routes to its own queue, which no worker here consumes: the message
     # stays in Redis where a reader could look at it
     ws = tmp_path / "unserved"
     ws.mkdir()
     ensure_workspace_id(ws)
-    req = tool_request("WebSearch", {"query": "x"}, ws).model_copy(
-        update={"web": WebAccess(gateway="http://127.0.0.1:9", api_key=GATEWAY_KEY)}
-    )
+    req = _as_the_agent_builds_it("Bash", {"command": "env"}, ws)
     assert req.route is not None
     async with celery_executor(stack.redis.url, pickup_timeout_s=30) as ex:
         call = asyncio.ensure_future(ex.run(req))

@@ -63,3 +63,28 @@ def test_sigterm_stops_the_service_and_nothing_is_started_again(tmp_path: Path) 
         if keeper.poll() is None:
             keeper.kill()
             keeper.wait(5)
+
+
+def test_sigusr1_to_the_keeper_reaches_the_service(tmp_path: Path) -> None:
+    # the pid file holds the keeper's pid; `openmono keys` signals it to reload the key table
+    state, got = tmp_path / "s.json", tmp_path / "got"
+    script = f'trap "echo usr1 >> {got}" USR1; while :; do sleep 0.05; done'
+    keeper = subprocess.Popen(
+        [sys.executable, "-m", "openmono.stack.keeper", "--name", "x", "--state", str(state),
+         "--", "sh", "-c", script],
+        start_new_session=True,
+    )  # fmt: skip
+    try:
+        deadline = time.monotonic() + 20
+        while (kept := read_state(state)) is None and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert kept is not None and kept.pid
+        time.sleep(0.3)  # the shell has set its trap
+        os.kill(keeper.pid, signal.SIGUSR1)  # the keeper alone, as the keys command does
+        while not got.exists() and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert got.read_text() == "usr1\n"
+        assert keeper.poll() is None and read_state(state).pid == kept.pid  # type: ignore[union-attr]
+    finally:
+        os.killpg(keeper.pid, signal.SIGTERM)
+        keeper.wait(10)

@@ -84,13 +84,6 @@ class _Call:
     task_id: str = ""
 
 
-def _queued(req: ToolRequest) -> dict[str, Any]:
-    """The request as it goes into Redis: without the gateway key, which the worker holds itself
-    (WorkerSettings.gateway_key), so a message read off the queue never carries it."""
-    web = req.web.model_copy(update={"api_key": None})
-    return req.model_copy(update={"web": web}).model_dump(mode="json")
-
-
 def _result(req: ToolRequest, start: float, error: str) -> ToolResult:
     elapsed = round((time.perf_counter() - start) * 1000.0, 3)
     return ToolResult(call_id=req.call_id, ok=False, error=error, elapsed_ms=elapsed)
@@ -302,7 +295,7 @@ class CeleryExecutor:
         message = amqp.create_task_message(
             task_id,
             TASK_NAME,
-            [_queued(req)],
+            [req.model_dump(mode="json")],
             {},
             time_limit=req.timeout_s + HARD_LIMIT_EXTRA_S,
             soft_time_limit=req.timeout_s,

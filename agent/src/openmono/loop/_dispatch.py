@@ -83,9 +83,18 @@ class DispatchContext:
     trusted: bool = False
 
     def request(
-        self, call_id: str, tool: str, args: dict[str, Any], *, timeout_s: float | None = None
+        self,
+        call_id: str,
+        tool: str,
+        args: dict[str, Any],
+        *,
+        timeout_s: float | None = None,
+        web: bool = False,
     ) -> ToolRequest:
-        """A call of `tool` in this context (`timeout_s`: other than the session's)."""
+        """A call of `tool` in this context (`timeout_s`: other than the session's). Only a tool
+        that reaches the web (`web`, its facts) gets the gateway key: a call carries no secret
+        its tool does not need (issue 36, finding 3), and the worker holds none of its own."""
+        access = self.web if web else self.web.model_copy(update={"api_key": None})
         return ToolRequest(
             tool=tool,
             params=args,
@@ -93,7 +102,7 @@ class DispatchContext:
             session_id=self.session_id,
             workspace=str(self.workspace),
             timeout_s=self.timeout_s if timeout_s is None else timeout_s,
-            web=self.web,
+            web=access,
             workspace_trusted=self.trusted,
         )
 
@@ -226,7 +235,8 @@ class Dispatcher:
         return _Prepared(call, pending.args, pending.sandbox)
 
     def request(self, call: ToolCallComplete, args: dict[str, Any]) -> ToolRequest:
-        return self.ctx.request(call.id, call.name, args)
+        web = self.catalog.facts_of(call.name).web
+        return self.ctx.request(call.id, call.name, args, web=web)
 
     async def call(self, request: ToolRequest, emit: EventSink = discard) -> ToolResult:
         """Run `request` on the toolset that offers its tool, with no pipeline around it (the

@@ -108,6 +108,13 @@ class Keeper:
         if child is not None and child.poll() is None:
             child.send_signal(signum)
 
+    def forward(self, signum: int, _frame: FrameType | None) -> None:
+        """A signal the service acts on (the gateway reloads its key table on SIGUSR1): the pid
+        file holds the keeper's pid, so the keeper passes it on."""
+        child = self.child
+        if child is not None and child.poll() is None:
+            child.send_signal(signum)
+
     def run(self) -> int:
         restarts = in_a_row = 0
         last: int | None = None
@@ -159,6 +166,8 @@ def main(argv: list[str] | None = None) -> int:
     keeper = Keeper(args.name, command, args.state, max(args.limit, 1), max(args.backoff, 0.0))
     for signum in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
         signal.signal(signum, keeper.stop)
+    for signum in (signal.SIGUSR1, signal.SIGUSR2):
+        signal.signal(signum, keeper.forward)
     return keeper.run()
 
 

@@ -27,7 +27,6 @@ from pathlib import Path
 from typing import Any, Literal
 
 from openmono_contracts.facts import (
-    API_KEY_ENV,
     BROKER_URL_ENV,
     DATA_DIR_ENV,
     DEFAULT_DATA_DIR,
@@ -227,14 +226,13 @@ class WorkerSettings(BaseSettings):
     # absolute paths; empty = the home folder of the worker's user. A call for a workspace
     # elsewhere is refused (routing.py), whoever queued it.
     roots: str = ""
-    # The gateway key the web tools send (WebSearch, WebFetch): the worker's own, from its
-    # environment, so no queued call carries it (docs/worker.md "Secrets"). A call that brings
-    # one (in-process, the local executor) uses its own.
+    # A gateway key of the worker's own for web calls that bring none (a key the operator gave
+    # this worker alone, e.g. a box key for a worker elsewhere). The agent's key is never read
+    # from the environment here: a web tool's call brings it, no other call does, so the worker
+    # holds none of the agent's secrets (docs/worker.md "Secrets").
     gateway_key: SecretStr = Field(
         default=SecretStr(""),
-        validation_alias=AliasChoices(
-            "WORKER_GATEWAY_KEY", "OPENMONO_LLM_API_KEY", API_KEY_ENV, "gateway_key"
-        ),
+        validation_alias=AliasChoices("WORKER_GATEWAY_KEY", "gateway_key"),
     )
     # Processes that run tool calls at the same time (read-only calls of one turn run in parallel).
     concurrency: int = Field(default=2, ge=1, le=64)
