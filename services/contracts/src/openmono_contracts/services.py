@@ -12,3 +12,6 @@ class ServicesInfo(BaseModel):
     llm: bool
     search: bool
     scrape: bool
+    # Firecrawl crawl jobs run in the worker tier and survive a scrape service restart (the
+    # gateway sends it whenever it sends `scrape`; an older gateway leaves it out)
+    crawl_durable: bool = False
