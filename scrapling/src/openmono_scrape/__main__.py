@@ -6,6 +6,7 @@ import argparse
 import logging
 
 import uvicorn
+from openmono_contracts.logurl import redact_handlers
 
 from openmono_scrape.app import create_app
 from openmono_scrape.settings import ScrapeSettings
@@ -19,11 +20,15 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--log-level", default="info", choices=["debug", "info", "warning"])
     args = parser.parse_args(argv)
     logging.basicConfig(level=args.log_level.upper(), format="%(asctime)s %(name)s %(message)s")
+    # every line (ours, uvicorn's, a library's, a traceback) names URLs without their query,
+    # fragment or userinfo: a page's token or signed URL never lands in the log (logurl.py)
+    redact_handlers()
     uvicorn.run(
         create_app(settings),
         host=args.host,
         port=args.port,
         log_level=args.log_level,
+        log_config=None,  # uvicorn's loggers go to the root handler above, not its own
         access_log=False,
         timeout_graceful_shutdown=10,
     )

@@ -25,6 +25,7 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from openmono_contracts import ScrapeRequest, ScrapeResponse
 from openmono_contracts.crawl import SliceLimits
+from openmono_contracts.logurl import for_log
 from starlette.exceptions import HTTPException
 
 from openmono_scrape import crawljobs, firecrawl, statuses
@@ -156,7 +157,7 @@ def create_app(settings: ScrapeSettings | None = None) -> FastAPI:
             result = await service.scrape(req)
         log.info(
             "scraped %s status=%s engine=%s escalated_from=%s cache=%s %.0fms",
-            result.url,
+            for_log(result.url),
             result.status,
             result.engine,
             result.escalated_from,

@@ -28,6 +28,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from openmono_contracts import NetGuard, ScrapeRequest, ScrapeResponse
+from openmono_contracts.logurl import for_log
 from openmono_contracts.netguard import policy_resolver
 from openmono_contracts.scrape import CacheState
 
@@ -187,7 +188,7 @@ class ScrapeService:
                 url=url,
                 engine="browser",
             )
-        log.info("escalating %s to the browser: %s", url, reason)
+        log.info("escalating %s to the browser: %s", for_log(url), reason)
         try:
             return await self._browser_chain(page.url, budget), "fetcher"
         except (BlockedURL, TooLarge):

@@ -20,6 +20,7 @@ from urllib.parse import urljoin, urlsplit
 
 from lxml import etree
 from openmono_contracts.crawl import Robots, SiteFacts
+from openmono_contracts.logurl import for_log
 
 from openmono_scrape.decode import decode_body
 from openmono_scrape.errors import ScrapeError
@@ -53,7 +54,9 @@ def _inflate(page: FetchedPage) -> bytes | None:
                 out.write(chunk)
                 if out.tell() > MAX_INFLATED:
                     log.warning(
-                        "sitemap %s inflates past %d bytes: skipped", page.url, MAX_INFLATED
+                        "sitemap %s inflates past %d bytes: skipped",
+                        for_log(page.url),
+                        MAX_INFLATED,
                     )
                     return None
     except (OSError, EOFError):
@@ -104,7 +107,7 @@ class SiteReader:
                 url, render=False, timeout_s=min(_FETCH_S, left), max_age_s=CACHE_AGE_S
             )
         except ScrapeError as exc:
-            log.info("site file %s not read: %s", url, exc.message)
+            log.info("site file %s not read: %s", for_log(url), exc.message)
             return None
         page = result.page
         return page if page.status == 200 else None

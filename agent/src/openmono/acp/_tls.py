@@ -22,6 +22,7 @@ from cryptography import x509
 from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.x509.oid import NameOID
+from openmono_contracts.privatefs import open_private, private_dir
 
 VALID_DAYS = 825  # the longest lifetime clients (Apple's TLS policy, for one) accept for a leaf
 RENEW_DAYS = 30
@@ -90,7 +91,7 @@ def ensure_cert(data_dir: Path, bind: str) -> ServerCert:
     folder = data_dir / "acp-tls"
     cert_path, key_path = folder / "cert.pem", folder / "key.pem"
     if not (key_path.is_file() and _still_good(cert_path, bind)):
-        folder.mkdir(parents=True, exist_ok=True)
+        private_dir(folder)
         key = ec.generate_private_key(ec.SECP256R1())
         subject = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "openmono serve")])
         now = dt.datetime.now(dt.UTC)
@@ -114,7 +115,8 @@ def ensure_cert(data_dir: Path, bind: str) -> ServerCert:
         fd = os.open(key_path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
         with os.fdopen(fd, "wb") as fh:
             fh.write(pem_key)
-        cert_path.write_bytes(cert.public_bytes(serialization.Encoding.PEM))
+        with open_private(cert_path, "wb") as fh:
+            fh.write(cert.public_bytes(serialization.Encoding.PEM))
     der = x509.load_pem_x509_certificate(cert_path.read_bytes()).public_bytes(
         serialization.Encoding.DER
     )

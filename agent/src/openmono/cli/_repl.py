@@ -12,6 +12,7 @@ import signal
 from collections.abc import Awaitable, Sequence
 from typing import TypeVar
 
+from openmono_contracts.privatefs import open_private
 from prompt_toolkit import PromptSession
 from prompt_toolkit.completion import Completer, Completion
 from prompt_toolkit.document import Document
@@ -83,7 +84,7 @@ class Repl(SessionHost):
         self.console = console or Console(highlight=False)
         self.renderer = RichRenderer(self.console)
         history = self.settings.data_dir / "history"
-        history.parent.mkdir(parents=True, exist_ok=True)
+        open_private(history, "a").close()  # what you typed is yours alone (FileHistory appends)
         self.prompt: PromptSession[str] = PromptSession(
             history=FileHistory(str(history)),
             input=input,

@@ -23,7 +23,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from openmono_contracts.atomicfile import atomic_write
+from openmono_contracts.privatefs import write_private
 
 STORE_NAME = "trusted-projects.json"
 
@@ -66,7 +66,7 @@ def record(project: Path, trusted: bool, parts: list[str], data_dir: Path | None
         "parts": parts,
     }
     text = json.dumps(data, indent=2, sort_keys=True) + "\n"
-    atomic_write(store_path(data_dir), text, mode=0o600)
+    write_private(store_path(data_dir), text)
 
 
 HOW = "answer once in the interactive `openmono`, or run `openmono config trust` in the workspace"

@@ -15,6 +15,7 @@ from typing import Literal
 
 from openmono_contracts.atomicfile import atomic_write
 from openmono_contracts.facts import PROJECT_MEMORY_DIR
+from openmono_contracts.privatefs import PRIVATE_FILE_MODE, private_dir
 from openmono_worker import PathRefused, display_path, resolve_path
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -64,15 +65,20 @@ class MemorySave(ConversationTool[Params]):
                     f"the user memory folder {folder} is a symlink: not written"
                 )
             path, index, shown = folder / file_name, folder / INDEX, str(folder / file_name)
+            private_dir(folder)  # the user's memory is in the data dir: 0700/0600 (privatefs)
+            mode: int | None = PRIVATE_FILE_MODE
         else:
+            mode = None  # the project's keep the checkout's modes
             path, index, shown = _in_project(Path(turn.request.workspace), file_name)
         description = " ".join(params.description.split())
         index_text = index.read_text(errors="replace") if index.is_file() else ""
         try:
             existed = atomic_write(
-                path, render(params.name, params.type, description, params.content)
+                path, render(params.name, params.type, description, params.content), mode=mode
             )
-            atomic_write(index, index_with(index_text, file_name, params.name, description))
+            atomic_write(
+                index, index_with(index_text, file_name, params.name, description), mode=mode
+            )
         except OSError as exc:
             raise ConversationError(f"cannot save the memory: {exc}") from exc
         if turn.loop is not None:

@@ -28,6 +28,7 @@ from mcp.client.stdio import StdioServerParameters, get_default_environment, std
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.exceptions import McpError
 from mcp.shared.message import SessionMessage
+from openmono_contracts.privatefs import open_private
 from openmono_contracts.userenv import user_environment
 
 from openmono.config import McpServerSettings
@@ -175,8 +176,7 @@ class ServerConnection:
             with Path(os.devnull).open("w") as fh:
                 yield fh
             return
-        self.log_dir.mkdir(parents=True, exist_ok=True)
-        with (self.log_dir / f"{self.name}.log").open("a", encoding="utf-8") as fh:
+        with open_private(self.log_dir / f"{self.name}.log", "a", encoding="utf-8") as fh:
             handle: TextIO = fh
             yield handle
 

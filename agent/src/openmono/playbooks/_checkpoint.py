@@ -2,8 +2,8 @@
 
 One file per (workspace, playbook): `<data dir>/playbook-runs/<workspace key>/<name>.json`, the
 workspace key being its folder name plus a short hash of its path, so two projects never resume
-each other's runs. `atomic_write` means a crash leaves the previous checkpoint or the new one,
-never a torn file; `--resume` continues after the last completed step.
+each other's runs. `write_private` (atomic, 0600) means a crash leaves the previous checkpoint or
+the new one, never a torn file; `--resume` continues after the last completed step.
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ import json
 from pathlib import Path
 from typing import Any, Literal
 
-from openmono_contracts.atomicfile import atomic_write
+from openmono_contracts.privatefs import write_private
 from pydantic import BaseModel, Field, ValidationError
 
 from openmono.playbooks._errors import ResumeError
@@ -50,7 +50,8 @@ def checkpoint_path(data_dir: Path, workspace: Path, name: str) -> Path:
 
 def save(path: Path, run: RunState) -> None:
     run.updated_at = now_iso()
-    atomic_write(path, json.dumps(run.model_dump(mode="json"), indent=2, ensure_ascii=False) + "\n")
+    text = json.dumps(run.model_dump(mode="json"), indent=2, ensure_ascii=False)
+    write_private(path, text + "\n")
 
 
 def load(path: Path) -> RunState:

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO
 
+from openmono_contracts.privatefs import open_private, private_dir
 from pydantic import ValidationError
 
 from openmono.sessions._errors import SessionError
@@ -116,13 +117,12 @@ class SessionWriter:
     def __init__(self, path: Path, header: SessionHeader, *, fsync: bool = True) -> None:
         self.path = path
         self.header = header
-        path.parent.mkdir(parents=True, exist_ok=True)
+        private_dir(path.parent)
         fresh = not path.exists() or path.stat().st_size == 0
         if not fresh:
             _cut_torn_tail(path)
-        self._fh: IO[str] | None = path.open("a", encoding="utf-8")
-        if fresh:
-            path.chmod(0o600)  # tool outputs may hold secrets: the session is its owner's alone
+        # tool outputs may hold secrets: the session is its owner's alone (privatefs)
+        self._fh: IO[str] | None = open_private(path, "a", encoding="utf-8")
         self._syncer = _Syncer(self._fh.fileno()) if fsync else None
         if fresh:
             self._write(header.model_dump_json() + "\n")

@@ -12,7 +12,7 @@ import shutil
 from pathlib import Path
 from typing import Any
 
-from openmono_contracts.atomicfile import atomic_write
+from openmono_contracts.privatefs import private_dir, write_private
 
 
 class Snapshots:
@@ -42,7 +42,7 @@ class Snapshots:
         manifest = self._manifest(group) if group else {}
         if group is None or manifest.get("turn") != turn:
             group = self.root / str(int(group.name) + 1 if group else 1)
-            group.mkdir(parents=True, exist_ok=True)
+            private_dir(group)
             manifest = {"turn": turn, "files": {}}
         key = str(path)
         if key in manifest["files"]:
@@ -52,7 +52,8 @@ class Snapshots:
             manifest["files"][key] = {"existed": True, "data": data, "mode": path.stat().st_mode}
         else:
             manifest["files"][key] = {"existed": False}
-        atomic_write(group / "manifest.json", json.dumps(manifest))
+        # the manifest holds copies of the files the turn changed: private like the session
+        write_private(group / "manifest.json", json.dumps(manifest))
 
     def undo(self) -> list[Path]:
         """Restore the newest group; the paths it touched (empty when there is nothing to undo)."""

@@ -13,6 +13,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from openmono_contracts.privatefs import ensure_private_root, open_private
+
 from openmono.sessions._errors import SessionError
 from openmono.sessions._file import LoadedSession, SessionWriter, load_session
 from openmono.sessions._records import SessionHeader, SessionMessage
@@ -38,6 +40,9 @@ class SessionStore:
     """Creates, finds, lists and resumes sessions under one data dir."""
 
     def __init__(self, data_dir: Path) -> None:
+        # every surface (-p, the TUI, ACP) opens its sessions here: a data dir an older version
+        # left 0755 is tightened once, before anything is written into it
+        ensure_private_root(data_dir)
         self.root = data_dir / "sessions"
 
     def path_for(self, session_id: str) -> Path:
@@ -47,8 +52,7 @@ class SessionStore:
         return Snapshots(self.root / session_id / "snapshots")
 
     def _index(self, entry: dict[str, Any]) -> None:
-        self.root.mkdir(parents=True, exist_ok=True)
-        with (self.root / INDEX).open("a", encoding="utf-8") as fh:
+        with open_private(self.root / INDEX, "a", encoding="utf-8") as fh:
             fh.write(json.dumps(entry) + "\n")
             fh.flush()
             os.fsync(fh.fileno())

@@ -30,6 +30,8 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from types import FrameType
 
+from openmono_contracts.privatefs import write_private
+
 STABLE_S = 30.0
 MAX_BACKOFF_S = 30.0
 # exit codes that say "these settings cannot work": a usage error, EX_CONFIG (sysexits.h)
@@ -82,9 +84,7 @@ def read_state(path: Path) -> KeeperState | None:
 
 
 def _write_state(path: Path, state: KeeperState) -> None:
-    tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(json.dumps(asdict(state)))
-    tmp.replace(path)
+    write_private(path, json.dumps(asdict(state)))
 
 
 def backoff_s(crashes_in_a_row: int, first_s: float) -> float:

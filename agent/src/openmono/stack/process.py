@@ -17,6 +17,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
+from openmono_contracts.privatefs import PRIVATE_UMASK, open_private, write_private
+
 # Children started by this process, kept referenced so they get reaped (no zombies, and no
 # ResourceWarning about a Popen collected while its detached child still runs).
 _CHILDREN: dict[int, subprocess.Popen[bytes]] = {}
@@ -61,10 +63,14 @@ def spawn(
     cwd: Path,
     pidfile: Path,
     config: Mapping[str, str] | None = None,
+    *,
+    private: bool = True,
 ) -> PidRecord:
-    """Start `command` detached in a new session (own process group), output appended to `log`."""
-    log.parent.mkdir(parents=True, exist_ok=True)
-    with log.open("ab") as fh:
+    """Start `command` detached in a new session (own process group), output appended to `log`
+    (0600 in a 0700 folder, like everything under the data dir). `private`: the process runs with
+    umask 077, so what it writes on its own is its owner's alone too; off for a process that
+    writes the user's files (the tool worker), which keep the user's umask."""
+    with open_private(log, "ab") as fh:
         fh.write(
             f"\n--- {time.strftime('%Y-%m-%d %H:%M:%S')} starting: {' '.join(command)}\n".encode()
         )
@@ -77,13 +83,13 @@ def spawn(
             env=dict(env),
             cwd=str(cwd),
             start_new_session=True,
+            umask=PRIVATE_UMASK if private else -1,
         )
     _CHILDREN[popen.pid] = popen
     record = PidRecord(
         popen.pid, _start_ticks(popen.pid) or 0, list(command), time.time(), dict(config or {})
     )
-    pidfile.parent.mkdir(parents=True, exist_ok=True)
-    pidfile.write_text(json.dumps(asdict(record)))
+    write_private(pidfile, json.dumps(asdict(record)))
     return record
 
 

@@ -17,6 +17,8 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
+from openmono_contracts.privatefs import ensure_private_root
+
 from openmono.config import current_environ
 from openmono.stack.envfile import is_placeholder
 from openmono.stack.errors import StackError
@@ -77,6 +79,8 @@ def up(ctx: Context, say: Say) -> None:
     if ensure_redis_password(env_file_path(ctx.root), ctx.settings):
         say(f"generated REDIS_PASSWORD (the broker's password) into {env_file_path(ctx.root)}")
     _note_switches_from_the_shell(say)
+    if tightened := ensure_private_root(ctx.settings.data_dir):
+        say(f"{ctx.settings.data_dir}: took group/other access off {tightened} path(s)")
     specs = enabled_services(ctx)
     problems = [f"{spec.name}: {why}" for spec in specs if (why := spec.check(ctx.settings))]
     if problems:
@@ -119,6 +123,7 @@ def up(ctx: Context, say: Say) -> None:
             ctx.root,
             ctx.pidfile(spec.name),
             config,
+            private=spec.private,
         )
         started.append(spec)
         say(f"{label} starting (pid {record.pid}) …")

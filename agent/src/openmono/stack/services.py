@@ -69,6 +69,9 @@ class ServiceSpec:
     # why its settings cannot work ("" = they can): `up` stops before starting anything, instead
     # of a start that fails (or, under its keeper, a crash loop)
     check: Callable[[StackSettings], str] = lambda _s: ""
+    # runs with umask 077 (privatefs): everything it writes on its own lands in the data dir. Off
+    # for the tool worker, whose FileWrite/Bash make the user's files with the user's umask.
+    private: bool = True
 
     def address(self, settings: StackSettings) -> str:
         return f"{HOST}:{self.port(settings)}"
@@ -287,6 +290,7 @@ WORKER = ServiceSpec(
     owns_port=False,
     env=lambda ctx: _worker_env(ctx),
     check=_broker_check,
+    private=False,
 )
 
 

@@ -31,6 +31,7 @@ from typing import Any
 
 from lxml import etree
 from lxml import html as lxml_html
+from openmono_contracts.logurl import for_log
 from openmono_contracts.scrape import ScrapeFormat
 
 from ._code import protect_code_blocks, restore_code_blocks
@@ -61,7 +62,7 @@ def extract(html: str, url: str, fmt: ScrapeFormat, main_content: bool) -> Extra
     try:
         return _extract(html, url, fmt, main_content)
     except Exception:  # a hostile page must cost one empty answer, never the service
-        LOGGER.warning("extraction failed for %s", url, exc_info=True)
+        LOGGER.warning("extraction failed for %s", for_log(url), exc_info=True)
         return Extracted(title=None, content="")
 
 

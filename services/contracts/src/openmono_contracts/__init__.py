@@ -17,6 +17,8 @@ Modules:
 Shared helpers both sides must do the same way (imported from their modules, which pull in httpx):
     gateway     -- the bearer header, the gateway HTTP client (its TLS trust), reading `/services`
     atomicfile  -- replace a file atomically (temp file, fsync, rename)
+    privatefs   -- the data dir is its owner's alone: 0700 folders, 0600 files, tightening
+    logurl      -- URLs in log lines without query, fragment or userinfo
     texthygiene -- strip zero-width, bidi and other hidden characters from page text
 """
 

@@ -26,6 +26,7 @@ from openmono_contracts.gatewaykeys import (
     KeyInfo,
     KeyRecord,
 )
+from openmono_contracts.privatefs import open_private
 from pydantic import ValidationError
 
 from openmono_keys import caddy, keyformat
@@ -176,8 +177,7 @@ class KeyStore:
 
     @contextlib.contextmanager
     def _locked(self) -> Iterator[KeyFile]:
-        self.folder.mkdir(mode=0o700, parents=True, exist_ok=True)
-        with (self.folder / ".lock").open("a") as lock:
+        with open_private(self.folder / ".lock", "a") as lock:
             fcntl.flock(lock, fcntl.LOCK_EX)
             try:
                 yield self.read()

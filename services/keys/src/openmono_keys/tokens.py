@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from openmono_contracts.gatewaykeys import TokenRecord
+from openmono_contracts.privatefs import private_dir
 
 # The last event of a stream is ~600 bytes; a plain body puts `usage` and `timings` within its
 # last ~1 KB (after `choices`, or after `prompt` on /completion).
@@ -106,7 +107,7 @@ class TokenLog:
     def write(self, record: TokenRecord) -> None:
         line = record.model_dump_json(exclude_none=True).encode() + b"\n"
         if self._fd is None:
-            self.folder.mkdir(parents=True, exist_ok=True)
+            private_dir(self.folder)
             self._fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
             self._size = os.fstat(self._fd).st_size
         if self._size and self._size + len(line) > self.roll_bytes:

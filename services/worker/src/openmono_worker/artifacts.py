@@ -12,7 +12,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from openmono_contracts.atomicfile import atomic_write
+from openmono_contracts.privatefs import write_private
 
 from openmono_worker.settings import WorkerSettings
 
@@ -70,7 +70,8 @@ def spill(text: str, settings: WorkerSettings, session_id: str, call_id: str) ->
     first = head(text, settings.artifact_head_bytes)
     last = tail(text, settings.artifact_tail_bytes)
     try:
-        atomic_write(path, text)
+        # a tool's whole output (a file it read, an env it printed): its owner's alone
+        write_private(path, text)
     except OSError as exc:
         note = f"[output truncated: {size} bytes in total; saving the whole output failed: {exc}]"
         return Spilled(f"{first.rstrip()}\n\n{note}\n\n{last}", None)

@@ -18,6 +18,8 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
+from openmono_contracts.privatefs import private_dir
+
 log = logging.getLogger(__name__)
 
 
@@ -45,7 +47,7 @@ def store_state(path: Path, schema: str, state: Any) -> None:
     """Write `state` to `path` atomically; a failure only costs the next cold start."""
     data = pickle.dumps({"schema": schema, "state": state}, pickle.HIGHEST_PROTOCOL)
     with contextlib.suppress(OSError):
-        path.parent.mkdir(parents=True, exist_ok=True)
+        private_dir(path.parent)  # mkstemp makes the file 0600; the folder is 0700 (privatefs)
         fd, tmp = tempfile.mkstemp(prefix=".index.", suffix=".tmp", dir=path.parent)
         try:
             with os.fdopen(fd, "wb") as fh:

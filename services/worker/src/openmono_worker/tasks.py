@@ -26,6 +26,8 @@ import redis
 from celery import Task, signals
 from celery.exceptions import Ignore
 from openmono_contracts import ToolErrorKind, ToolRequest, ToolResult
+from openmono_contracts.logurl import redact_handlers
+from openmono_contracts.privatefs import ensure_private_root
 
 from openmono_worker._reaper import adopt_orphans
 from openmono_worker._request import is_read_only
@@ -49,11 +51,23 @@ def _choose_queues(sender: object = None, instance: Any = None, **_: Any) -> Non
     """Worker startup (main process): consume the queues of what this worker serves."""
     if getattr(instance, "app", None) is not app:
         return
+    settings = WorkerSettings()
+    # artifacts, background logs and installs land here: a data dir left 0755 by an older
+    # version (or a fresh compose volume) is made its owner's alone before any call runs
+    ensure_private_root(settings.data_dir)
     # The startup banner lists the chosen queues under [queues].
-    consume_served_queues(app, WorkerSettings())
+    consume_served_queues(app, settings)
     # What tool calls leave running becomes ours to wait for, before any pool process exists.
     if not adopt_orphans():
         log.warning("cannot become a child subreaper: orphans of tool calls go to PID 1")
+
+
+@signals.after_setup_logger.connect  # type: ignore[untyped-decorator]
+@signals.after_setup_task_logger.connect  # type: ignore[untyped-decorator]
+def _redact_logged_urls(logger: logging.Logger | None = None, **_: Any) -> None:
+    """The worker's log lines (a library's, a traceback) show URLs without query or userinfo."""
+    if logger is not None:
+        redact_handlers(logger)
 
 
 # After the soft limit, how long the tool's own timeout gets to answer before we cancel it.

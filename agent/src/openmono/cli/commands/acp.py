@@ -16,6 +16,7 @@ import contextlib
 import logging
 
 import click
+from openmono_contracts.logurl import redact_handlers
 
 from openmono.config import RunOptions
 
@@ -30,6 +31,7 @@ def acp(opts: RunOptions) -> None:
 
     # stdout carries the protocol: every log line goes to stderr.
     logging.basicConfig(level=logging.WARNING, format="openmono acp: %(message)s")
+    redact_handlers()  # fetched URLs without query/userinfo (logurl.py)
     with contextlib.suppress(KeyboardInterrupt):
         asyncio.run(serve_stdio(opts))
 
@@ -50,6 +52,7 @@ def serve(opts: RunOptions, acp_port: int | None, host: str | None, token: str |
         click.echo(f"openmono: {exc}", err=True)
         raise SystemExit(EXIT_CONFIG) from exc
     logging.basicConfig(level=logging.INFO, format="openmono serve: %(message)s")
+    redact_handlers()  # fetched URLs (httpx logs each request) without query/userinfo
     try:
         run_server(opts, settings, host=host, port=acp_port, token=token)
     except ConfigError as exc:

@@ -2,7 +2,8 @@
 
 Checks: settings load; the endpoint answers `/health`; an API key is set and accepted (`/props`);
 the model and its n_ctx; the tool protocol (native or prompted, and why); the gateway's
-`/services`; the broker (when configured); the workspace and the data dir are writable; the OS
+`/services`; the broker (when configured); the workspace and the data dir are writable, and nothing
+under the data dir is open to other users (finding 11 of issue 36); the OS
 sandbox (which case applies: read-only commands run in it, or only what the parser proves harmless
 runs without asking); which languages have a language server (`openmono lsp`). With a broker
 the agent's hands are the worker's: which workers serve the workspace (its queue, asked with
@@ -23,6 +24,7 @@ from urllib.parse import urlsplit
 import click
 from openmono_contracts import ToolResult
 from openmono_contracts.facts import LOOPBACK, REDIS_PASSWORD_ENV, REDIS_PORT
+from openmono_contracts.privatefs import exposed, private_dir
 from openmono_contracts.redisauth import ping as redis_ping
 from openmono_contracts.sandbox import SandboxPolicy
 
@@ -158,7 +160,7 @@ def _text(reply: bytes) -> str:
 def _dir_check(name: str, path: Path, create: bool) -> Check:
     if create:
         try:
-            path.mkdir(parents=True, exist_ok=True)
+            private_dir(path)  # only `data dir` is created: 0700 like everything in it
         except OSError as exc:
             return Check(name, "fail", f"{path}: {exc}")
     if not path.is_dir():
@@ -285,9 +287,30 @@ def run_checks(opts: RunOptions) -> list[Check]:
     if sandbox.status == "pass" and served:
         checks.append(asyncio.run(_worker_sandbox_check(settings, workspace)))
     checks.append(_dir_check("data dir", settings.data_dir, create=True))
+    checks.append(_private_check(settings.data_dir))
     checks.append(_servers_check(settings.data_dir, served))
     checks.append(_trust_check(workspace))
     return checks
+
+
+def _private_check(data_dir: Path) -> Check:
+    """Whether anything under the data dir (sessions, artifacts, logs) is open to other users."""
+    found, total = exposed(data_dir, limit=3)
+    if not total:
+        return Check("data dir access", "pass", f"{data_dir}: its owner's alone (0700/0600)")
+    shown = ", ".join(str(p) for p in found) + (", …" if total > len(found) else "")
+    reach = (
+        "others can reach it"
+        if data_dir in found
+        else "the data dir itself is closed, so nobody else reaches them"
+    )
+    return Check(
+        "data dir access",
+        "fail",
+        f"{total} path(s) readable or writable by group/others ({shown}); {reach}. "
+        f"`chmod -R go= {data_dir}` fixes it (so does the next session or `openmono up`, "
+        "when the data dir itself is open)",
+    )
 
 
 def servers_line(data_dir: Path) -> str:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
+from openmono_contracts.privatefs import write_private
 from rich.markup import escape
 
 from openmono.cli.slash._export import FORMATS, export_text
@@ -35,9 +36,8 @@ async def checkpoint(s: Surface, _arg: str) -> None:
         s.print("[dim]no checkpoint: too little history, or the model gave no summary[/dim]")
         return
     folder = agent.store.root / agent.session_id / "checkpoints"
-    folder.mkdir(parents=True, exist_ok=True)
     path = folder / f"{time.strftime('%Y%m%d-%H%M%S')}.md"
-    path.write_text(done[1] + "\n")
+    write_private(path, done[1] + "\n")  # in the session's folder: private like the session
     s.print(
         f"[dim]checkpoint: {done[0]} messages summarised · context ~{before} → "
         f"~{loop.context_tokens()} tokens · {escape(str(path))}[/dim]"

@@ -3,6 +3,9 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
+from openmono_contracts.privatefs import write_private
 from rich.markup import escape
 
 from openmono.agent import (
@@ -62,18 +65,24 @@ async def prompt(s: Surface, arg: str) -> None:
         if path.exists():
             s.print(f"{escape(str(path))} exists: edit it, or /prompt reset first")
             return
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(default_base("plan" if kind == "plan" else "agent") + "\n")
+        _write_prompt(path, scope, default_base("plan" if kind == "plan" else "agent") + "\n")
         s.print(f"wrote {escape(str(path))}: edit it ({{workspace}} and {{mode}} are filled in)")
     else:
         text = " ".join(rest).strip()
         if not text:
             s.print(f"[red]{escape(PROMPT_USAGE)}[/red]")
             return
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(text + "\n")
+        _write_prompt(path, scope, text + "\n")
         s.print(f"{kind} prompt ({scope}) set in {escape(str(path))}")
     s.current.loop.refresh_system_prompt()
+
+
+def _write_prompt(path: Path, scope: PromptScope, text: str) -> None:
+    if scope == "global":  # in the data dir: 0700/0600 like the rest of it (privatefs)
+        write_private(path, text)
+        return
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text)
 
 
 async def repo_map(s: Surface, arg: str) -> None:

@@ -16,6 +16,7 @@ from collections import deque
 from collections.abc import Awaitable, Sequence
 from typing import Any, ClassVar, TypeVar
 
+from openmono_contracts.privatefs import open_private
 from prompt_toolkit.history import FileHistory
 from rich.markdown import Markdown as RichMarkdown
 from rich.markup import escape
@@ -156,7 +157,7 @@ class OpenMonoApp(App[int]):
         self.busy = False
         self.interrupted = 0
         history_file = self.surface.settings.data_dir / "history"
-        history_file.parent.mkdir(parents=True, exist_ok=True)
+        open_private(history_file, "a").close()  # what you typed is yours alone (privatefs)
         self.history_store = FileHistory(str(history_file))
         history = list(reversed(list(self.history_store.load_history_strings())))
         self.transcript = Transcript(id="transcript")

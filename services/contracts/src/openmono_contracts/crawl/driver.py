@@ -37,6 +37,7 @@ from openmono_contracts.crawl.scope import Scope, normalise, origin_of
 from openmono_contracts.crawl.store import Finished, Item, JobStore
 from openmono_contracts.crawl.webhook import Webhooks
 from openmono_contracts.errors import ContractError
+from openmono_contracts.logurl import for_log
 
 log = logging.getLogger("openmono.crawl")
 
@@ -232,7 +233,7 @@ class Driver:
                     "job %s: the scrape service is unreachable; %s waits", self.spec.id, item.url
                 )
             elif exc is not None:
-                log.error("job %s: page %s failed", self.spec.id, item.url, exc_info=exc)
+                log.error("job %s: page %s failed", self.spec.id, for_log(item.url), exc_info=exc)
             if exc is not None:
                 self._put_back.append(item)
 

@@ -14,7 +14,7 @@ import os
 from collections import Counter
 from pathlib import Path
 
-from openmono_contracts.atomicfile import atomic_write
+from openmono_contracts.privatefs import write_private
 
 from openmono_worker.codeintel._pycheck import Finding
 
@@ -31,8 +31,7 @@ def save_baseline(
     path = _store(data_dir, session_id, workspace)
     stored = load_all(path)
     stored[scope] = [[f.file, f.line, f.col, f.severity, f.message, f.code] for f in findings]
-    path.parent.mkdir(parents=True, exist_ok=True)
-    atomic_write(path, json.dumps(stored))
+    write_private(path, json.dumps(stored))
 
 
 def load_all(path: Path) -> dict[str, list[list[object]]]:

@@ -19,6 +19,8 @@ import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
+from openmono_contracts.privatefs import PRIVATE_UMASK, private_dir, write_private
+
 from openmono_worker.codeintel._errors import CodeIntelError
 
 INSTALL_TIMEOUT_S = 300.0
@@ -115,9 +117,9 @@ def install(
     root = servers_dir(data_dir)
     final, partial = root / item.name, root / f"{item.name}.partial"
     shutil.rmtree(partial, ignore_errors=True)
-    partial.mkdir(parents=True)
+    private_dir(partial)
     # a package.json of our own: npm installs into this prefix, not into a parent project
-    (partial / "package.json").write_text(json.dumps({"name": f"openmono-lsp-{item.name}"}))
+    write_private(partial / "package.json", json.dumps({"name": f"openmono-lsp-{item.name}"}))
     argv = [npm, "install", "--no-audit", "--no-fund", "--ignore-scripts", "--no-save"]
     argv += ["--prefix", str(partial), *(packages or item.packages)]
     proc = subprocess.Popen(
@@ -128,6 +130,7 @@ def install(
         stdin=subprocess.DEVNULL,
         text=True,
         start_new_session=True,
+        umask=PRIVATE_UMASK,  # the installed tree is under the data dir: 0700/0600 (privatefs)
     )
     try:
         output, _ = proc.communicate(timeout=timeout_s)

@@ -23,6 +23,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from openmono_contracts.privatefs import open_private, private_dir
+
 from openmono_worker.sandbox import Confinement
 from openmono_worker.tools import _keeper
 
@@ -72,7 +74,7 @@ def start_job(
 ) -> Job:
     """Start `argv` detached under a keeper, output appended to `log`; do not wait.
     `confinement`: what the command (not the keeper) enters before exec."""
-    log.parent.mkdir(parents=True, exist_ok=True)
+    private_dir(log.parent)
     status = status_path(log)
     status.unlink(missing_ok=True)  # a call id run again: the old status is not this job's
     keeper = [sys.executable, "-I", "-S", str(_KEEPER)]
@@ -84,7 +86,7 @@ def start_job(
             keep = (confinement.ruleset_fd,)
         keeper += ["--confine", json.dumps(spec)]
     keeper += [str(log), str(status), *argv]
-    with log.open("ab") as fh:
+    with open_private(log, "ab") as fh:
         proc = subprocess.Popen(
             keeper,
             cwd=cwd,

@@ -61,7 +61,10 @@ def write_status(path: Path, pid: int, returncode: int) -> None:
         "ended_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
     }
     tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    tmp.write_text(json.dumps(status) + "\n")
+    # 0600 like everything in the data dir (this script runs without the package: no privatefs)
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(fd, "w") as fh:
+        fh.write(json.dumps(status) + "\n")
     tmp.replace(path)
 
 
