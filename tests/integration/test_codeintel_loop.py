@@ -103,6 +103,7 @@ async def test_find_references_and_blast_radius_on_the_fixture(
     assert refs.splitlines()[0] == "geometry.core.scale (function) geometry/core.py:30"
     assert locations(refs) == {
         "geometry/__init__.py:3",
+        "geometry/__init__.py:5",  # __all__
         "geometry/report.py:4",
         "geometry/report.py:12",
     }
@@ -120,7 +121,11 @@ async def test_find_references_and_blast_radius_on_the_fixture(
     assert "depth 3:" in radius and "files: geometry/cli.py, geometry/report.py" in radius
     # a re-export through the package's __init__ resolves to the definition
     assert reexported.startswith("geometry.core.area (function) geometry/core.py:26")
-    assert locations(reexported) == {"geometry/__init__.py:3", "geometry/report.py:8"}
+    assert locations(reexported) == {
+        "geometry/__init__.py:3",
+        "geometry/__init__.py:5",
+        "geometry/report.py:8",
+    }
 
 
 async def test_a_killed_language_server_is_restarted(

@@ -72,11 +72,16 @@ def test_symbols_and_signatures(index: PyIndex) -> None:
 def test_references_resolve_imports_reexports_and_self(index: PyIndex) -> None:
     assert spots(index, "geometry.core.scale") == {
         "geometry/__init__.py:3",
+        "geometry/__init__.py:5",  # its name in __all__
         "geometry/report.py:4",
         "geometry/report.py:12",
     }
     # `core.area(s)` through `from geometry import core`, and the package's re-export
-    assert spots(index, "geometry.core.area") == {"geometry/__init__.py:3", "geometry/report.py:8"}
+    assert spots(index, "geometry.core.area") == {
+        "geometry/__init__.py:3",
+        "geometry/__init__.py:5",
+        "geometry/report.py:8",
+    }
     assert index.find("geometry.area")[0].qname == "geometry.core.area"
     # `self.area()` in Shape.describe is Shape.area; `shape.area()` (a parameter) is unknown
     assert spots(index, "geometry.core.Shape.area") == {"geometry/core.py:14"}
@@ -218,3 +223,38 @@ def test_a_cancelled_refresh_carries_on_next_time(index: PyIndex) -> None:
         index.refresh(stop)
     assert index.refresh() == 1
     assert "geometry/report.py:19" in spots(index, "geometry.core.scale")
+
+
+def test_super_calls_multiline_imports_and_all_strings(tmp_path: Path) -> None:
+    # the uses basedpyright finds on Django that the index missed (bench/codeintel_refs.py):
+    # `super().m()` in an override, a name on its own line of `from x import (...)`, `__all__`
+    root = tmp_path / "ws"
+    (root / "pkg").mkdir(parents=True)
+    (root / "pkg" / "__init__.py").write_text(
+        'from pkg.base import (\n    Base,\n    helper,\n)\n\n__all__ = [\n    "Base",\n]\n'
+    )
+    (root / "pkg" / "base.py").write_text(
+        "class Root:\n    def run(self):\n        return 0\n\n\n"
+        "class Base(Root):\n    def run(self):\n        return super().run() + 1\n\n\n"
+        "def helper():\n    return super().run()\n"
+    )
+    (root / "pkg" / "leaf.py").write_text(
+        "from pkg.base import Base\n\n\nclass Leaf(Base):\n"
+        "    def run(self):\n        return super().run()\n\n"
+        "    def other(self):\n        return super().missing()\n"
+    )
+    ix = PyIndex(root.resolve())
+    ix.refresh()
+    # Leaf's super().run() is Base.run (the first base that has it), Base's is Root.run
+    assert spots(ix, "pkg.base.Base.run") == {"pkg/leaf.py:6"}
+    assert spots(ix, "pkg.base.Root.run") == {"pkg/base.py:8"}
+    # super() in a plain function, and a name no base has: nothing resolved, nothing invented
+    assert [f"{u.file}:{u.line}" for u in ix.unresolved("missing")] == ["pkg/leaf.py:9"]
+    assert "pkg/base.py:12" in {f"{u.file}:{u.line}" for u in ix.unresolved("run")}
+    assert spots(ix, "pkg.base.helper") == {"pkg/__init__.py:3"}  # its own line
+    assert spots(ix, "pkg.base.Base") == {
+        "pkg/__init__.py:2",
+        "pkg/__init__.py:7",  # "Base" in __all__
+        "pkg/leaf.py:1",
+        "pkg/leaf.py:4",
+    }

@@ -216,8 +216,8 @@ class PyIndex:
         for ref in facts.refs:
             touched = self._resolve(facts, ref.head_kind, ref.head, ref.rest)
             for i, (qname, (line, col)) in enumerate(zip(touched, ref.spots, strict=False)):
-                if i == 0 and ref.head_kind == "self":
-                    continue  # `self.x` uses x, not the class
+                if i == 0 and ref.head_kind in ("self", "super"):
+                    continue  # `self.x` / `super().x` use x, not the class
                 found[qname].append(Use(facts.file, line, col, ref.scope, ref.kind))
             # attributes past what resolved are on objects of unknown type (head = component 0)
             first = max(len(touched), 1)
@@ -242,6 +242,14 @@ class PyIndex:
         if start is None:
             return []
         touched = [start]
+        if head_kind == "super" and rest:
+            # `super().m` skips the class itself: the first base (in order) that has m
+            found = (self._member(b, rest[0], 1) for b in self.bases.get(start, []))
+            first = next((f for f in found if f is not None), None)
+            if first is None:
+                return touched
+            touched.append(first)
+            rest = rest[1:]
         for part in rest:
             nxt = self._member(touched[-1], part, 0)
             if nxt is None:

@@ -18,7 +18,7 @@ from typing import Literal
 
 SymbolKind = Literal["module", "class", "function", "method", "variable", "attribute"]
 RefKind = Literal["load", "call", "import", "base", "decorator", "store"]
-HeadKind = Literal["abs", "self", "module", "unknown"]
+HeadKind = Literal["abs", "self", "super", "module", "unknown"]
 
 
 @dataclass(frozen=True)
@@ -40,7 +40,8 @@ class Symbol:
 class Ref:
     head_kind: HeadKind
     # abs: a dotted qname; self: the class `self`/`cls` stand for (not itself a use of the
-    # class); module: a name to look up in the module's bindings; unknown: "" (a local)
+    # class); super: the class whose method calls `super()` (its members are looked up in the
+    # bases); module: a name to look up in the module's bindings; unknown: "" (a local)
     head: str
     rest: tuple[str, ...]
     # (line, col) of each component of the chain (head first), 1-based line, 0-based col
@@ -81,7 +82,8 @@ def _class_signature(node: ast.ClassDef) -> str:
 
 
 def _chain(node: ast.expr) -> tuple[list[str], list[tuple[int, int]], ast.expr] | None:
-    """`a.b.c` -> (["a","b","c"], spots, root Name); None when the root is not a plain name."""
+    """`a.b.c` -> (["a","b","c"], spots, root Name); `super().m` -> (["super()","m"], ...);
+    None when the root is neither a plain name nor a zero-argument `super()`."""
     parts: list[str] = []
     spots: list[tuple[int, int]] = []
     cur = node
@@ -91,11 +93,28 @@ def _chain(node: ast.expr) -> tuple[list[str], list[tuple[int, int]], ast.expr] 
         end_col = cur.end_col_offset if cur.end_col_offset is not None else cur.col_offset
         spots.append((end_line, max(0, end_col - len(cur.attr))))
         cur = cur.value
-    if not isinstance(cur, ast.Name):
+    if _is_super(cur) and parts:
+        parts.append(SUPER)
+    elif isinstance(cur, ast.Name):
+        parts.append(cur.id)
+    else:
         return None
-    parts.append(cur.id)
     spots.append((cur.lineno, cur.col_offset))
     return parts[::-1], spots[::-1], cur
+
+
+# the head of a `super().name` chain (not an identifier, so no name can shadow it)
+SUPER = "super()"
+
+
+def _is_super(node: ast.expr) -> bool:
+    return (
+        isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Name)
+        and node.func.id == "super"
+        and not node.args
+        and not node.keywords
+    )
 
 
 def _bound_names(body: list[ast.stmt], args: ast.arguments | None) -> set[str]:
@@ -159,6 +178,11 @@ class _Scanner(ast.NodeVisitor):
         return ".".join([*base, *([module] if module else [])])
 
     def _head(self, name: str) -> tuple[HeadKind, str]:
+        if name == SUPER:
+            method = next((s for s in reversed(self.scopes) if s.kind == "function"), None)
+            if method is None or method.self_class is None:
+                return "unknown", ""  # super() outside a method: nothing to resolve against
+            return "super", method.self_class
         for scope in reversed(self.scopes):
             if scope.kind == "class" and scope is not self.scopes[-1]:
                 continue  # class bodies do not enclose their methods
@@ -350,7 +374,28 @@ class _Scanner(ast.NodeVisitor):
             return f"{scope.qname}.{targets[0].id}"
         return self.owner
 
+    def _exported_names(self, node: ast.Assign | ast.AugAssign) -> None:
+        """A module's `__all__ = ["f", ...]` (or `+=`) names its bindings: each string is a use of
+        what it names (a rename must change it too, as language servers count it), of the kind
+        an import is (a re-export, not a dependent)."""
+        targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+        if self.scopes[-1].kind != "module" or not any(
+            isinstance(t, ast.Name) and t.id == "__all__" for t in targets
+        ):
+            return
+        if not isinstance(node.value, ast.List | ast.Tuple):
+            return
+        for item in node.value.elts:
+            if isinstance(item, ast.Constant) and isinstance(item.value, str):
+                spot = (item.lineno, item.col_offset + 1)  # inside the quote
+                self.facts.refs.append(Ref("module", item.value, (), (spot,), self.owner, "import"))
+
+    def visit_AugAssign(self, node: ast.AugAssign) -> None:
+        self._exported_names(node)
+        self.generic_visit(node)
+
     def visit_Assign(self, node: ast.Assign) -> None:
+        self._exported_names(node)
         self._assign_targets(node.targets, node)
         self._visit_with_owner(self._owner_of_value(node.targets), [node.value])
         for t in node.targets:
@@ -371,10 +416,16 @@ class _Scanner(ast.NodeVisitor):
         elif scope.kind == "module":
             self.facts.bindings[name] = target
 
-    def _import_ref(self, target: str, node: ast.stmt) -> None:
+    def _import_ref(self, target: str, node: ast.stmt, name: ast.alias | None = None) -> None:
+        """`name`: the imported name's own place, which is its use (`from m import (\n  x,\n)`
+        puts x on a line of its own); the module's components stay on the statement."""
         parts = target.split(".")
-        spots = tuple((node.lineno, node.col_offset) for _ in parts)
-        self.facts.refs.append(Ref("abs", parts[0], tuple(parts[1:]), spots, self.owner, "import"))
+        spots = [(node.lineno, node.col_offset) for _ in parts]
+        if name is not None:
+            spots[-1] = (name.lineno, name.col_offset)
+        self.facts.refs.append(
+            Ref("abs", parts[0], tuple(parts[1:]), tuple(spots), self.owner, "import")
+        )
 
     def visit_Import(self, node: ast.Import) -> None:
         for alias in node.names:
@@ -395,7 +446,7 @@ class _Scanner(ast.NodeVisitor):
                 continue
             target = f"{base}.{alias.name}" if base else alias.name
             self._bind_import(alias.asname or alias.name, target)
-            self._import_ref(target, node)
+            self._import_ref(target, node, alias)
 
     # -- uses ---------------------------------------------------------------------------------
 
