@@ -60,10 +60,11 @@ def key_service(
 def keyed_gateway(
     tmp: Path, *, api_key: str, llama_upstream: str, tokens: bool = True, **gateway_kw: object
 ) -> Iterator[KeyedGateway]:
-    """`tokens`: LLM requests go through the key service's token tap, as the stack ships."""
+    """`tokens`: LLM requests go through the key service's token tap, as the stack ships. The
+    tap runs either way: a box key's `/props` passes it."""
     folder = tmp / "gateway-keys"
     usage_dir = tmp / "usage"
-    tap_port = free_port() if tokens else 0
+    tap_port = free_port()
     with key_service(tmp, folder, usage_dir, llama_upstream, tap_port) as (keys_address, keys_proc):
         env = {
             "GATEWAY_KEYS_DIR": str(folder),

@@ -373,8 +373,9 @@ def _keys_env(ctx: Context) -> dict[str, str]:
         "KEYS_PORT": str(s.keys_port),
         "KEYS_DIR": str(s.keys_dir),
         "KEYS_USAGE_DIR": str(s.usage_dir),
-        # the token tap dials only the gateway's LLM upstreams
-        "KEYS_TAP_PORT": str(s.keys_tap_port) if s.gateway_usage_tokens else "0",
+        # the token tap dials only the gateway's LLM upstreams; it runs without token counts
+        # too, as the hop that takes the paths out of a box key's /props (caddy/Caddyfile)
+        "KEYS_TAP_PORT": str(s.keys_tap_port),
         "KEYS_TAP_UPSTREAMS": caddy_list(llama),
     }
 
@@ -387,7 +388,7 @@ KEYS = ServiceSpec(
     probe=lambda ctx: HttpProbe(f"http://{HOST}:{ctx.settings.keys_port}/health"),
     start_timeout_s=30,
     env=_keys_env,
-    more_ports=lambda s: (s.keys_tap_port,) if s.gateway_usage_tokens else (),
+    more_ports=lambda s: (s.keys_tap_port,),
 )
 
 TLS_MODES = ("internal", "files", "acme")

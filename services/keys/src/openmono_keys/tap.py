@@ -6,7 +6,9 @@ Caddy passes response bodies on unread, so the gateway cannot count the tokens a
 Caddy chose (`X-OpenMono-Upstream`). Caddy still picks the replica (affinity, least_conn, health
 checks, retries); the tap only relays the exchange to it, byte for byte and unbuffered, keeping the
 last 16 KiB of the body, and once the response is over it appends one `TokenRecord` (numbers
-only) to `tokens.log`.
+only) to `tokens.log`. A box key's `GET /props` is the one response it reads whole, to pass it on
+without the model's path (openmono_keys.props); the gateway sends that request here whether or
+not it counts tokens.
 
 A replica it cannot reach, or one that closes before answering, makes the tap close the gateway's
 connection without an answer: Caddy sees the same transport error as without the tap, so its
@@ -21,14 +23,17 @@ import asyncio
 import contextlib
 import ipaddress
 import logging
+import re
 import socket
 import time
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from urllib.parse import unquote_to_bytes
 
 import h11
-from openmono_contracts.gatewaykeys import KEY_HEADER, UPSTREAM_HEADER, TokenRecord
+from openmono_contracts.gatewaykeys import KEY_HEADER, OPERATOR, UPSTREAM_HEADER, TokenRecord
 
+from openmono_keys.props import MAX_PROPS_BYTES, public_props
 from openmono_keys.tokens import Tail, TokenLog, counts
 
 log = logging.getLogger("openmono_keys.tap")
@@ -236,7 +241,10 @@ class TokenTap:
         tail = Tail() if request.method == b"POST" else None
         outcome = _Outcome(status=head.status_code)
         try:
-            await self._relay(conn, writer, up, head, tail, outcome)
+            if request.method == b"GET" and key != OPERATOR and _is_props(path):
+                await self._relay_public_props(conn, writer, up, head, outcome)
+            else:
+                await self._relay(conn, writer, up, head, tail, outcome)
         finally:
             self._release(target, up, outcome.complete)
             if tail is not None:
@@ -305,6 +313,45 @@ class TokenTap:
             else:
                 raise _Refused
 
+    async def _relay_public_props(
+        self,
+        conn: h11.Connection,
+        writer: asyncio.StreamWriter,
+        up: _Upstream,
+        head: h11.Response,
+        outcome: _Outcome,
+    ) -> None:
+        """`/props` for anyone but the operator: read whole, its paths taken out (a 200 that is
+        not a JSON object is `_Refused`: Caddy answers 502), then sent with its new length."""
+        parts: list[bytes] = []
+        size = 0
+        while True:
+            event = await _next(up.conn, up.reader, UPSTREAM_IDLE_S, upstream=True)
+            if isinstance(event, h11.Data):
+                size += len(event.data)
+                if size > MAX_PROPS_BYTES:
+                    raise _Refused
+                parts.append(bytes(event.data))
+            elif isinstance(event, h11.EndOfMessage):
+                break
+            else:
+                raise _Refused
+        body = b"".join(parts)
+        if head.status_code == 200:
+            try:
+                body = public_props(body)
+            except ValueError:  # json's errors are ValueErrors too
+                raise _Refused from None
+        skip = _HOP | {b"content-length", b"transfer-encoding"}
+        headers = [(n, v) for n, v in head.headers if n not in skip]
+        headers.append((b"content-length", str(len(body)).encode()))
+        writer.write(conn.send(h11.Response(status_code=head.status_code, headers=headers)) or b"")
+        if body:
+            writer.write(conn.send(h11.Data(data=body)) or b"")
+        writer.write(conn.send(h11.EndOfMessage()) or b"")
+        await writer.drain()
+        outcome.complete = True
+
     def _pooled(self, target: str) -> _Upstream | None:
         conns = self._pool.get(target, [])
         while conns:
@@ -347,6 +394,12 @@ class TokenTap:
                     exc,
                 )
             self._write_failed = True
+
+
+def _is_props(path: bytes) -> bool:
+    """`/props` in any spelling a server might take for it (escapes, doubled slashes, case)."""
+    decoded = unquote_to_bytes(path.split(b"?", 1)[0])
+    return re.sub(rb"/+", b"/", decoded).lower().rstrip(b"/") == b"/props"
 
 
 def _origin_form(target: bytes) -> bytes:
