@@ -17,6 +17,7 @@ import asyncio
 import os
 import shutil
 import signal
+import stat
 import time
 import uuid
 from collections.abc import AsyncIterator, Iterator
@@ -402,3 +403,19 @@ def _hard_limit_lines(stack: WorkerStack) -> str:
     return "\n".join(
         line for line in stack.worker.proc.output().splitlines() if "Hard time limit" in line
     )
+
+
+async def test_worker_logs_a_fetched_url_without_its_token(
+    celery_ex: CeleryExecutor, stack: WorkerStack, tmp_path: Path, pages: GatedPages
+) -> None:
+    """Issue 36 finding 11 (tests/security/test_data_dir_modes.py has the rest): the worker's log
+    (httpx names every request it makes) shows a fetched URL without its query; the data dir the
+    worker was started on is 0700."""
+    pages.release.set()
+    secret = "wf-s3cr3t-T0KEN"
+    url = f"{pages.url}/doc?token={secret}&sig={secret}#{secret}"
+    result = await celery_ex.run(tool_request("WebFetch", {"url": url}, tmp_path / "ws", 60))
+    assert result.ok, result
+    log = stack.worker.proc.output()
+    assert "/doc" in log and secret not in log and "token=" not in log
+    assert stat.S_IMODE(stack.data_dir.stat().st_mode) == 0o700

@@ -5,7 +5,9 @@ logs, and pick tokens out of logged URLs (`?token=`, signed URLs, `user:pw@`). O
 the product's own writers: a session, an artifact and a stack log come out 0600 in 0700 folders
 (what a stack service writes on its own too), a data dir an older version left open is tightened
 before use and `openmono doctor` names what is open; a real scrape service started by the stack's
-own spawn logs a fetched URL as scheme://host/path only.
+own spawn logs a fetched URL as scheme://host/path only. The worker's side (a WebFetch with
+`?token=` through a real Celery worker, whose log shows httpx's request line without it) is in
+tests/integration/test_worker_executor.py, on that module's worker.
 """
 
 from __future__ import annotations
