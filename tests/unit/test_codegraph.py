@@ -19,7 +19,9 @@ from openmono_worker.codegraph import (
     MAX_FILE_BYTES,
     CodeGraph,
     Mapper,
+    blast_radius,
     estimate_tokens,
+    find_references,
     forget_graphs,
     graph_for,
     save_graph,
@@ -367,3 +369,34 @@ def test_pagerank_runs_again_only_when_the_edges_move(
     g.refresh()
     m.build(400, [])
     assert len(runs) == 2  # a use more: the edge's weight moved
+
+
+def test_jsdoc_links_and_types_are_documentation_uses(tmp_path: Path) -> None:
+    # TypeScript's server counts these as references of Shape (bench/codeintel_refs.py on rxjs)
+    ws = (tmp_path / "ws").resolve()
+    (ws / "src").mkdir(parents=True)
+    (ws / "src/shape.ts").write_text("export class Shape {\n  area(): number { return 0; }\n}\n")
+    (ws / "src/use.ts").write_text(
+        "import { Shape } from './shape';\n"
+        "/**\n"
+        " * Like {@link Shape}, see {@link Shape#area the area}.\n"
+        " * @param {Array<Shape>} all the shapes\n"
+        " * @returns {number} the sum; not {@link Other}\n"
+        " */\n"
+        "export function total(all: Shape[]): number {\n"
+        "  /* {@link Shape} in a plain comment is prose */\n"
+        "  return all.length;\n"
+        "}\n"
+    )
+    g = CodeGraph(ws)
+    g.refresh()
+    target = ("src/shape.ts", next(d for d in g.tags["src/shape.ts"].defs if d.name == "Shape"))
+    refs = find_references(g, target)
+    assert "src/use.ts:3:16 doc in (top level)" in refs
+    assert "src/use.ts:3:35 doc" in refs
+    assert "src/use.ts:4:18 doc" in refs
+    assert "src/use.ts:7:" in refs and "src/use.ts:8:" not in refs  # code use; plain comment
+    assert "5 references" in refs  # the import, three in the doc comment, the parameter type
+    # documentation is not a dependent: only total (through its parameter's type) is
+    radius = blast_radius(g, target)
+    assert "1 dependents" in radius and "src/use.ts:7" in radius

@@ -34,6 +34,8 @@ class LangSpec:
     call_types: tuple[str, ...]
     # what a name looks like in the source (the words counted as uses)
     word: str = r"[A-Za-z_][A-Za-z0-9_]*"
+    # JSDoc comments name code (`{@link X}`, `@returns {X}`): uses, as TypeScript's server counts
+    jsdoc: bool = False
 
     @cached_property
     def words(self) -> re.Pattern[bytes]:
@@ -47,6 +49,10 @@ class LangSpec:
     def tags_query(self) -> Query:
         source = "\n".join((_QUERIES / name).read_text() for name in self.query_files)
         return Query(self.language, source)
+
+    @cached_property
+    def comments_query(self) -> Query:
+        return Query(self.language, "(comment) @comment")
 
     @cached_property
     def refs_query(self) -> Query:
@@ -79,6 +85,7 @@ LANGS: tuple[LangSpec, ...] = (
         _JS_REFS,
         _JS_CALLS,
         _JS_WORD,
+        jsdoc=True,
     ),
     LangSpec(
         "typescript",
@@ -88,6 +95,7 @@ LANGS: tuple[LangSpec, ...] = (
         (*_JS_REFS, "type_identifier"),
         _JS_CALLS,
         _JS_WORD,
+        jsdoc=True,
     ),
     LangSpec(
         "tsx",
@@ -97,6 +105,7 @@ LANGS: tuple[LangSpec, ...] = (
         (*_JS_REFS, "type_identifier"),
         _JS_CALLS,
         _JS_WORD,
+        jsdoc=True,
     ),
     LangSpec(
         "go",

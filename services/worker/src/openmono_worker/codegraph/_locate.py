@@ -14,6 +14,7 @@ from tree_sitter import Node, QueryCursor
 
 from openmono_worker.codegraph._extract import ParseTimeout, parse
 from openmono_worker.codegraph._graph import CodeGraph
+from openmono_worker.codegraph._jsdoc import mentions
 from openmono_worker.codegraph._langs import LangSpec, spec_for
 from openmono_worker.codegraph._tags import Def
 
@@ -39,6 +40,7 @@ class Use(NamedTuple):
     call: bool
     scope: Def | None  # the innermost definition around it (None: top level)
     text: str  # the source line, trimmed
+    doc: bool = False  # named in documentation (a JSDoc link or type), not used by code
 
 
 def _is_call(node: Node, spec: LangSpec) -> bool:
@@ -100,5 +102,29 @@ def uses(
         out.append(
             Use(name, row + 1, col, _is_call(node, spec), enclosing(tags.defs, row + 1), text)
         )
+    if spec.jsdoc:
+        comments = QueryCursor(spec.comments_query)
+        if lines is not None:
+            comments.set_point_range((lines[0] - 1, 0), (lines[1], 0))
+        for node in comments.captures(tree.root_node).get("comment", ()):
+            out += _doc_uses(data, node, wanted, tags.defs, source)
     out.sort(key=lambda u: (u.line, u.col))
     return out
+
+
+def _doc_uses(
+    data: bytes, node: Node, wanted: set[str] | None, defs: Collection[Def], source: list[str]
+) -> list[Use]:
+    """The names a JSDoc comment (`node`) gives to code, as documentation uses."""
+    found: list[Use] = []
+    comment = data[node.start_byte : node.end_byte]
+    for offset, name in mentions(comment):
+        if wanted is not None and name not in wanted:
+            continue
+        at = node.start_byte + offset
+        row = node.start_point[0] + comment.count(b"\n", 0, offset)
+        line_start = data.rfind(b"\n", 0, at) + 1
+        col = len(data[line_start:at].decode("utf-8", "replace"))
+        text = source[row].strip() if row < len(source) else ""
+        found.append(Use(name, row + 1, col, False, enclosing(defs, row + 1), text, doc=True))
+    return found

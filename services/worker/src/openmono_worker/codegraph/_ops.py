@@ -46,7 +46,7 @@ def _cap(lines: list[str], what: str, limit: int = _MAX_LINES) -> list[str]:
 
 def _where(rel: str, u: Use) -> str:
     scope = u.scope.qname if u.scope is not None else "(top level)"
-    kind = "call" if u.call else "use"
+    kind = "call" if u.call else "doc" if u.doc else "use"
     return f"{rel}:{u.line}:{u.col + 1} {kind} in {scope}: {u.text[:120]}"
 
 
@@ -163,8 +163,8 @@ def blast_radius(graph: CodeGraph, target: Target) -> str:
             possible += len(maybe) if depth == 1 else 0
             for f, u in sure:
                 owner = u.scope
-                if owner is None and u.text.startswith(_IMPORT_LINES):
-                    continue
+                if u.doc or (owner is None and u.text.startswith(_IMPORT_LINES)):
+                    continue  # documentation and imports alone do not depend on it
                 key = (f, owner.qname if owner is not None else "")
                 if key in reached or key in roots:
                     continue
