@@ -17,7 +17,7 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from openmono_contracts.privatefs import ensure_private_root
+from openmono_contracts.privatefs import ensure_private_root, private_dir
 
 from openmono.config import current_environ
 from openmono.stack.envfile import is_placeholder
@@ -81,6 +81,7 @@ def up(ctx: Context, say: Say) -> None:
     _note_switches_from_the_shell(say)
     if tightened := ensure_private_root(ctx.settings.data_dir):
         say(f"{ctx.settings.data_dir}: took group/other access off {tightened} path(s)")
+    private_dir(ctx.settings.stack_dir)  # before any service's file (redis.conf) lands in it
     specs = enabled_services(ctx)
     problems = [f"{spec.name}: {why}" for spec in specs if (why := spec.check(ctx.settings))]
     if problems:

@@ -24,8 +24,8 @@ from openmono_contracts.facts import (
     SEARCH_SWITCH_ENV,
     UPSTREAM_KEY_ENV,
 )
+from openmono_contracts.privatefs import write_private
 
-from openmono.config import write_private
 from openmono.stack.errors import StackError
 from openmono.stack.health import HttpProbe, LogProbe, Probe, RedisProbe
 from openmono.stack.settings import StackSettings
@@ -146,7 +146,7 @@ def _redis_config(ctx: Context) -> Path:
     if any(c in password for c in '"\\\r\n'):
         raise StackError("REDIS_PASSWORD may not hold quotes, backslashes or line breaks")
     path = ctx.settings.stack_dir / "redis.conf"
-    write_private(path, f'requirepass "{password}"\n')
+    write_private(path, f'requirepass "{password}"\n')  # in a 0700 stack dir (privatefs)
     return path
 
 
