@@ -299,17 +299,19 @@ def _private_check(data_dir: Path) -> Check:
     if not total:
         return Check("data dir access", "pass", f"{data_dir}: its owner's alone (0700/0600)")
     shown = ", ".join(str(p) for p in found) + (", …" if total > len(found) else "")
-    reach = (
-        "others can reach it"
-        if data_dir in found
-        else "the data dir itself is closed, so nobody else reaches them"
-    )
+    if data_dir not in found:
+        # a closed data dir cannot be entered: what is inside is out of reach whatever its mode
+        return Check(
+            "data dir access",
+            "pass",
+            f"{data_dir} is 0700: nobody else reaches the {total} path(s) in it that carry "
+            f"group/other bits ({shown})",
+        )
     return Check(
         "data dir access",
         "fail",
-        f"{total} path(s) readable or writable by group/others ({shown}); {reach}. "
-        f"`chmod -R go= {data_dir}` fixes it (so does the next session or `openmono up`, "
-        "when the data dir itself is open)",
+        f"{total} path(s) open to group/others ({shown}): sessions, artifacts and logs are "
+        f"readable. `chmod -R go= {data_dir}`, the next session or `openmono up` closes them",
     )
 
 
