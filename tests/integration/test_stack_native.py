@@ -31,7 +31,8 @@ def test_up_status_down_leaves_nothing_running(stack_env: dict[str, str], tmp_pa
     up = run_openmono(["up"], stack_env)
     assert up.returncode == 0, up.stdout + up.stderr
     out = up.stdout
-    assert "generated LLAMA_API_KEY" in out
+    generated = next(line for line in out.splitlines() if line.startswith("generated "))
+    assert "LLAMA_API_KEY" in generated and "GATEWAY_SECRET" in generated
     assert "llama-server" in out and "gateway" in out and "healthy in" in out
     assert (
         '/services {"llm": true, "search": false, "scrape": false, "crawl_durable": false}' in out
