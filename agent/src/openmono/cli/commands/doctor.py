@@ -31,7 +31,7 @@ from openmono_contracts.sandbox import SandboxPolicy
 from openmono.config import ConfigError, RunOptions, Settings, current_environ, explain_agent
 
 if TYPE_CHECKING:
-    from openmono.llm import OpenAICompatModel, PromptedTools
+    from openmono.llm import ModelInfo, OpenAICompatModel, PromptedTools
 
 TIMEOUT_S = 5.0
 
@@ -96,6 +96,7 @@ async def _endpoint_checks(settings: Settings) -> list[Check]:
                 Check("model", "pass", f"{info.label} · n_ctx {info.n_ctx} (from /{info.source})")
             )
             checks.append(_tools_check(model))
+            checks.append(_family_check(info))
         except AuthError as exc:
             checks.append(Check("model", "fail", f"the key was refused ({exc.status}): {exc}"))
         except LLMError as exc:
@@ -116,6 +117,20 @@ async def _endpoint_checks(settings: Settings) -> list[Check]:
             flags = " ".join(f"{k}={str(v).lower()}" for k, v in offered.model_dump().items())
             checks.append(Check("services", "pass", f"{gw_root}/services: {flags}"))
     return checks
+
+
+def _family_check(info: ModelInfo) -> Check:
+    """The model family, whose chat template, and which worked examples the model gets."""
+    from openmono.llm import MAX_EXAMPLES
+
+    if info.tool_protocol == "prompted":
+        examples = (
+            f"up to {MAX_EXAMPLES} worked examples in the prompt, chosen by the request's words"
+        )
+    else:
+        examples = "no worked examples (native: the template renders the tools)"
+    detail = f"{info.family or 'unknown'} · template: {info.template or 'unknown'} · {examples}"
+    return Check("model family", "info", detail)
 
 
 def _tools_check(model: PromptedTools[OpenAICompatModel]) -> Check:
