@@ -173,3 +173,17 @@ async def test_sdk_async_client_scrapes_too(stack: WebStack, web: str) -> None:
     fc = AsyncFirecrawl(api_key=KEY, api_url=stack.firecrawl)
     doc = await fc.scrape(f"{web}/article", formats=["markdown"], max_age=0)
     assert doc.markdown is not None and fw.ARTICLE_SENTINEL in doc.markdown
+
+
+def test_json_format_without_a_model_on_the_box_is_503(stack: WebStack, web: str) -> None:
+    # this stack's gateway has no LLM upstream: its /services says llm false; no page is fetched
+    def hits() -> int:
+        return int(httpx.get(f"{web}/hits", params={"path": "/article"}).json()["hits"])
+
+    before = hits()
+    body = {"url": f"{web}/article", "formats": [{"type": "json", "prompt": "the title"}]}
+    resp = httpx.post(f"{stack.firecrawl}/v2/scrape", json=body, headers=stack.gateway.auth)
+    assert resp.status_code == 503
+    error = resp.json()
+    assert error["success"] is False and "llm: false" in error["error"]
+    assert hits() == before

@@ -19,8 +19,6 @@ from pathlib import Path
 from tests.support.procs import ROOT, Proc, free_port, wait_http_ok
 
 CADDYFILE = ROOT / "caddy" / "Caddyfile"
-# the gateway's own secret in tests: Caddy sends it to the key service, which checks it
-GATEWAY_SECRET = "gateway-secret-for-tests"
 
 
 def caddy_binary() -> Path:
@@ -92,8 +90,6 @@ def gateway_env(
         # service nobody listens on unless the test starts one
         "GATEWAY_KEYS_DIR": str(tmp / "gateway-keys"),
         "KEYS_UPSTREAM": closed_upstream(),
-        # what the gateway sends the key service (tests.support.keys gives it the same)
-        "GATEWAY_SECRET": GATEWAY_SECRET,
     }
     env.update(extra_env or {})
     return {k: v for k, v in env.items() if v is not None}
@@ -116,12 +112,14 @@ def gateway(
     extra_env: Mapping[str, str | None] | None = None,
     caddyfile: Path = CADDYFILE,
     timeout_s: float = 30.0,
+    port: int | None = None,
 ) -> Iterator[Gateway]:
-    """Run the gateway on a free 127.0.0.1 port until the block ends; always stop its process group.
+    """Run the gateway on a free 127.0.0.1 port (or `port`, for an upstream that must know it
+    first) until the block ends; always stop its process group.
 
     Upstreams are `host:port` or `http://host:port`.
     """
-    port = free_port()
+    port = port or free_port()
     tls_port = free_port()
     env = gateway_env(
         tmp,

@@ -19,6 +19,10 @@ ScrapeError (code, retryable, engine, retry_after_s)
       ├── SearchNotConfigured                   no SearXNG is configured here
       ├── SearchTimeout                         it did not answer in time
       └── SearchFailed                          unreachable, an error status, or garbage
+ ├── ModelError                                 (Firecrawl json/summary) the box's model gave no
+ │    │                                         usable answer (an error, not valid, too long)
+ │    ├── ModelUnavailable                      no LLM on the box, or it cannot be reached
+ │    └── ModelContextTooSmall                  the schema and prompt leave no room for the page
  ├── JobNotFound                                (Firecrawl jobs) no such job, or it expired
  ├── JobEnded                                   (Firecrawl jobs) it ended: it cannot be cancelled
  ├── TooManyJobs                                (Firecrawl jobs) this process runs all it may
@@ -125,6 +129,18 @@ class SearchTimeout(SearchUnavailable):
 
 
 class SearchFailed(SearchUnavailable):
+    pass
+
+
+class ModelError(ScrapeError):
+    """The box's model could not make the format (`json`, `summary`) of a Firecrawl scrape."""
+
+
+class ModelUnavailable(ModelError):
+    pass
+
+
+class ModelContextTooSmall(ModelError):
     pass
 
 

@@ -93,6 +93,21 @@ class ScrapeSettings(BaseSettings):
     # Search results scraped at once by one Firecrawl search request.
     search_scrape_concurrency: int = Field(default=5, ge=1, le=20)
 
+    # The box's LLM behind the Firecrawl `json` and `summary` formats (model/): the gateway's base
+    # URL (its LLM route; the native stack and compose set it), and the gateway key it sends
+    # (LLAMA_API_KEY, the env file's). Unset URL: those formats answer 503.
+    llm_url: str | None = None
+    llm_api_key: SecretStr = Field(
+        default=SecretStr(""),
+        validation_alias=AliasChoices("SCRAPE_LLM_API_KEY", "LLAMA_API_KEY", "llm_api_key"),
+    )
+    # One model call's bound; a request's own `timeout` (ms) bounds the whole scrape instead.
+    llm_timeout_s: float = Field(default=120.0, gt=0, le=600)
+    # A page longer than this many chunks of the model's context is cut (with a warning).
+    llm_max_chunks: int = Field(default=8, ge=1, le=64)
+    # The longest answer asked of the model (also bounded by a quarter of its context).
+    llm_answer_tokens: int = Field(default=1024, ge=16, le=8192)
+
     # Crawl and batch scrape jobs (crawljobs/). With a Redis URL here (the stack's broker), jobs
     # run in the worker tier as Celery tasks and their state lives in that Redis: durable across
     # restarts, spread over workers. Unset: jobs run in this process and die with it.
@@ -153,6 +168,7 @@ class ScrapeSettings(BaseSettings):
         "cache_redis_url",
         "searxng_url",
         "crawl_broker_url",
+        "llm_url",
         mode="before",
     )
     @classmethod

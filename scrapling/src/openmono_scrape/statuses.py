@@ -52,6 +52,11 @@ TABLE: dict[type[e.ScrapeError], Row] = {
     e.SearchNotConfigured: Row(None, 503, "search is not configured on this server"),
     e.SearchFailed: Row(None, 502, "the search engine could not be reached or answered garbage"),
     e.SearchTimeout: Row(None, 504, "the search engine did not answer in time"),
+    e.ModelError: Row(None, 502, "the box's model gave no usable answer (json, summary)"),
+    e.ModelUnavailable: Row(None, 503, "no LLM answers on this box (json, summary formats)"),
+    e.ModelContextTooSmall: Row(
+        None, 413, "the schema and prompt leave no room for the page in the model's context"
+    ),
     e.JobNotFound: Row(None, 404, "no such job, or it expired"),
     e.NotServed: Row(None, 404, "no such endpoint here (the answer names what is)"),
     e.MethodNotAllowed: Row(None, 405, "the path is served here, with another method"),

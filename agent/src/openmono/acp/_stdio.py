@@ -283,9 +283,7 @@ class OpenMonoAcpAgent:
         if not text:
             raise RequestError.invalid_params({"prompt": "no text in the prompt"})
         live.cancelled = False
-        # the user's own words, not the files the editor attached, say whether the turn only reads
-        said = "\n".join(b.text for b in prompt if getattr(b, "type", None) == "text")
-        live.task = asyncio.create_task(live.agent.run_turn(text, live.emit, said=said))
+        live.task = asyncio.create_task(live.agent.run_turn(text, live.emit))
         try:
             done = await live.task
         except asyncio.CancelledError:

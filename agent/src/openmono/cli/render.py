@@ -187,13 +187,7 @@ class Collector:
             if entry is None:  # refused before it started
                 entry = {"name": event.name}
                 self.tools.append(entry)
-            entry.update(
-                ok=event.ok,
-                denied=event.denied,
-                problem=event.problem,
-                writes=event.writes,
-                refused_by=event.refused_by,
-            )
+            entry.update(ok=event.ok, denied=event.denied, problem=event.problem)
             self.calls[event.problem or "valid"] += 1
         elif isinstance(event, UsageReport):
             self.prompt_tokens += event.prompt_tokens

@@ -4,6 +4,7 @@ Tools that speak Firecrawl (its SDKs, Open WebUI, LibreChat, Dify, n8n, LangChai
 point at `http://HOST:47480/firecrawl` with `LLAMA_API_KEY` as their Firecrawl key; the gateway
 checks the key and forwards the path unchanged. Modules: `_routes` (the endpoints),
 `_scrape` (one page as scrape reads it), `_document` (a fetched page as a Firecrawl document),
+`_model_formats` (`json` and `summary` on scrape, by the box's model: `openmono_scrape.model`),
 `_searxng` (the search behind search), `_map` (map), `_jobs` (crawl and batch scrape jobs; their
 drivers: `openmono_scrape.crawljobs`), `_fallback` (every other path under `/firecrawl`:
 404/405/501 naming what is supported), `_errors` (a body that does not validate or is not JSON

@@ -23,21 +23,30 @@ from openmono_scrape.pdf import PdfLimits
 from openmono_scrape.service import PageResult
 
 _KNOWN: frozenset[str] = frozenset({"markdown", "html", "rawHtml", "links"})
+# made by the box's model (`_model_formats`), on scrape only: a crawl, batch or search asking
+# for them would set the model to work on every page
+MODEL_FORMATS: frozenset[str] = frozenset({"json", "extract", "summary"})
 _OG = {"og:title": "og_title", "og:description": "og_description", "og:image": "og_image",
        "og:site_name": "og_site_name"}  # fmt: skip
 
 
-def parse_formats(raw: list[str | dict[str, Any]]) -> list[FirecrawlFormat]:
-    """The asked formats in order, once each; 400 for one this server does not make."""
+def parse_formats(raw: list[str | dict[str, Any]], model: bool = False) -> list[FirecrawlFormat]:
+    """The asked formats in order, once each; 400 for one this server does not make (`model`:
+    the model's formats are allowed, as on scrape)."""
     out: list[FirecrawlFormat] = []
     for item in raw:
         name = item.get("type") if isinstance(item, dict) else item
         if name == "raw_html":
             name = "rawHtml"
-        if not isinstance(name, str) or name not in _KNOWN:
+        if isinstance(name, str) and name in MODEL_FORMATS and not model:
+            raise BadRequest(
+                f"Bad Request: format {name!r} is made by the box's model on scrape only here "
+                "(here: markdown, html, rawHtml, links)"
+            )
+        if not isinstance(name, str) or name not in _KNOWN | MODEL_FORMATS:
             raise BadRequest(
                 f"Bad Request: format {name!r} is not supported here "
-                "(supported: markdown, html, rawHtml, links)"
+                "(supported: markdown, html, rawHtml, links; on scrape also json, summary)"
             )
         if name not in out:
             out.append(name)  # type: ignore[arg-type]  # checked against _KNOWN above

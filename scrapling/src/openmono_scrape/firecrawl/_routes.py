@@ -6,7 +6,7 @@ on these paths with 400 in Firecrawl's shape, `invalid_body`); the formats are c
 2. map Firecrawl's options onto the service (`timeout` ms → budget, `maxAge` ms → cache age,
 `waitFor` → the browser when one is installed, `headers` → the fetcher, `storeInCache`)
 3. `ScrapeService.get_page` (cache, per-host limit, engines, escalation)  4. the document
-(`_document`).
+(`_document`)  5. `json` and `summary` by the box's model (`_model_formats`; scrape only).
 A search asks SearXNG, then scrapes the results in parallel (at most `search_scrape_concurrency`
 at once, the per-host limit still applies) when `scrapeOptions` names formats; a result that
 cannot be scraped stays in the answer with `metadata.error`, the others are not held back by it.
@@ -80,7 +80,7 @@ class FirecrawlAPI(PageScraper):
 
     async def scrape(self, req: FirecrawlScrapeRequest, version: Version) -> JSONResponse:
         async with self.admit(req.url):
-            got = await self.scrape_one(req.url, req, version)
+            got = await self.scrape_one(req.url, req, version, model=True)
         return _json(FirecrawlScrapeResponse(data=got.doc, warning="; ".join(got.warnings) or None))
 
     async def map(self, req: FirecrawlMapRequest, version: Version) -> JSONResponse:

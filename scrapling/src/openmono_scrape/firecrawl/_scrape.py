@@ -1,15 +1,18 @@
 """One page as Firecrawl's scrape reads it: its options mapped onto the service, the document.
 
-Steps: 1. the formats are checked (`parse_formats`: 400 for one this server does not make);
+Steps: 1. the formats are checked (`parse_formats`: 400 for one this server does not make; on
+scrape, the model's formats and their schemas too, `_model_formats`);
 2. Firecrawl's options onto the service (`timeout` ms → budget, `maxAge` ms → cache age, v1 and
 v2 defaults apart; `waitFor` → the browser when one is installed; `headers` → the fetcher;
 `storeInCache`); 3. `ScrapeService.get_page` (cache, per-host limit, engines, escalation);
-4. the document (`_document`), a PDF converted off the event loop. Scrape, search, map and the
-crawl and batch jobs all read pages here.
+4. the document (`_document`), a PDF converted off the event loop; 5. on scrape, `json` and
+`summary` from its markdown by the box's model. Scrape, search, map and the crawl and batch
+jobs all read pages here.
 """
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable
 from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass
@@ -24,6 +27,7 @@ from openmono_contracts.firecrawl import (
 
 from openmono_scrape.content import off_loop_for_pdf
 from openmono_scrape.firecrawl._document import document, parse_formats
+from openmono_scrape.firecrawl._model_formats import fill, model_asks, model_deadline, ready
 from openmono_scrape.service import ScrapeService
 
 Version = Literal["v1", "v2"]
@@ -55,12 +59,23 @@ class PageScraper:
         version: Version,
         cap_s: float | None = None,
         with_links: bool = False,
+        model: bool = False,
     ) -> Scraped:
-        """One page as a document; `with_links` also gives its links, asked for or not."""
-        formats = parse_formats(opts.formats)
+        """One page as a document; `with_links` also gives its links, asked for or not; `model`:
+        the model's formats (`json`, `summary`) may be asked (scrape)."""
+        started = time.monotonic()
+        formats = parse_formats(opts.formats, model)
+        asks = model_asks(opts) if model else []
         asked_links = "links" in formats
         if with_links and not asked_links:
             formats.append("links")
+        asked_markdown = "markdown" in formats
+        model_work = None
+        if asks:
+            if not asked_markdown:
+                formats.append("markdown")
+            # before the fetch: without a model on the box the answer is 503 at once
+            model_work = await ready(self.settings, model_deadline(opts, started, self.settings))
         warnings: list[str] = []
         render = False
         if opts.wait_for > 0:
@@ -89,4 +104,8 @@ class PageScraper:
         links = doc.links or []
         if not asked_links:
             doc.links = None
+        if model_work is not None:
+            warnings += await fill(doc, asks, doc.markdown or "", url, model_work)
+            if not asked_markdown:
+                doc.markdown = None
         return Scraped(doc, warnings, links)

@@ -15,8 +15,9 @@ from typing import Any, Literal
 from pydantic import AliasChoices, BaseModel, ConfigDict, Field
 from pydantic.alias_generators import to_camel
 
-# The formats this server produces; Firecrawl's others (json, screenshot, summary, ...) get 400.
-FirecrawlFormat = Literal["markdown", "html", "rawHtml", "links"]
+# The formats this server produces; Firecrawl's others (screenshot, changeTracking, ...) get 400.
+# `json` (v1's legacy name: `extract`) and `summary` are made by the box's own model.
+FirecrawlFormat = Literal["markdown", "html", "rawHtml", "links", "json", "extract", "summary"]
 
 # v2 defaults to a two-day cache window, v1 to none (Firecrawl's documented defaults).
 V1_DEFAULT_MAX_AGE_MS = 0
@@ -31,6 +32,17 @@ class _Wire(BaseModel):
     model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True, extra="ignore")
 
 
+class FirecrawlJsonOptions(_Wire):
+    """v1's `jsonOptions` (and its legacy `extract`); v2 puts `schema`/`prompt` in the format."""
+
+    # `schema` would shadow pydantic's BaseModel.schema: the Python name differs, the wire's not
+    json_schema: dict[str, Any] | None = Field(
+        default=None, validation_alias=AliasChoices("schema", "json_schema")
+    )
+    prompt: str | None = Field(default=None, max_length=10_000)
+    system_prompt: str | None = Field(default=None, max_length=10_000)
+
+
 class FirecrawlScrapeOptions(_Wire):
     """What to make of each page (the body of scrape, and `scrapeOptions` of search)."""
 
@@ -42,6 +54,9 @@ class FirecrawlScrapeOptions(_Wire):
     max_age: int | None = Field(default=None, ge=0, description="milliseconds")
     store_in_cache: bool = True
     headers: dict[str, str] | None = None
+    # v1: the options of the `json` format, and of the legacy `extract` format
+    json_options: FirecrawlJsonOptions | None = None
+    extract: FirecrawlJsonOptions | None = None
 
 
 class FirecrawlScrapeRequest(FirecrawlScrapeOptions):
@@ -101,6 +116,12 @@ class FirecrawlDocument(_Wire):
     html: str | None = None
     raw_html: str | None = None
     links: list[str] | None = None
+    # the `json` format's answer (valid for the request's schema); v1's legacy `extract` format's
+    json_: Any | None = Field(
+        default=None, serialization_alias="json", validation_alias=AliasChoices("json", "json_")
+    )
+    extract: Any | None = None
+    summary: str | None = None
     metadata: FirecrawlMetadata | None = None
 
 
