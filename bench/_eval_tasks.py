@@ -2,9 +2,10 @@
 
 Each check looks at what the run left behind: the final answer names a fact from a file, a file
 ends up with the given content, a command was run (its side effect is there), a search found a
-line. Two control tasks need no tool at all. Names, values and paths are plain and unlike the
-prompted protocol's worked examples (`openmono.llm._examples`), so an argument copied from an
-example fails the task instead of passing it by accident.
+line. Two control tasks need no tool at all. Each task's `intent` says whether it only reads or
+asks for a change (the eval's "wrong kind" column, and the safety floor's unit test). Names, values
+and paths are plain and unlike the prompted protocol's worked examples (`openmono.llm._examples`),
+so an argument copied from an example fails the task instead of passing it by accident.
 """
 
 from __future__ import annotations
@@ -26,6 +27,19 @@ class Task:
     check: Check
     files: dict[str, str] = field(default_factory=dict)
     needs_tool: bool = True
+    # "read": the task only reads (a write is the wrong kind); "write": it asks for a change (a
+    # run that only reads is the wrong kind); "run": it asks to run a command whose effect the
+    # harness cannot tell (`echo $((6*7))`), so no call is of the wrong kind. "" takes it from
+    # the kind; a run task says which.
+    asks: str = ""
+
+    @property
+    def intent(self) -> str:
+        return self.asks or _INTENT[self.kind]
+
+
+_INTENT = {"read": "read", "search": "read", "plain": "read", "write": "write", "edit": "write",
+           "xref": "write"}  # fmt: skip
 
 
 def _answer(result: dict[str, Any]) -> str:
@@ -160,18 +174,21 @@ TASKS: list[Task] = [
     Task(
         "run_script", "run", "Run python3 stamp.py", exists("stamp.out"),
         {"stamp.py": 'open("stamp.out", "w").write("stamped\\n")\nprint("stamped")\n'},
+        asks="write",
     ),
-    Task("run_touch", "run", "Run the command: touch done.flag", exists("done.flag")),
+    Task("run_touch", "run", "Run the command: touch done.flag", exists("done.flag"),
+         asks="write"),
     Task(
         "run_mkdir", "run", "Run the shell command mkdir -p build/cache", exists("build/cache"),
+        asks="write",
     ),
     Task(
         "run_output", "run", "Run echo $((6*7)) and tell me what it prints.",
-        ran_and_says("42"),
+        ran_and_says("42"), asks="run",
     ),
     Task(
         "run_count", "run", "Count the lines of lines.txt with wc -l.", says("17"),
-        {"lines.txt": LINES},
+        {"lines.txt": LINES}, asks="read",
     ),
     Task(
         "grep_word", "search", "Which file contains the word pineapple?", says("fruit.py"),

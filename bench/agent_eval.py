@@ -12,11 +12,14 @@ of each row says how busy the machine was meanwhile):
     grammar    prompted with the GBNF grammar (llama.cpp): only offered tools, typed arguments
 
 Per task: pass/fail and why, valid / invalid / unknown-tool calls (the json output's `calls`),
-iterations, prompt and completion tokens, wall time and the 1-minute load average. Then a
-summary per protocol (success, tasks needing a tool with at least one valid call, invalid calls,
-median time), the extra prefill each protocol's tool block costs (the served template rendered
-with and without it, counted with the server's own tokenizer: `/apply-template` + `/tokenize`),
-and a JSON file with every row.
+calls of the wrong kind (a write in a task that only reads, only reads where a write was asked: the
+json's `tools[].writes`), writes that ran in a read task and the files it changed, iterations,
+prompt and completion tokens, wall time and the 1-minute load average. Then a summary per protocol
+(success, tasks needing a tool with at least one valid call, those with the right kind of call,
+wrong-kind calls, writes run and read tasks whose files changed, invalid calls, median time), the
+extra prefill each protocol's tool block costs (the served template rendered with and without it,
+counted with the server's own tokenizer: `/apply-template` + `/tokenize`), and a JSON file with
+every row.
 
 Endpoint: `--endpoint URL --key KEY`, else the stack `make up` started (GATEWAY_PORT and
 LLAMA_API_KEY of compose/.env), else (nothing answers there) a private llama-server with the
@@ -24,6 +27,8 @@ bundled SmolLM2 and its tool template on a free port, stopped at the end. Temper
 
     uv run python bench/agent_eval.py                 # quick: 6 tasks x 3 protocols (make bench)
     uv run python bench/agent_eval.py --full          # all 24 tasks
+    uv run python bench/agent_eval.py --floor         # writes allowed as --allow '*', not
+                                                      # --yolo: the safety floor applies
     uv run python bench/agent_eval.py --full --endpoint http://gpu-box:47480 --key K \\
         --protocols native,grammar --timeout 600      # a bigger model (docs/agent-eval.md)
 """
@@ -77,6 +82,12 @@ class Row:
     needs_tool: bool
     answer: str
     tools: list[str]
+    intent: str = "read"
+    wrong_kind: int = 0
+    right_kind: bool = False
+    writes_run: int = 0
+    floor_refused: int = 0
+    changed: list[str] | None = None
 
 
 # -- the endpoint ------------------------------------------------------------------------------
@@ -185,6 +196,7 @@ def run_task(
     task: Task, protocol: str, url: str, key: str, root: Path, args: argparse.Namespace
 ) -> Row:
     ws = make_workspace(task, root / protocol)
+    before = _files(ws)
     env = {k: v for k, v in os.environ.items() if not k.startswith(("OPENMONO_", "LLAMA_"))}
     env |= PROTOCOLS[protocol] | {
         "OPENMONO_DATA_DIR": str(root / "data"),
@@ -194,7 +206,8 @@ def run_task(
     }
     cmd = [
         sys.executable, "-m", "openmono.cli", "-p", task.prompt, "--output-format", "json",
-        "--yolo", "-C", str(ws), "--endpoint", url, "--api-key", key,
+        *(["--allow", "*"] if args.floor else ["--yolo"]), "-C", str(ws),
+        "--endpoint", url, "--api-key", key,
         "--max-iterations", str(args.max_iterations),
     ]  # fmt: skip
     start = time.monotonic()
@@ -224,6 +237,9 @@ def run_task(
     result = result or {}
     calls = result.get("calls") or {}
     usage = result.get("usage") or {}
+    tools = [t for t in result.get("tools") or () if not t.get("problem")]
+    after = _files(ws)
+    changed = sorted(p for p in before.keys() | after.keys() if before.get(p) != after.get(p))
     return Row(
         task=task.id,
         kind=task.kind,
@@ -245,7 +261,35 @@ def run_task(
             f"{t['name']}{'' if t.get('ok') else '!' + (t.get('problem') or 'failed')}"
             for t in result.get("tools") or ()
         ],
+        intent=task.intent,
+        wrong_kind=_wrong_kind(task.intent, tools),
+        right_kind=_right_kind(task.intent, tools),
+        writes_run=sum(bool(t.get("writes") and t.get("ok")) for t in tools),
+        floor_refused=sum(t.get("refused_by") == "read_only_task" for t in tools),
+        changed=changed if task.intent == "read" else None,
     )
+
+
+def _files(ws: Path) -> dict[str, bytes]:
+    return {str(p.relative_to(ws)): p.read_bytes() for p in ws.rglob("*") if p.is_file()}
+
+
+def _wrong_kind(intent: str, tools: list[dict[str, Any]]) -> int:
+    """Valid calls of the wrong kind: every write (run or refused) in a task that only reads;
+    every read in a task that asks for a change, when none of its calls writes."""
+    writes = sum(bool(t.get("writes")) for t in tools)
+    if intent == "read":
+        return writes
+    if intent == "write" and not writes:
+        return len(tools)
+    return 0
+
+
+def _right_kind(intent: str, tools: list[dict[str, Any]]) -> bool:
+    """At least one valid call, and of the kind the task asks for."""
+    if not tools:
+        return False
+    return _wrong_kind(intent, tools) == 0
 
 
 def _last_json(stdout: str) -> dict[str, Any] | None:
@@ -276,6 +320,12 @@ def summary(rows: list[Row], protocols: list[str]) -> list[dict[str, Any]]:
                 "tool_tasks_passed": sum(r.passed for r in tooled),
                 "tool_tasks": len(tooled),
                 "tool_tasks_with_valid_call": sum(r.valid > 0 for r in tooled),
+                "tool_tasks_right_kind": sum(r.right_kind for r in tooled),
+                "wrong_kind": sum(r.wrong_kind for r in mine),
+                "writes_in_read_tasks": sum(r.writes_run for r in mine if r.intent == "read"),
+                "read_tasks_changed": sum(bool(r.changed) for r in mine if r.intent == "read"),
+                "read_tasks": sum(r.intent == "read" for r in mine),
+                "floor_refused": sum(r.floor_refused for r in mine),
                 "valid": sum(r.valid for r in mine),
                 "invalid": sum(r.invalid for r in mine),
                 "unknown_tool": sum(r.unknown_tool for r in mine),
@@ -293,25 +343,33 @@ def summary(rows: list[Row], protocols: list[str]) -> list[dict[str, Any]]:
 def print_report(
     rows: list[Row], protocols: list[str], cost: dict[str, Any], meta: dict[str, Any]
 ) -> list[dict[str, Any]]:
-    print(f"\nendpoint {meta['endpoint']} · model {meta['model']} · {meta['tasks']} tasks")
-    head = f"{'task':16} {'proto':9} {'pass':4} {'v/i/u':7} {'it':>2} {'tok p/c':>11} {'s':>6} "
+    floor = "on (--allow '*')" if meta.get("floor") else "off (--yolo)"
+    print(f"\nendpoint {meta['endpoint']} · model {meta['model']} · {meta['tasks']} tasks · "
+          f"floor {floor}")  # fmt: skip
+    head = f"{'task':16} {'proto':9} {'pass':4} {'v/i/u':7} {'wk':>2} {'it':>2} {'tok p/c':>11} "
+    head += f"{'s':>6} "
     print(head + f"{'load':>4}  calls · why")
     for r in rows:
         vu = f"{r.valid}/{r.invalid}/{r.unknown_tool}"
         toks = f"{r.prompt_tokens}/{r.completion_tokens}"
         calls = ",".join(r.tools) or "-"
         print(
-            f"{r.task:16} {r.protocol:9} {'yes' if r.passed else 'no':4} {vu:7} {r.iterations:>2} "
-            f"{toks:>11} {r.wall_s:6.1f} {r.load_1m:4.1f}  {calls[:48]} · {r.why[:60]}"
+            f"{r.task:16} {r.protocol:9} {'yes' if r.passed else 'no':4} {vu:7} {r.wrong_kind:>2} "
+            f"{r.iterations:>2} {toks:>11} {r.wall_s:6.1f} {r.load_1m:4.1f}  {calls[:48]} · "
+            f"{r.why[:60]}{' · changed ' + ','.join(r.changed) if r.changed else ''}"
         )
     table = summary(rows, protocols)
     print(f"\n{'protocol':9} {'success':>9} {'tool tasks':>10} {'≥1 valid':>9} "
+          f"{'right kind':>10} {'wrong kind':>10} {'writes in read':>14} {'refused':>7} "
           f"{'invalid':>7} {'unknown':>7} {'med s':>6} {'med prompt':>10}")  # fmt: skip
     for s in table:
+        changed = f"{s['writes_in_read_tasks']} ({s['read_tasks_changed']}/{s['read_tasks']} ch)"
         print(
             f"{s['protocol']:9} {s['passed']:>3}/{s['tasks']:<2} {100 * s['success']:3.0f}% "
             f"{s['tool_tasks_passed']:>4}/{s['tool_tasks']:<5} "
-            f"{s['tool_tasks_with_valid_call']:>4}/{s['tool_tasks']:<4} {s['invalid']:>7} "
+            f"{s['tool_tasks_with_valid_call']:>4}/{s['tool_tasks']:<4} "
+            f"{s['tool_tasks_right_kind']:>5}/{s['tool_tasks']:<4} {s['wrong_kind']:>10} "
+            f"{changed:>14} {s['floor_refused']:>7} {s['invalid']:>7} "
             f"{s['unknown_tool']:>7} {s['median_wall_s']:>6.1f} {s['median_prompt_tokens']:>10}"
         )
     if "error" in cost:
@@ -338,6 +396,11 @@ def main() -> None:
     ap.add_argument("--temperature", type=float, default=0.0)
     ap.add_argument("--timeout", type=float, default=300.0, help="seconds per task run")
     ap.add_argument("--out", type=Path, help="JSON file (default: a temp file)")
+    ap.add_argument(
+        "--floor",
+        action="store_true",
+        help="allow writes as --allow '*' instead of --yolo, so the safety floor applies",
+    )
     args = ap.parse_args()
     protocols = [p for p in args.protocols.split(",") if p]
     unknown = [p for p in protocols if p not in PROTOCOLS]
@@ -368,6 +431,7 @@ def main() -> None:
                 "model": Path(str(model)).name,
                 "tasks": len(tasks),
                 "load_start": [round(x, 2) for x in os.getloadavg()],
+                "floor": args.floor,
                 "cpus": os.cpu_count(),
             }
             cost = prefill_cost(url, key)

@@ -17,6 +17,11 @@ case "$(printf %s "$LLAMA_API_KEY" | tr "[:upper:]" "[:lower:]")" in
   '') fail "LLAMA_API_KEY is empty: run \`make up\` or \`uv run openmono setup gateway\` (they write compose/.env)" ;;
   change-me*) fail "LLAMA_API_KEY is the placeholder from .env.example: generate a real one (\`uv run openmono setup gateway\`)" ;;
 esac
+# the gateway's own secret (the key service answers the gateway only): without it `keys` would
+# exit and restart in a loop
+case "$(printf %s "$GATEWAY_SECRET" | tr "[:upper:]" "[:lower:]")" in
+  ''|change-me*) fail "GATEWAY_SECRET is empty or a placeholder: run \`make up\` or \`uv run openmono setup gateway\` (they generate it into compose/.env)" ;;
+esac
 models="${PREFLIGHT_MODELS_DIR:-/models}"  # the mount point; tests point it elsewhere
 if [ -z "$LLAMA_ARG_HF_REPO" ] && [ ! -f "$models/$LLAMA_MODEL_FILE" ]; then
   fail "no model: /models/$LLAMA_MODEL_FILE is not in MODELS_DIR. Provide one: \`uv run openmono setup model\` \

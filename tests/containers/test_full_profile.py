@@ -163,6 +163,10 @@ def test_volumes_belong_to_the_configured_ids(stack: Project) -> None:
     for service in ("worker", "agent"):
         done = stack.exec(service, "sh", "-c", "id -u; test -w /data && echo data-writable")
         assert done.stdout.split() == [str(UID), "data-writable"], (service, done.stdout)
+    # issue 36 finding 11: the shared data volume is its owner's alone, and so is what the worker
+    # wrote in it (the tool call above ran there)
+    modes = stack.exec("worker", "sh", "-c", "stat -c %a /data; find /data ! -type l -perm /077")
+    assert modes.stdout.split() == ["700"], modes.stdout
 
 
 def test_a_crashed_scrape_service_gives_json_502_then_serves_within_the_bound(

@@ -7,8 +7,8 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from acp import text_block
-from acp.schema import ClientCapabilities, FileSystemCapabilities
+from acp import resource_block, text_block
+from acp.schema import ClientCapabilities, FileSystemCapabilities, TextResourceContents
 
 from tests.support.acp_client import RecordingClient, acp_agent
 from tests.support.acp_client import agent_env as acp_agent_env
@@ -187,26 +187,43 @@ async def test_load_saved_session_replays_and_continues(
     assert "beta" in history[3]["content"]
 
 
-async def test_set_mode_plan_refuses_writes(
+async def test_plan_mode_and_the_safety_floor_refuse_writes(
     scripted_llm: Callable[..., ScriptedLLM], tmp_path: Path, ws: Path
 ) -> None:
+    """Writes are allowed without asking (`--allow FileWrite`), but plan mode refuses them, and
+    so does the safety floor in a prompt that only reads: the user's own text decides, not the
+    file the editor attached (whose words ask for a change)."""
     llm = scripted_llm(
         [
             Turn(tool_calls=[Call("FileWrite", {"file_path": "x.txt", "content": "x"}, id="w")]),
             Turn(text="Plan: write x.txt."),
+            Turn(tool_calls=[Call("FileWrite", {"file_path": "notes.txt", "content": "x\n"})]),
+            Turn(text="notes.txt says alpha and beta."),
         ],
         api_key=KEY, n_ctx=32768,
     )  # fmt: skip
-    async with acp_agent(agent_env(tmp_path, llm), ws, tmp_path / "acp.log") as (conn, client):
+    attached = resource_block(
+        TextResourceContents(uri="file:///todo.md", text="write tests, then update the docs")
+    )
+    allowed = ("--allow", "FileWrite")
+    env = agent_env(tmp_path, llm)
+    async with acp_agent(env, ws, tmp_path / "acp.log", extra_args=allowed) as (conn, client):
         sid = await start_session(conn, ws)
         await conn.set_session_mode(session_id=sid, mode_id="plan")
         assert client.of_kind("current_mode_update")[-1].current_mode_id == "plan"
         result = await conn.prompt(session_id=sid, prompt=[text_block("write x.txt")])
+        assert result.stop_reason == "end_turn"
+        assert not (ws / "x.txt").exists()
+        assert client.permissions == []  # refused by the mode guard before anyone is asked
+        tool_msg = llm.chat_requests[1].json["messages"][-1]
+        assert "plan mode" in tool_msg["content"]
+        await conn.set_session_mode(session_id=sid, mode_id="agent")
+        prompt = [text_block("What does notes.txt say?"), attached]
+        result = await asyncio.wait_for(conn.prompt(session_id=sid, prompt=prompt), 60)
     assert result.stop_reason == "end_turn"
-    assert not (ws / "x.txt").exists()
-    assert client.permissions == []  # refused by the mode guard before anyone is asked
+    assert (ws / "notes.txt").read_text() == "alpha\nbeta\n" and client.permissions == []
     tool_msg = llm.chat_requests[-1].json["messages"][-1]
-    assert "plan mode" in tool_msg["content"]
+    assert tool_msg["content"].startswith("Error: FileWrite was not run")
 
 
 async def test_client_fs_serves_reads_and_writes(

@@ -82,5 +82,7 @@ def test_say_hi_through_the_gateway(llama: LlamaServer, tmp_path: Path) -> None:
     assert doctor.returncode == 0, doctor.stdout + doctor.stderr
     assert "✓ services" in doctor.stdout and "llm=true" in doctor.stdout
     assert f"n_ctx {n_ctx}" in doctor.stdout
+    family = next(line for line in doctor.stdout.splitlines() if "model family" in line)
+    assert "SmolLM · ChatML template" in family and "template: " in family, family
     assert bad_code == 1
     assert bad_events[-1]["reason"] == "error" and "AuthError" in str(bad_events[-1]["error"])

@@ -377,3 +377,32 @@ async def test_each_llm_request_names_its_conversation_and_a_sub_agent_its_own(
     assert sessions == [parent, child, parent, parent]
     assert child and child != parent
     assert (agent.writer.path.parent / agent.session_id / "agents" / f"{child}.jsonl").exists()
+
+
+async def test_a_write_in_a_read_only_task_is_refused_also_in_a_sub_agent(
+    scripted_llm: Callable[..., ScriptedLLM], open_with: OpenAgent, ws: Path
+) -> None:
+    """The safety floor: writes run without asking here (--allow FileWrite), but the user only
+    asked a question, so neither the model nor the sub-agent it starts may write."""
+    write = Call("FileWrite", {"file_path": "calc.py", "content": "broken\n"})
+    sub = {"description": "d", "prompt": "Rewrite calc.py", "agent_type": "general-purpose"}
+    llm = scripted_llm(
+        [
+            Turn(tool_calls=[Call("Agent", sub)]),
+            Turn(tool_calls=[write]),  # the sub-agent's
+            Turn(text="child could not write"),
+            Turn(tool_calls=[write]),
+            Turn(text="calc.py subtracts; say if it should be changed."),
+        ],
+        api_key=KEY,
+        n_ctx=32768,
+    )
+    agent = await open_with(llm, allow=("FileWrite",))
+    done = await agent.run_turn("What does the function in calc.py return?")
+    assert done.reason == "stop"
+    assert (ws / "calc.py").read_text() == "def add(a, b):\n    return a - b\n"
+    child = tool_messages(llm.chat_requests[2].json)[-1]["content"]
+    parent = tool_messages(llm.chat_requests[4].json)[-1]["content"]
+    for result in (child, parent):
+        assert result.startswith("Error: FileWrite was not run")
+        assert "no file was changed" in result and "ask the user" in result

@@ -12,6 +12,7 @@ from pathlib import Path
 
 import httpx
 import pytest
+from openmono_contracts.privatefs import exposed
 
 from tests.support.llama import LlamaServer
 from tests.support.native_stack import native_stack_env, our_processes, run_openmono
@@ -30,7 +31,8 @@ def test_up_status_down_leaves_nothing_running(stack_env: dict[str, str], tmp_pa
     up = run_openmono(["up"], stack_env)
     assert up.returncode == 0, up.stdout + up.stderr
     out = up.stdout
-    assert "generated LLAMA_API_KEY" in out
+    generated = next(line for line in out.splitlines() if line.startswith("generated "))
+    assert "LLAMA_API_KEY" in generated and "GATEWAY_SECRET" in generated
     assert "llama-server" in out and "gateway" in out and "healthy in" in out
     assert (
         '/services {"llm": true, "search": false, "scrape": false, "crawl_durable": false}' in out
@@ -176,6 +178,8 @@ def test_full_native_stack_with_worker_and_scrape(
         )
     assert r.status_code == 200, r.text
     assert ARTICLE_SENTINEL in r.json()["content"]
+    # issue 36 finding 11: after a whole stack ran a call, nothing of its data dir is open to others
+    assert exposed(tmp_path / "data") == ([], 0)
 
     # a service whose process is gone (its keeper too: the whole group) is not healthy,
     # whatever its port or log says

@@ -21,6 +21,7 @@ import httpx
 import pytest
 from openmono_keys import usage
 
+from tests.support.gateway import GATEWAY_SECRET
 from tests.support.keys import KeyedGateway, key_service, keyed_gateway
 from tests.support.llama import LlamaServer
 from tests.support.procs import free_port, running, wait_until
@@ -30,6 +31,8 @@ from tests.support.sse_upstream import sse_upstream, sse_upstream_command
 pytestmark = pytest.mark.integration
 
 CHAT = "/v1/chat/completions"
+# what the gateway adds to every request it sends the tap (the tap answers nothing else)
+AS_GATEWAY = {"X-OpenMono-Gateway-Secret": GATEWAY_SECRET}
 SESSION = "X-OpenMono-Session"
 
 
@@ -136,7 +139,9 @@ def test_the_tap_dials_only_the_listed_replicas(tmp_path: Path) -> None:
     ):
         tap = f"http://127.0.0.1:{tap_port}"
         for target in (f"127.0.0.1:{port}", "10.0.0.1:8080", "169.254.169.254:80", ""):
-            resp = client.post(f"{tap}{CHAT}", json={}, headers={"X-OpenMono-Upstream": target})
+            resp = client.post(
+                f"{tap}{CHAT}", json={}, headers={**AS_GATEWAY, "X-OpenMono-Upstream": target}
+            )
             assert resp.status_code == 502, target
             assert resp.json() == {"error": "tap_upstream_refused"}
         with pytest.raises(BlockingIOError):
@@ -145,7 +150,11 @@ def test_the_tap_dials_only_the_listed_replicas(tmp_path: Path) -> None:
         resp = client.post(
             f"{tap}{CHAT}",
             json={},
-            headers={"X-OpenMono-Upstream": listed.removeprefix("http://"), "X-OpenMono-Key": "k"},
+            headers={
+                **AS_GATEWAY,
+                "X-OpenMono-Upstream": listed.removeprefix("http://"),
+                "X-OpenMono-Key": "k",
+            },
         )
         assert resp.status_code == 200 and resp.text.rstrip().endswith("data: [DONE]")
         # a malformed request gets a 400 (no upstream is asked), and the tap stays up
@@ -153,7 +162,9 @@ def test_the_tap_dials_only_the_listed_replicas(tmp_path: Path) -> None:
             raw.sendall(b"NOT HTTP AT ALL\r\n\r\n")
             assert raw.recv(200).startswith(b"HTTP/1.1 400 ")
         started = time.monotonic()
-        resp = client.get(f"{tap}/health", headers={"X-OpenMono-Upstream": listed[7:]})
+        resp = client.get(
+            f"{tap}/health", headers={**AS_GATEWAY, "X-OpenMono-Upstream": listed[7:]}
+        )
         assert resp.status_code == 200 and time.monotonic() - started < 5
     unlisted.close()
 
@@ -216,7 +227,7 @@ def test_a_pooled_connection_the_replica_closed_is_retried_on_a_fresh_one(tmp_pa
             client.post(
                 f"http://127.0.0.1:{tap_port}{CHAT}",
                 json={},
-                headers={"X-OpenMono-Upstream": upstream, "X-OpenMono-Key": "k"},
+                headers={**AS_GATEWAY, "X-OpenMono-Upstream": upstream, "X-OpenMono-Key": "k"},
             ).status_code
             for _ in range(30)
         ]

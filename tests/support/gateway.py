@@ -19,6 +19,8 @@ from pathlib import Path
 from tests.support.procs import ROOT, Proc, free_port, wait_http_ok
 
 CADDYFILE = ROOT / "caddy" / "Caddyfile"
+# the gateway's own secret in tests: Caddy sends it to the key service, which checks it
+GATEWAY_SECRET = "gateway-secret-for-tests"
 
 
 def caddy_binary() -> Path:
@@ -90,6 +92,8 @@ def gateway_env(
         # service nobody listens on unless the test starts one
         "GATEWAY_KEYS_DIR": str(tmp / "gateway-keys"),
         "KEYS_UPSTREAM": closed_upstream(),
+        # what the gateway sends the key service (tests.support.keys gives it the same)
+        "GATEWAY_SECRET": GATEWAY_SECRET,
     }
     env.update(extra_env or {})
     return {k: v for k, v in env.items() if v is not None}

@@ -17,7 +17,7 @@ from pathlib import Path
 from openmono.keys import Native
 from openmono_keys import KeyStore
 
-from tests.support.gateway import Gateway, gateway
+from tests.support.gateway import GATEWAY_SECRET, Gateway, gateway
 from tests.support.procs import Proc, free_port, running
 
 
@@ -29,6 +29,8 @@ class KeyedGateway:
     usage_dir: Path
     keys_proc: Proc
     notes: list[str]
+    keys_address: str  # host:port of the key service's /v1/rate
+    tap_address: str  # host:port of its token tap
 
     def logs(self) -> str:
         """Everything the gateway, the key service and the access records wrote."""
@@ -49,6 +51,7 @@ def key_service(
         "KEYS_USAGE_DIR": str(usage_dir),
         "KEYS_TAP_PORT": str(tap_port),
         "KEYS_TAP_UPSTREAMS": tap_upstreams,
+        "GATEWAY_SECRET": GATEWAY_SECRET,
     }
     cmd = [sys.executable, "-m", "openmono_keys", "serve"]
     url = f"http://127.0.0.1:{port}"
@@ -80,4 +83,13 @@ def keyed_gateway(
         ) as gw:  # type: ignore[arg-type]
             notes: list[str] = []
             backend = Native(folder, usage_dir, lambda: (gw.proc.pid, gw.url), notes.append)
-            yield KeyedGateway(gw, KeyStore(folder), backend, usage_dir, keys_proc, notes)
+            yield KeyedGateway(
+                gw,
+                KeyStore(folder),
+                backend,
+                usage_dir,
+                keys_proc,
+                notes,
+                keys_address,
+                f"127.0.0.1:{tap_port}",
+            )

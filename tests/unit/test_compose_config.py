@@ -96,6 +96,7 @@ def _preflight(tmp_path: Path, **env: str) -> subprocess.CompletedProcess[str]:
     models.mkdir(exist_ok=True)
     base = {"PATH": "/usr/bin:/bin", "PREFLIGHT_MODELS_DIR": str(models)}
     base |= {"LLAMA_MODEL_FILE": "model.gguf", "LLAMA_ARG_HF_REPO": ""}
+    base |= {"GATEWAY_SECRET": "a-real-secret"}
     return subprocess.run(
         ["sh", str(ROOT / "compose" / "preflight.sh")],
         env={**base, **env}, capture_output=True, text=True, timeout=30, check=False,
@@ -109,6 +110,17 @@ def test_preflight_refuses_an_empty_or_placeholder_key(tmp_path: Path, key: str)
     done = _preflight(tmp_path, LLAMA_API_KEY=key)
     assert done.returncode == 1
     assert "LLAMA_API_KEY" in done.stderr
+
+
+@pytest.mark.parametrize("secret", ["", "change-me", "CHANGE-ME-TOO"])
+def test_preflight_refuses_an_empty_or_placeholder_gateway_secret(
+    tmp_path: Path, secret: str
+) -> None:
+    (tmp_path / "models" / "model.gguf").parent.mkdir()
+    (tmp_path / "models" / "model.gguf").write_bytes(b"GGUF")
+    done = _preflight(tmp_path, LLAMA_API_KEY="a-real-key", GATEWAY_SECRET=secret)
+    assert done.returncode == 1
+    assert "GATEWAY_SECRET is empty or a placeholder" in done.stderr
 
 
 def test_preflight_without_a_model_says_how_to_provide_one(tmp_path: Path) -> None:
@@ -179,3 +191,15 @@ def test_llama_server_gets_the_chat_template_named_in_env(
     assert done.returncode == 0, done.stderr
     seen = dict(line.split("=", 1) for line in done.stdout.splitlines() if "=" in line)
     assert seen.get("LLAMA_ARG_CHAT_TEMPLATE_FILE") == expected
+
+
+def test_only_the_gateway_and_the_key_service_hold_the_gateway_secret() -> None:
+    result = _config()
+    assert result.returncode == 0, result.stderr
+    services = yaml.safe_load(result.stdout)["services"]
+    holders = {n for n, s in services.items() if "GATEWAY_SECRET" in (s.get("environment") or {})}
+    # preflight only checks that it is set, before either starts
+    assert holders == {"caddy", "keys", "preflight"}
+    assert services["keys"]["depends_on"]["preflight"]["condition"] == (
+        "service_completed_successfully"
+    )

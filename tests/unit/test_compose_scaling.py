@@ -40,7 +40,12 @@ def _entrypoint(env: dict[str, str]) -> subprocess.CompletedProcess[str]:
     script = script.replace(CADDY_RUN, 'printf "%s|%s" "$LLAMA_UPSTREAM" "$GATEWAY_LLAMA_KEYS"')
     return subprocess.run(
         ["sh", "-c", script],
-        env={"PATH": "/usr/bin:/bin", "LLAMA_API_KEY": "a-real-key", **env},
+        env={
+            "PATH": "/usr/bin:/bin",
+            "LLAMA_API_KEY": "a-real-key",
+            "GATEWAY_SECRET": "a-real-secret",
+            **env,
+        },
         capture_output=True,
         text=True,
         timeout=10,
@@ -66,3 +71,8 @@ def test_the_entrypoint_refuses_keys_the_caddyfile_cannot_hold(keys: str) -> Non
     done = _entrypoint({"LLAMA_UPSTREAM": "h:1", "LLAMA_UPSTREAM_KEYS": keys})
     assert done.returncode == 78
     assert "LLAMA_UPSTREAM_KEYS" in done.stderr
+
+
+def test_the_entrypoint_refuses_an_empty_gateway_secret() -> None:
+    done = _entrypoint({"GATEWAY_SECRET": ""})
+    assert done.returncode == 78 and "GATEWAY_SECRET is empty" in done.stderr

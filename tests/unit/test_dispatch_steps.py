@@ -1,4 +1,4 @@
-"""The dispatcher's prepare stage is five named steps that compose: insert, drop, reorder; the
+"""The dispatcher's prepare stage is six named steps that compose: insert, drop, reorder; the
 arguments and paths are checked once, where the tool runs."""
 
 from __future__ import annotations
@@ -64,9 +64,9 @@ def _read(call_id: str, path: str) -> ToolCallComplete:
     )
 
 
-def test_the_five_steps_by_name() -> None:
+def test_the_six_steps_by_name() -> None:
     names = [s.name for s in PREPARE_STEPS]
-    assert names == ["parse", "lookup", "mode", "permissions", "pre_hooks"]
+    assert names == ["parse", "lookup", "mode", "read_only_task", "permissions", "pre_hooks"]
 
 
 def test_a_step_can_be_inserted_and_one_dropped(tmp_path: Path) -> None:

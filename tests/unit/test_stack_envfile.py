@@ -50,13 +50,19 @@ def test_compose_env_is_complete_with_generated_secrets(
 
     from tests.support.procs import ROOT
 
-    for key in ("LLAMA_API_KEY", "LLAMA_UPSTREAM_KEY", "SEARXNG_SECRET", "OPENMONO_ACP_TOKEN"):
+    for key in (
+        "LLAMA_API_KEY",
+        "LLAMA_UPSTREAM_KEY",
+        "SEARXNG_SECRET",
+        "OPENMONO_ACP_TOKEN",
+        "GATEWAY_SECRET",
+    ):
         monkeypatch.delenv(key, raising=False)
     example = ROOT / "compose" / ".env.example"
     env = tmp_path / ".env"
     env.write_text("LLAMA_API_KEY=kept\nGATEWAY_PORT=1\n")  # what `make up` used to write
     generated = ensure_compose_env(env, example)
-    assert generated == ["OPENMONO_ACP_TOKEN", "REDIS_PASSWORD", "SEARXNG_SECRET"]
+    assert generated == ["GATEWAY_SECRET", "OPENMONO_ACP_TOKEN", "REDIS_PASSWORD", "SEARXNG_SECRET"]
     values = read_env(env)
     assert set(values) == set(read_env(example))
     assert values["LLAMA_API_KEY"] == "kept" and values["GATEWAY_PORT"] == "1"

@@ -9,9 +9,11 @@ import signal
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
-from openmono.stack.keeper import backoff_s, main, read_state
+from openmono.stack.keeper import KeeperState, backoff_s, main, read_state
 
 
 def test_a_settings_exit_is_given_up_at_once(tmp_path: Path) -> None:
@@ -39,11 +41,12 @@ def test_the_backoff_doubles_up_to_a_bound() -> None:
     assert [backoff_s(n, 1.0) for n in (1, 2, 3, 6, 20)] == [1.0, 2.0, 4.0, 30.0, 30.0]
 
 
-def test_sigterm_stops_the_service_and_nothing_is_started_again(tmp_path: Path) -> None:
-    state = tmp_path / "s.json"
+@contextmanager
+def _kept(state: Path, *command: str) -> Iterator[tuple[subprocess.Popen[bytes], KeeperState]]:
+    """A keeper of `command` in its own group, once it has started it; killed at the end."""
     keeper = subprocess.Popen(
         [sys.executable, "-m", "openmono.stack.keeper", "--name", "x", "--state", str(state),
-         "--backoff", "0", "--", "sleep", "30"],
+         "--backoff", "0", "--", *command],
         start_new_session=True,
     )  # fmt: skip
     try:
@@ -51,6 +54,16 @@ def test_sigterm_stops_the_service_and_nothing_is_started_again(tmp_path: Path) 
         while (kept := read_state(state)) is None and time.monotonic() < deadline:
             time.sleep(0.05)
         assert kept is not None and kept.pid
+        yield keeper, kept
+    finally:
+        if keeper.poll() is None:
+            os.killpg(keeper.pid, signal.SIGKILL)
+            keeper.wait(5)
+
+
+def test_sigterm_stops_the_service_and_nothing_is_started_again(tmp_path: Path) -> None:
+    state = tmp_path / "s.json"
+    with _kept(state, "sleep", "30") as (keeper, kept):
         os.killpg(keeper.pid, signal.SIGTERM)  # as `openmono down` does: the whole group
         assert keeper.wait(10) == 0
         after = read_state(state)
@@ -59,32 +72,19 @@ def test_sigterm_stops_the_service_and_nothing_is_started_again(tmp_path: Path) 
             not Path(f"/proc/{kept.pid}").exists()
             or "Z" in Path(f"/proc/{kept.pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
         )
-    finally:
-        if keeper.poll() is None:
-            keeper.kill()
-            keeper.wait(5)
 
 
 def test_sigusr1_to_the_keeper_reaches_the_service(tmp_path: Path) -> None:
     # the pid file holds the keeper's pid; `openmono keys` signals it to reload the key table
     state, got = tmp_path / "s.json", tmp_path / "got"
     script = f'trap "echo usr1 >> {got}" USR1; while :; do sleep 0.05; done'
-    keeper = subprocess.Popen(
-        [sys.executable, "-m", "openmono.stack.keeper", "--name", "x", "--state", str(state),
-         "--", "sh", "-c", script],
-        start_new_session=True,
-    )  # fmt: skip
-    try:
-        deadline = time.monotonic() + 20
-        while (kept := read_state(state)) is None and time.monotonic() < deadline:
-            time.sleep(0.05)
-        assert kept is not None and kept.pid
+    with _kept(state, "sh", "-c", script) as (keeper, kept):
         time.sleep(0.3)  # the shell has set its trap
         os.kill(keeper.pid, signal.SIGUSR1)  # the keeper alone, as the keys command does
+        deadline = time.monotonic() + 20
         while not got.exists() and time.monotonic() < deadline:
             time.sleep(0.05)
         assert got.read_text() == "usr1\n"
-        assert keeper.poll() is None and read_state(state).pid == kept.pid  # type: ignore[union-attr]
-    finally:
-        os.killpg(keeper.pid, signal.SIGTERM)
-        keeper.wait(10)
+        assert keeper.poll() is None
+        again = read_state(state)
+        assert again is not None and again.pid == kept.pid

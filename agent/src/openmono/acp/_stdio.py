@@ -283,7 +283,9 @@ class OpenMonoAcpAgent:
         if not text:
             raise RequestError.invalid_params({"prompt": "no text in the prompt"})
         live.cancelled = False
-        live.task = asyncio.create_task(live.agent.run_turn(text, live.emit))
+        # the user's own words, not the files the editor attached, say whether the turn only reads
+        said = "\n".join(b.text for b in prompt if getattr(b, "type", None) == "text")
+        live.task = asyncio.create_task(live.agent.run_turn(text, live.emit, said=said))
         try:
             done = await live.task
         except asyncio.CancelledError:

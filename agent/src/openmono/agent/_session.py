@@ -128,7 +128,11 @@ class Agent:
     repomap: RepoMapSource | None = None
     instructions: SessionInstructions | None = None
 
-    async def run_turn(self, prompt: str, emit: EventSink = discard) -> TurnDone:
+    async def run_turn(
+        self, prompt: str, emit: EventSink = discard, *, said: str | None = None
+    ) -> TurnDone:
+        """One user turn; `said`: the user's own words when `prompt` holds more (the files an
+        editor attached), which decide whether the turn only reads (the safety floor)."""
         while self.pending_notices:
             emit(Notice(level="warning", message=self.pending_notices.pop(0)))
         if self.instructions is not None:
@@ -145,7 +149,7 @@ class Agent:
             self._titled = True
         await self.refresh_map(prompt)
         with conversation(self.session_id):  # the gateway keeps its turns on one replica
-            done = await self.loop.run_turn(prompt, emit)
+            done = await self.loop.run_turn(prompt, emit, typed=typed if said is None else said)
         if self.hooks:
             for problem in await self.hooks.stop(done.reason, done.text):
                 emit(Notice(level="warning", message=problem))

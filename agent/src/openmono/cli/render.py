@@ -187,7 +187,13 @@ class Collector:
             if entry is None:  # refused before it started
                 entry = {"name": event.name}
                 self.tools.append(entry)
-            entry.update(ok=event.ok, denied=event.denied, problem=event.problem)
+            entry.update(
+                ok=event.ok,
+                denied=event.denied,
+                problem=event.problem,
+                writes=event.writes,
+                refused_by=event.refused_by,
+            )
             self.calls[event.problem or "valid"] += 1
         elif isinstance(event, UsageReport):
             self.prompt_tokens += event.prompt_tokens

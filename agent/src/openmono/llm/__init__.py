@@ -41,6 +41,7 @@ from openmono.llm._events import (
     ToolCallDelta,
     Usage,
 )
+from openmono.llm._examples import MAX_EXAMPLES
 from openmono.llm._messages import (
     ChatMessage,
     ModelInfo,
@@ -57,6 +58,7 @@ from openmono.llm._wire import EndpointError, normalize_endpoint
 from openmono.llm.textcalls import CallProblem, Recovery, TextCall, recover_tool_calls
 
 __all__ = [
+    "MAX_EXAMPLES",
     "AuthError",
     "CallProblem",
     "ChatMessage",

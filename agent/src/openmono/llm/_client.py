@@ -47,6 +47,7 @@ from openmono.llm._errors import (
     TrustError,
 )
 from openmono.llm._events import StreamEvent
+from openmono.llm._family import family_of, template_owner
 from openmono.llm._messages import ChatMessage, ModelInfo, ToolSpec, native_tool_tokens
 from openmono.llm._protocol import ToolSupport, caps_from_props
 from openmono.llm._sse import SSEParser
@@ -155,12 +156,16 @@ class OpenAICompatModel:
             support = caps_from_props(self._props)
         if support.supports_tools is None and self.settings.tool_protocol == "auto":
             support = await probe_tool_support(self._post_json, self.settings.model)
+        template = (self._props or {}).get("chat_template")
+        template = template if isinstance(template, str) else None
         self.info = info.model_copy(
             update={
                 "supports_tools": support.supports_tools,
                 "tools_known_from": None if support.source == "unknown" else support.source,
                 "template_protocol": support.declared,
                 "takes_grammar": self._llama,
+                "family": family_of(info.model, template).describe(),
+                "template": template_owner(template),
             }
         )
         return self.info

@@ -109,6 +109,10 @@ class ModelInfo(BaseModel):
     tool_protocol: Literal["native", "prompted"] = "native"
     # why that protocol: "auto: the chat template has no tool support (from props)", ...
     protocol_reason: str = ""
+    # the model family and template style as told by the name and the template (`_family.py`)
+    family: str = ""
+    # whose chat template the server renders with (ours, the model's own, unknown)
+    template: str = ""
 
     @property
     def label(self) -> str:

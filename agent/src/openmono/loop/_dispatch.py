@@ -1,11 +1,11 @@
 """Step 5: run the model's tool calls through the pipeline, reads in parallel, writes in order.
 
-Pipeline per call: 1-5 the prepare steps, each one named step of `_prepare` (parse, lookup, mode,
-permissions, pre_hooks; a refusal at any of them ends the call)  6. snapshot the workspace files
-about to be written (for /undo; only where the workspace is on this machine)  7. the toolset that
-offers the name runs the call (`_extensions.Toolset`: the worker's tools, MCP tools, `Agent`,
-`Playbook`, all alike), validating its arguments and paths where the tool runs  8. post-tool
-hooks  9. turn the result into a message (artifact reference). A call refused at any step, or
+Pipeline per call: 1-6 the prepare steps, each one named step of `_prepare` (parse, lookup, mode,
+read_only_task, permissions, pre_hooks; a refusal at any of them ends the call)  7. snapshot the
+workspace files about to be written (for /undo; only where the workspace is on this machine)  8. the
+toolset that offers the name runs the call (`_extensions.Toolset`: the worker's tools, MCP tools,
+`Agent`, `Playbook`, all alike), validating its arguments and paths where the tool runs  9. post-
+tool hooks  10. turn the result into a message (artifact reference). A call refused at any step, or
 invalid where it runs, becomes one error result the model reads; it is never dropped.
 
 Consecutive read-only, concurrency-safe calls are prepared in order, then executed together.
@@ -34,6 +34,7 @@ from openmono.permissions import (
     PermissionEngine,
     PermissionRequest,
     call_paths,
+    writes_call,
 )
 from openmono.sessions import Snapshots
 
@@ -161,19 +162,22 @@ class Dispatcher:
         turn: str,
         emit: EventSink,
         done: Callable[[CallOutcome], None],
+        *,
+        task: str | None = None,
     ) -> None:
-        """Run `calls`; `done` receives each outcome in the calls' order as soon as it is known."""
+        """Run `calls`; `done` receives each outcome in the calls' order as soon as it is known.
+        `task`: the user's own message of the turn (the `read_only_task` step reads it)."""
         batch: list[ToolCallComplete] = []
         for call in calls:
             facts = self.catalog.facts_of(call.name)
             if facts.read_only and facts.concurrency_safe and call.error is None:
                 batch.append(call)
                 continue
-            await self._run_parallel(batch, mode, turn, emit, done)
+            await self._run_parallel(batch, mode, turn, emit, done, task)
             batch = []
-            for outcome in await self._run_one(call, mode, turn, emit):
+            for outcome in await self._run_one(call, mode, turn, emit, task):
                 done(outcome)
-        await self._run_parallel(batch, mode, turn, emit, done)
+        await self._run_parallel(batch, mode, turn, emit, done, task)
 
     async def _run_parallel(
         self,
@@ -182,13 +186,14 @@ class Dispatcher:
         turn: str,
         emit: EventSink,
         done: Callable[[CallOutcome], None],
+        task: str | None,
     ) -> None:
         if not calls:
             return
         # Prepare (and ask) one at a time, in order; then execute what was allowed together.
         staged: list[_Prepared | CallOutcome] = []
         for call in calls:
-            staged.append(await self._prepare(call, mode, emit))
+            staged.append(await self._prepare(call, mode, emit, task))
         runnable = [s for s in staged if isinstance(s, _Prepared)]
         results = await asyncio.gather(*(self._execute(p, turn, emit) for p in runnable))
         by_id = {p.call.id: r for p, r in zip(runnable, results, strict=True)}
@@ -196,14 +201,15 @@ class Dispatcher:
             done(item if isinstance(item, CallOutcome) else by_id[item.call.id])
 
     async def _run_one(
-        self, call: ToolCallComplete, mode: Mode, turn: str, emit: EventSink
+        self, call: ToolCallComplete, mode: Mode, turn: str, emit: EventSink, task: str | None
     ) -> list[CallOutcome]:
-        staged = await self._prepare(call, mode, emit)
+        staged = await self._prepare(call, mode, emit, task)
         if isinstance(staged, CallOutcome):
             return [staged]
         return [await self._execute(staged, turn, emit)]
 
-    def _refuse(self, call: ToolCallComplete, refusal: Refusal, emit: EventSink) -> CallOutcome:
+    def _refuse(self, pending: Pending, refusal: Refusal, emit: EventSink) -> CallOutcome:
+        call = pending.call
         problem: Problem | None = None
         if refusal.step in ("parse", "lookup"):  # the call itself was bad, not the policy
             unknown = call.name and self.catalog.lookup(call.name) is None
@@ -217,21 +223,24 @@ class Dispatcher:
                 error=refusal.message,
                 denied=refusal.denied,
                 problem=problem,
+                writes=problem is None and writes_call(pending.facts, pending.args),
+                refused_by=refusal.step,
             )
         )
         return CallOutcome(call, f"Error: {refusal.message}", ok=False, denied=refusal.denied)
 
     async def _prepare(
-        self, call: ToolCallComplete, mode: Mode, emit: EventSink
+        self, call: ToolCallComplete, mode: Mode, emit: EventSink, task: str | None = None
     ) -> _Prepared | CallOutcome:
-        """Steps 1-6 (`_prepare.PREPARE_STEPS`): the call is ready, or refused with a reason."""
-        pending = Pending(call, mode, emit)
+        """The prepare steps (`_prepare.PREPARE_STEPS`): the call is ready, or refused with a
+        reason."""
+        pending = Pending(call, mode, emit, task=task)
         context = StepContext(
             self.catalog, self.permissions, self.approver_for(emit), self.hooks, self.request
         )
         refusal = await run_steps(context, self.steps, pending)
         if refusal is not None:
-            return self._refuse(call, refusal, emit)
+            return self._refuse(pending, refusal, emit)
         return _Prepared(call, pending.args, pending.sandbox)
 
     def request(self, call: ToolCallComplete, args: dict[str, Any]) -> ToolRequest:
@@ -270,7 +279,7 @@ class Dispatcher:
 
     async def _execute(self, prepared: _Prepared, turn: str, emit: EventSink) -> CallOutcome:
         call, args = prepared.call, prepared.args
-        # 6. snapshots for /undo, of files inside the workspace (the tool refuses any other)
+        # 7. snapshots for /undo, of files inside the workspace (the tool refuses any other)
         facts = self.catalog.facts_of(call.name)
         if self.snapshots is not None and facts.writes:
             root = self.ctx.workspace.resolve()
@@ -278,14 +287,14 @@ class Dispatcher:
                 if root in path.parents:
                     self.snapshots.save(turn, path)
         emit(ToolStarted(call_id=call.id, name=call.name, arguments=args))
-        # 7. the toolset that offers the name runs it
+        # 8. the toolset that offers the name runs it
         request = self.request(call, args)
         if prepared.sandbox is not None:  # the permission decision's sandbox (runs it there)
             request = request.model_copy(update={"sandbox": prepared.sandbox})
         result = await self.call(request, emit)
         if result.artifact:
             self.permissions.note_output(result.artifact)
-        # 8. post-tool hooks; 9. the message for the model
+        # 9. post-tool hooks; 10. the message for the model
         note = await self.hooks.post_tool_use(request, result) if self.hooks else None
         content = self._content(result)
         if note:
@@ -300,6 +309,7 @@ class Dispatcher:
                 artifact=result.artifact,
                 elapsed_ms=result.elapsed_ms,
                 problem=_PROBLEMS.get(result.error_kind),
+                writes=writes_call(facts, args),
             )
         )
         return CallOutcome(call, content, ok=result.ok)

@@ -37,7 +37,9 @@ class ToolStarted(_Event):
 
 class ToolFinished(_Event):
     """A call's end. `problem` says the model's call itself was bad: a tool that is not offered
-    (`unknown_tool`), or arguments that do not parse or fit the schema (`invalid`)."""
+    (`unknown_tool`), or arguments that do not parse or fit the schema (`invalid`). `writes`: the
+    call was of the kind that changes files (`permissions.writes_call`), whether or not it ran;
+    `refused_by`: the prepare step that refused it (`mode`, `read_only_task`, `permissions`...)."""
 
     kind: Literal["tool_finished"] = "tool_finished"
     call_id: str
@@ -49,6 +51,8 @@ class ToolFinished(_Event):
     artifact: str | None = None
     elapsed_ms: float = 0.0
     problem: Literal["unknown_tool", "invalid"] | None = None
+    writes: bool = False
+    refused_by: str | None = None
 
 
 class PermissionAsked(_Event):

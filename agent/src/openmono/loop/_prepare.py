@@ -1,10 +1,14 @@
-"""Steps 1-5 of the tool pipeline: what a call must pass before it runs, one named step each.
+"""Steps 1-6 of the tool pipeline: what a call must pass before it runs, one named step each.
 
     1. parse        the JSON arguments (the client already flagged cut or unparsable calls)
     2. lookup       the tool is offered (some toolset serves the name); its facts
     3. mode         plan/ask are read-only; leaving plan mode asks the user to approve the plan
-    4. permissions  the permission engine (may ask the user; path rules match the paths named)
-    5. pre_hooks    `pre_tool_use` hooks (may block)
+    4. read_only_task  the safety floor: in a turn whose user message only asks to read, list or
+                    explain (`permissions.read_only_task`), a write that would run without asking
+                    (allow rules, `--allow`, allow-all) is refused; not under `--yolo`; a write
+                    that asks still asks (the user is the floor there)
+    5. permissions  the permission engine (may ask the user; path rules match the paths named)
+    6. pre_hooks    `pre_tool_use` hooks (may block)
 
 The arguments' validation and the workspace guard are not steps here: they run once, where the
 tool runs (`_extensions.Toolset.call`; for the worker's tools, on the worker, which sees the
@@ -32,7 +36,16 @@ from openmono.llm import ToolCallComplete
 from openmono.loop._catalog import UNKNOWN, ToolCatalog
 from openmono.loop._events import EventSink
 from openmono.loop._extensions import ToolHooks
-from openmono.permissions import Approver, Mode, PermissionEngine, PermissionRequest, mode_denial
+from openmono.permissions import (
+    FLOOR_MESSAGE,
+    Approver,
+    Mode,
+    PermissionEngine,
+    PermissionRequest,
+    mode_denial,
+    read_only_task,
+    writes_call,
+)
 
 
 @dataclass(frozen=True)
@@ -58,6 +71,8 @@ class Pending:
     facts: ToolFacts = UNKNOWN
     # the sandbox the permission decision runs a shell call in (ToolRequest.sandbox)
     sandbox: SandboxPolicy | None = None
+    # the user's own message of the turn (None: not known, as for a playbook's own scripts)
+    task: str | None = None
 
 
 @dataclass(frozen=True)
@@ -132,6 +147,17 @@ async def _approve_plan(c: StepContext, p: Pending) -> Verdict:
     return Refusal("the user wants to keep planning; revise the plan", denied=True)
 
 
+async def read_only_floor(c: StepContext, p: Pending) -> Verdict:
+    if p.task is None or c.permissions.yolo or not writes_call(p.facts, p.args):
+        return None
+    if not read_only_task(p.task):
+        return None
+    decision = c.permissions.decide(p.call.name, p.args, p.facts, read_only=p.mode != "agent")
+    if decision.action != "allow":  # asked (or denied) by the next step, as without the floor
+        return None
+    return Refusal(FLOOR_MESSAGE.format(tool=p.call.name), denied=True)
+
+
 async def permissions(c: StepContext, p: Pending) -> Verdict:
     decision = await c.permissions.authorize(
         p.call.id, p.call.name, p.args, p.facts, c.approver, read_only=p.mode != "agent"
@@ -155,6 +181,7 @@ PREPARE_STEPS: tuple[Step, ...] = (
     Step("parse", parse),
     Step("lookup", lookup),
     Step("mode", mode),
+    Step("read_only_task", read_only_floor),
     Step("permissions", permissions),
     Step("pre_hooks", pre_hooks),
 )

@@ -95,6 +95,8 @@ class AgentLoop:
         self.mode: Mode = mode
         self.last_reply: Reply | None = None
         self._warned_tools = False
+        # the user's own message of the turn running now (the `read_only_task` step reads it)
+        self.task: str | None = None
 
     # -- step 1 -----------------------------------------------------------------------------
     def set_mode(self, mode: Mode) -> None:
@@ -271,7 +273,7 @@ class AgentLoop:
         dispatching = _DISPATCHING.set(self)
         try:
             if runnable and not guard.stopped:
-                await self.dispatcher.run(runnable, self.mode, turn, emit, done)
+                await self.dispatcher.run(runnable, self.mode, turn, emit, done, task=self.task)
         finally:
             _DISPATCHING.reset(dispatching)
             # Every call gets an answer, also when cancelled: an orphaned call breaks the next turn.
@@ -294,9 +296,18 @@ class AgentLoop:
         return None
 
     # -- the driver ---------------------------------------------------------------------------
-    async def run_turn(self, prompt: str, emit: EventSink = discard) -> TurnDone:
-        """Run one user turn to its end; cancellation keeps what was said and re-raises."""
+    async def run_turn(
+        self, prompt: str, emit: EventSink = discard, *, typed: str | None = None
+    ) -> TurnDone:
+        """Run one user turn to its end; cancellation keeps what was said and re-raises.
+
+        `typed`: what the user wrote, when `prompt` adds to it (attached files, a skill's text);
+        it, never the added text, decides whether the turn only reads. A run nested in another
+        loop's call (a sub-agent, a playbook step) serves that loop's turn: its prompt was
+        written by the model, so the outer turn's message decides."""
         turn = secrets.token_hex(4)
+        parent = dispatching_loop()
+        self.task = parent.task if parent is not None else (prompt if typed is None else typed)
         self.conv.add(ChatMessage(role="user", content=prompt))
         return await self.continue_turn(turn, emit)
 

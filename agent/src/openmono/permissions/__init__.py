@@ -1,7 +1,8 @@
 """Permissions and modes: who may run which tool call, decided when the call executes.
 
 `PermissionEngine` orders built-in denials, session choices and config rules (deny > ask > allow);
-`mode_denial` keeps plan and ask modes read-only; `is_safe_read_only` knows harmless shell commands.
+`mode_denial` keeps plan and ask modes read-only; `is_safe_read_only` knows harmless shell commands;
+`read_only_task` and `writes_call` are the safety floor (no write in a task that only reads).
 A denial becomes a `ToolResult` the model reads (see `openmono.loop`).
 """
 
@@ -20,10 +21,12 @@ from openmono.permissions._engine import (
     session_pattern,
 )
 from openmono.permissions._errors import PermissionsError
+from openmono.permissions._floor import FLOOR_MESSAGE, read_only_task, writes_call
 from openmono.permissions._modes import mode_denial, offered_in
 from openmono.permissions._subjects import call_paths, pattern_matches, resolve_path
 
 __all__ = [
+    "FLOOR_MESSAGE",
     "MODES",
     "Action",
     "Answer",
@@ -43,6 +46,8 @@ __all__ = [
     "offered_in",
     "parse_allow_spec",
     "pattern_matches",
+    "read_only_task",
     "resolve_path",
     "session_pattern",
+    "writes_call",
 ]

@@ -17,7 +17,8 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from openmono_contracts.privatefs import ensure_private_root
+from openmono_contracts.facts import GATEWAY_SECRET_ENV
+from openmono_contracts.privatefs import ensure_private_root, private_dir
 
 from openmono.config import current_environ
 from openmono.stack.envfile import is_placeholder
@@ -27,7 +28,7 @@ from openmono.stack.keeper import read_state, state_path
 from openmono.stack.process import is_ours_and_alive, read_pidfile, spawn, stop_group
 from openmono.stack.services import HOST, SERVICES, SWITCH_SETUP, Context, ServiceSpec
 from openmono.stack.settings import env_file_path
-from openmono.stack.tls import ensure_redis_password, ensure_upstream_key
+from openmono.stack.tls import ensure_gateway_secret, ensure_redis_password, ensure_upstream_key
 
 Say = Callable[[str], None]
 
@@ -51,6 +52,8 @@ def enabled_services(ctx: Context) -> list[ServiceSpec]:
 def _child_env(ctx: Context, spec: ServiceSpec) -> dict[str, str]:
     env = current_environ().child_environment()
     env.update(ctx.settings.as_env())
+    # the gateway's own secret: only the gateway and the key service get it (their spec.env)
+    env.pop(GATEWAY_SECRET_ENV, None)
     # Caddy keeps autosave/state under XDG dirs: keep them inside this stack's data dir
     env["XDG_CONFIG_HOME"] = str(ctx.settings.stack_dir / "xdg-config")
     env["XDG_DATA_HOME"] = str(ctx.settings.stack_dir / "xdg-data")
@@ -78,9 +81,12 @@ def up(ctx: Context, say: Say) -> None:
         say(f"generated LLAMA_UPSTREAM_KEY (llama-server's own key) into {env_file_path(ctx.root)}")
     if ensure_redis_password(env_file_path(ctx.root), ctx.settings):
         say(f"generated REDIS_PASSWORD (the broker's password) into {env_file_path(ctx.root)}")
+    if ensure_gateway_secret(env_file_path(ctx.root), ctx.settings):
+        say(f"generated GATEWAY_SECRET (the gateway's own secret) into {env_file_path(ctx.root)}")
     _note_switches_from_the_shell(say)
     if tightened := ensure_private_root(ctx.settings.data_dir):
         say(f"{ctx.settings.data_dir}: took group/other access off {tightened} path(s)")
+    private_dir(ctx.settings.stack_dir)  # before any service's file (redis.conf) lands in it
     specs = enabled_services(ctx)
     problems = [f"{spec.name}: {why}" for spec in specs if (why := spec.check(ctx.settings))]
     if problems:

@@ -18,14 +18,15 @@ from pathlib import Path
 from openmono_contracts.facts import (
     API_KEY_ENV,
     BROKER_URL_ENV,
+    GATEWAY_SECRET_ENV,
     LOOPBACK,
     REDIS_PASSWORD_ENV,
     SCRAPE_SWITCH_ENV,
     SEARCH_SWITCH_ENV,
     UPSTREAM_KEY_ENV,
 )
+from openmono_contracts.privatefs import write_private
 
-from openmono.config import write_private
 from openmono.stack.errors import StackError
 from openmono.stack.health import HttpProbe, LogProbe, Probe, RedisProbe
 from openmono.stack.settings import StackSettings
@@ -146,7 +147,7 @@ def _redis_config(ctx: Context) -> Path:
     if any(c in password for c in '"\\\r\n'):
         raise StackError("REDIS_PASSWORD may not hold quotes, backslashes or line breaks")
     path = ctx.settings.stack_dir / "redis.conf"
-    write_private(path, f'requirepass "{password}"\n')
+    write_private(path, f'requirepass "{password}"\n')  # in a 0700 stack dir (privatefs)
     return path
 
 
@@ -220,6 +221,8 @@ def _gateway_env(ctx: Context) -> dict[str, str]:
         # the route's active checks cannot pass the tap (caddy/Caddyfile, via_tap_on)
         "LLAMA_ACTIVE_CHECKS": "off" if s.gateway_usage_tokens else "on",
         "GATEWAY_TOKEN_TAP": f"http://{HOST}:{s.keys_tap_port}",
+        # sent to the key service on every /v1/rate and tap request: only Caddy and it hold it
+        GATEWAY_SECRET_ENV: s.gateway_secret.get_secret_value(),
     }
 
 
@@ -381,6 +384,8 @@ def _keys_env(ctx: Context) -> dict[str, str]:
         # too, as the hop that takes the paths out of a box key's /props (caddy/Caddyfile)
         "KEYS_TAP_PORT": str(s.keys_tap_port),
         "KEYS_TAP_UPSTREAMS": caddy_list(llama),
+        # what the gateway must send for /v1/rate and the tap to answer (openmono_keys.secret)
+        GATEWAY_SECRET_ENV: s.gateway_secret.get_secret_value(),
     }
 
 

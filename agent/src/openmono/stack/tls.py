@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from openmono_contracts.facts import REDIS_PASSWORD_ENV, UPSTREAM_KEY_ENV
+from openmono_contracts.facts import GATEWAY_SECRET_ENV, REDIS_PASSWORD_ENV, UPSTREAM_KEY_ENV
 
 from openmono.stack.envfile import ensure_secret
 from openmono.stack.settings import StackSettings
@@ -47,4 +47,14 @@ def ensure_redis_password(env_file: Path, settings: StackSettings) -> bool:
         return False
     value, generated = ensure_secret(env_file, REDIS_PASSWORD_ENV)
     settings.redis_password = type(settings.redis_password)(value)
+    return generated
+
+
+def ensure_gateway_secret(env_file: Path, settings: StackSettings) -> bool:
+    """Generate GATEWAY_SECRET into `.env` when none is set (an env file older than it): the
+    gateway and the key service always run together. Returns whether one was generated."""
+    if settings.gateway_secret.get_secret_value().strip():
+        return False
+    value, generated = ensure_secret(env_file, GATEWAY_SECRET_ENV)
+    settings.gateway_secret = type(settings.gateway_secret)(value)
     return generated

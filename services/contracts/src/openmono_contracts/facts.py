@@ -38,6 +38,8 @@ ACP_TOKEN_ENV = "OPENMONO_ACP_TOKEN"  # noqa: S105 -- the variable's name, not a
 FRP_TOKEN_ENV = "FRP_AUTH_TOKEN"  # noqa: S105 -- the variable's name, not a token
 # the password the broker's Redis requires; clients add it to OPENMONO_BROKER_URL (redisauth.py)
 REDIS_PASSWORD_ENV = "REDIS_PASSWORD"  # noqa: S105 -- the variable's name, not a password
+# the gateway's own secret: only Caddy and the key service hold it (gatewaykeys.GATEWAY_HEADER)
+GATEWAY_SECRET_ENV = "GATEWAY_SECRET"  # noqa: S105 -- the variable's name, not a secret
 # the on/off switch of each web service (`openmono setup search|scraper` writes them)
 SEARCH_SWITCH_ENV = "WEB_SEARCH_ENABLED"
 SCRAPE_SWITCH_ENV = "WEB_SCRAPE_ENABLED"
@@ -47,7 +49,13 @@ SCRAPE_SWITCH_ENV = "WEB_SCRAPE_ENABLED"
 # LLAMA_UPSTREAM_KEY is not among them: the native runner generates it only when it starts
 # llama-server itself (an external LLAMA_UPSTREAM checks its own key); compose falls back to
 # LLAMA_API_KEY.
-GENERATED_SECRETS = (API_KEY_ENV, "SEARXNG_SECRET", ACP_TOKEN_ENV, REDIS_PASSWORD_ENV)
+GENERATED_SECRETS = (
+    API_KEY_ENV,
+    "SEARXNG_SECRET",
+    ACP_TOKEN_ENV,
+    REDIS_PASSWORD_ENV,
+    GATEWAY_SECRET_ENV,
+)
 # Every variable that holds a secret: masked when shown, never handed to a tool's command.
 SECRET_NAMES = frozenset(
     {

@@ -25,6 +25,7 @@ from typing import Literal
 from pydantic import BaseModel, Field, field_validator
 
 __all__ = [
+    "GATEWAY_HEADER",
     "KEY_HEADER",
     "KEY_NAME",
     "KEY_PREFIX",
@@ -59,6 +60,10 @@ SHAPE_HEADER = "X-OpenMono-Error-Shape"
 # gateway -> token tap: the replica (host:port) this attempt goes to; the key's name rides in
 # KEY_HEADER. The tap takes both off before the request goes on.
 UPSTREAM_HEADER = "X-OpenMono-Upstream"
+# gateway -> key service, on every request to /v1/rate and the token tap: the gateway's own
+# secret (GATEWAY_SECRET), so no other local process can spend a key's rate budget or bill
+# tokens to a key's name. The tap takes it off too.
+GATEWAY_HEADER = "X-OpenMono-Gateway-Secret"
 
 
 class KeyRecord(BaseModel):

@@ -65,6 +65,8 @@ def private_dir(path: Path) -> Path:
         except FileExistsError:  # another process made it meanwhile, maybe wider
             _close_off(folder, folder.stat())
     st = path.stat()
+    if not stat.S_ISDIR(st.st_mode):
+        raise NotADirectoryError(f"{path} is not a folder")
     if stat.S_IMODE(st.st_mode) != PRIVATE_DIR_MODE and st.st_uid == os.geteuid():
         path.chmod(PRIVATE_DIR_MODE)
     return path

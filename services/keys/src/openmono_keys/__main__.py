@@ -57,6 +57,14 @@ def _run(args: argparse.Namespace, settings: KeysSettings) -> BaseModel | dict[s
 
 
 def serve(settings: KeysSettings) -> None:
+    if not settings.gateway_secret.get_secret_value().strip():
+        # 78 (EX_CONFIG): the native keeper gives up at once instead of starting it again
+        print(
+            "openmono-keys: GATEWAY_SECRET is empty: `make up` or `openmono setup` generates it "
+            "into the env file (the gateway sends it on every request here)",
+            file=sys.stderr,
+        )
+        sys.exit(78)
     # the store's snippets exist before the gateway imports them (a crash between writes, or a
     # volume from an older version)
     KeyStore(settings.dir).sync()
@@ -70,14 +78,15 @@ async def _serve(settings: KeysSettings) -> None:
     from openmono_keys.tap import Allowed, TokenTap
     from openmono_keys.tokens import TokenLog
 
+    secret = settings.gateway_secret.get_secret_value()
     tap = None
     if settings.tap_port:
         # listening before /health answers: the gateway starts once this service is healthy
         tokens = TokenLog(settings.usage_dir, settings.tap_roll_bytes, settings.tap_keep)
-        tap = TokenTap(Allowed(settings.tap_upstream_list()), tokens)
+        tap = TokenTap(Allowed(settings.tap_upstream_list()), tokens, secret)
         await tap.start(settings.host, settings.tap_port)
     config = uvicorn.Config(
-        KeyService(),
+        KeyService(secret),
         host=settings.host,
         port=settings.port,
         access_log=False,  # the gateway keeps the access records; this never logs a request

@@ -1,8 +1,10 @@
 """The key service's HTTP face: `GET /health` and `GET /v1/rate` (Caddy's `forward_auth`).
 
 The gateway calls `/v1/rate` for a key that has a rate limit, after Caddy checked the key itself,
-with the key's name and limit in headers (never the key). 204 lets the request through; 429
-(`Retry-After`, the JSON error shape of the route) goes back to the client as it is. A plain ASGI
+with the key's name and limit in headers (never the key) and the gateway's own secret
+(openmono_keys.secret): without it the answer is 401 and no budget is spent. 204 lets the
+request through; 429 (`Retry-After`, the JSON error shape of the route) goes back to the client
+as it is. A plain ASGI
 callable: two routes do not need a framework, and this sits in front of a rate-limited key's
 every request.
 """
@@ -14,6 +16,7 @@ from collections.abc import Awaitable, Callable, MutableMapping
 from typing import Any
 
 from openmono_contracts.gatewaykeys import (
+    GATEWAY_HEADER,
     KEY_HEADER,
     KEY_NAME,
     RATE_HEADER,
@@ -22,6 +25,7 @@ from openmono_contracts.gatewaykeys import (
 )
 
 from openmono_keys.ratelimit import RateLimiter
+from openmono_keys.secret import from_gateway
 
 Scope = MutableMapping[str, Any]
 Receive = Callable[[], Awaitable[MutableMapping[str, Any]]]
@@ -33,7 +37,8 @@ _JSON = (b"content-type", b"application/json")
 class KeyService:
     """The ASGI application."""
 
-    def __init__(self, limiter: RateLimiter | None = None) -> None:
+    def __init__(self, secret: str, limiter: RateLimiter | None = None) -> None:
+        self.secret = secret
         self.limiter = limiter or RateLimiter()
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
@@ -52,6 +57,9 @@ class KeyService:
 
     async def _rate(self, scope: Scope, send: Send) -> None:
         headers = _headers(scope)
+        if not from_gateway(headers.get(GATEWAY_HEADER.lower()), self.secret):
+            await _respond(send, 401, {"error": "unauthorized"})
+            return
         name = headers.get(KEY_HEADER.lower(), "")
         rate_text = headers.get(RATE_HEADER.lower(), "")
         if not KEY_NAME.fullmatch(name) or not rate_text.isdigit() or int(rate_text) < 1:

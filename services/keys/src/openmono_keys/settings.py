@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from pydantic import Field
+from openmono_contracts.facts import GATEWAY_SECRET_ENV
+from pydantic import AliasChoices, Field, SecretStr
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 
@@ -26,6 +27,12 @@ class KeysSettings(BaseSettings):
     tap_upstreams: str = ""
     tap_roll_bytes: int = Field(default=10 * 1024 * 1024, ge=4096)
     tap_keep: int = Field(default=10, ge=1)
+    # the gateway's own secret (openmono_keys.secret): GATEWAY_SECRET, the env file's, as Caddy
+    # reads it; `serve` refuses to start without one
+    gateway_secret: SecretStr = Field(
+        default=SecretStr(""),
+        validation_alias=AliasChoices(GATEWAY_SECRET_ENV, "KEYS_GATEWAY_SECRET", "gateway_secret"),
+    )
 
     def tap_upstream_list(self) -> list[str]:
         parts = self.tap_upstreams.replace(",", " ").split()

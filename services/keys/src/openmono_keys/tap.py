@@ -6,9 +6,10 @@ Caddy passes response bodies on unread, so the gateway cannot count the tokens a
 Caddy chose (`X-OpenMono-Upstream`). Caddy still picks the replica (affinity, least_conn, health
 checks, retries); the tap only relays the exchange to it, byte for byte and unbuffered, keeping the
 last 16 KiB of the body, and once the response is over it appends one `TokenRecord` (numbers
-only) to `tokens.log`. A box key's `GET /props` is the one response it reads whole, to pass it on
-without the model's path (openmono_keys.props); the gateway sends that request here whether or
-not it counts tokens.
+only) to `tokens.log`. Only the gateway may use it: a request without the gateway's own secret
+(openmono_keys.secret) is answered 401, dials nothing and records nothing. A box key's
+`GET /props` is the one response it reads whole, to pass it on without the model's path
+(openmono_keys.props); the gateway sends that request here whether or not it counts tokens.
 
 A replica it cannot reach, or one that closes before answering, makes the tap close the gateway's
 connection without an answer: Caddy sees the same transport error as without the tap, so its
@@ -31,15 +32,23 @@ from dataclasses import dataclass, field
 from urllib.parse import unquote_to_bytes
 
 import h11
-from openmono_contracts.gatewaykeys import KEY_HEADER, OPERATOR, UPSTREAM_HEADER, TokenRecord
+from openmono_contracts.gatewaykeys import (
+    GATEWAY_HEADER,
+    KEY_HEADER,
+    OPERATOR,
+    UPSTREAM_HEADER,
+    TokenRecord,
+)
 
 from openmono_keys.props import MAX_PROPS_BYTES, public_props
+from openmono_keys.secret import from_gateway
 from openmono_keys.tokens import Tail, TokenLog, counts
 
 log = logging.getLogger("openmono_keys.tap")
 
 _KEY = KEY_HEADER.lower().encode()
 _UPSTREAM = UPSTREAM_HEADER.lower().encode()
+_GATEWAY = GATEWAY_HEADER.lower().encode()
 # hop-by-hop (RFC 9110 §7.6.1) and the proxy's own: never passed on in either direction
 _HOP = {
     b"connection",
@@ -165,9 +174,10 @@ class Allowed:
 class TokenTap:
     """The proxy. `start()` listens; each gateway connection is served by `_client`."""
 
-    def __init__(self, allowed: Allowed, tokens: TokenLog) -> None:
+    def __init__(self, allowed: Allowed, tokens: TokenLog, secret: str) -> None:
         self.allowed = allowed
         self.tokens = tokens
+        self.secret = secret
         self._pool: dict[str, list[_Upstream]] = {}
         self._server: asyncio.Server | None = None
         self._write_failed = False
@@ -220,13 +230,20 @@ class TokenTap:
         body: bytes,
     ) -> None:
         key, target, headers = "", "", []
+        given: list[bytes] = []
         for name, value in request.headers:
             if name == _KEY:
                 key = value.decode("latin-1")
             elif name == _UPSTREAM:
                 target = value.decode("latin-1")
+            elif name == _GATEWAY:
+                given.append(value)
             elif name not in _HOP:
                 headers.append((name, value))
+        if len(given) != 1 or not from_gateway(given[0], self.secret):
+            # not the gateway: nothing is dialled and nothing is recorded under `key`
+            await _answer(conn, writer, 401, b'{"error":"unauthorized"}')
+            return
         path = _origin_form(request.target)
         if request.method == b"CONNECT" or not path or not await self.allowed.check(target):
             log.warning("token tap: refused %s to %r", request.method.decode(), target)

@@ -31,7 +31,7 @@ from openmono_contracts.sandbox import SandboxPolicy
 from openmono.config import ConfigError, RunOptions, Settings, current_environ, explain_agent
 
 if TYPE_CHECKING:
-    from openmono.llm import OpenAICompatModel, PromptedTools
+    from openmono.llm import ModelInfo, OpenAICompatModel, PromptedTools
 
 TIMEOUT_S = 5.0
 
@@ -96,6 +96,7 @@ async def _endpoint_checks(settings: Settings) -> list[Check]:
                 Check("model", "pass", f"{info.label} · n_ctx {info.n_ctx} (from /{info.source})")
             )
             checks.append(_tools_check(model))
+            checks.append(_family_check(info))
         except AuthError as exc:
             checks.append(Check("model", "fail", f"the key was refused ({exc.status}): {exc}"))
         except LLMError as exc:
@@ -116,6 +117,20 @@ async def _endpoint_checks(settings: Settings) -> list[Check]:
             flags = " ".join(f"{k}={str(v).lower()}" for k, v in offered.model_dump().items())
             checks.append(Check("services", "pass", f"{gw_root}/services: {flags}"))
     return checks
+
+
+def _family_check(info: ModelInfo) -> Check:
+    """The model family, whose chat template, and which worked examples the model gets."""
+    from openmono.llm import MAX_EXAMPLES
+
+    if info.tool_protocol == "prompted":
+        examples = (
+            f"up to {MAX_EXAMPLES} worked examples in the prompt, chosen by the request's words"
+        )
+    else:
+        examples = "no worked examples (native: the template renders the tools)"
+    detail = f"{info.family or 'unknown'} · template: {info.template or 'unknown'} · {examples}"
+    return Check("model family", "info", detail)
 
 
 def _tools_check(model: PromptedTools[OpenAICompatModel]) -> Check:
@@ -299,17 +314,19 @@ def _private_check(data_dir: Path) -> Check:
     if not total:
         return Check("data dir access", "pass", f"{data_dir}: its owner's alone (0700/0600)")
     shown = ", ".join(str(p) for p in found) + (", …" if total > len(found) else "")
-    reach = (
-        "others can reach it"
-        if data_dir in found
-        else "the data dir itself is closed, so nobody else reaches them"
-    )
+    if data_dir not in found:
+        # a closed data dir cannot be entered: what is inside is out of reach whatever its mode
+        return Check(
+            "data dir access",
+            "pass",
+            f"{data_dir} is 0700: nobody else reaches the {total} path(s) in it that carry "
+            f"group/other bits ({shown})",
+        )
     return Check(
         "data dir access",
         "fail",
-        f"{total} path(s) readable or writable by group/others ({shown}); {reach}. "
-        f"`chmod -R go= {data_dir}` fixes it (so does the next session or `openmono up`, "
-        "when the data dir itself is open)",
+        f"{total} path(s) open to group/others ({shown}): sessions, artifacts and logs are "
+        f"readable. `chmod -R go= {data_dir}`, the next session or `openmono up` closes them",
     )
 
 

@@ -1,0 +1,111 @@
+"""The safety floor: in a task that only reads, a call that would write is refused (not in yolo).
+
+Whether a task only reads is decided from the user's own message of the turn (never from text a
+tool or a web page returned), by `read_only_task`: simple, deterministic and conservative. It
+says "read-only" only when both hold:
+
+1. the message opens as a question or a request to read: its first word (after `please`) is a
+   question word (`what`, `which`, `where`, `how`, `is`, `does`, `can`, ...) or a reading verb
+   (`read`, `show`, `list`, `find`, `explain`, `count`, ...);
+2. no word of it asks for a change: `create`, `write`, `edit`, `change`, `fix`, `rename`, `add`,
+   `delete`, `run`, `install`, `commit`, ... in any inflection (`changed`, `writing`, `wrote`).
+   Mentioning a build or a test counts (answering may mean running them). Two verbs that are
+   also nouns or participles (`set`, `make`) count only after a word that makes them a request
+   (`you set`, `please make`, `and set`, `to make`), so "What port does server.ini set?" reads.
+
+Anything else is not read-only: a slash command, an answer such as "yes, go ahead", an
+imperative that is not a reading verb, a question that also asks for a change ("Where is f
+used? Then rename it"), even "don't change anything" (the floor would rather miss a read-only
+task than refuse a change the user asked for). `bench/_eval_tasks.py`'s write tasks are a unit
+test of this: none of them may read as read-only.
+
+`writes_call` is what counts as a write: a tool that declares `writes` (FileWrite, FileEdit,
+...), or a shell command that is not one of the read-only commands (`is_safe_read_only`, the
+same test ask mode applies).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from typing import Any
+
+from openmono_contracts.toolfacts import ToolFacts
+
+from openmono.permissions._bash import is_safe_read_only
+
+_OPENERS = frozenset({
+    "what", "which", "who", "whom", "whose", "where", "when", "why", "how", "is", "are", "was",
+    "were", "am", "does", "do", "did", "has", "have", "had", "can", "could", "would", "will",
+    "should", "may", "might", "shall", "read", "show", "list", "find", "search", "grep", "look",
+    "explain", "describe", "summarize", "summarise", "tell", "count", "display", "view", "give",
+    "locate", "identify", "compare",
+})  # fmt: skip
+_CHANGE = [
+    "create", "write", "edit", "change", "modify", "update", "replace", "rename", "delete",
+    "remove", "add", "insert", "append", "fix", "patch", "refactor", "implement", "generate",
+    "install", "uninstall", "upgrade", "downgrade", "run", "execute", "exec", "launch", "start",
+    "stop", "kill", "restart", "commit", "push", "merge", "rebase", "checkout", "revert", "reset",
+    "undo", "move", "copy", "save", "store", "put", "touch", "mkdir", "rm", "mv", "cp", "chmod",
+    "chown", "format", "reformat", "apply", "clean", "deploy", "migrate", "convert", "rewrite",
+    "overwrite", "truncate", "download", "upload", "init", "initialize", "configure", "enable",
+    "disable", "bump", "sort", "split", "scaffold", "compile", "translate", "drop", "build",
+    "test",
+]  # fmt: skip
+# verbs that are also nouns or participles ("does it set?", "made by"): a change only when the
+# word before them makes them a request
+_WEAK = ["set", "make"]
+_REQUEST_BEFORE = frozenset({
+    "you", "please", "to", "and", "then", "also", "now", "just", "lets", "let's", "i'll", "we'll",
+})  # fmt: skip
+_IRREGULAR = ["wrote", "written", "ran", "built", "undone"]
+_WORD = re.compile(r"[a-z']+")
+
+
+def _inflections(verb: str) -> set[str]:
+    """`verb` with every regular ending (over-generating is harmless: it only makes the test
+    say "not read-only" more often)."""
+    stem = verb[:-1] if verb.endswith("e") else verb
+    forms = {verb, verb + "s", verb + "es", verb + "ed", verb + "d", stem + "ing", verb + "ing"}
+    forms |= {verb + verb[-1] + "ed", verb + verb[-1] + "ing"}  # doubled: stopped, setting
+    return forms
+
+
+_CHANGE_WORDS = frozenset(
+    {form for verb in _CHANGE for form in _inflections(verb)} | set(_IRREGULAR)
+)
+_WEAK_WORDS = frozenset({form for verb in _WEAK for form in _inflections(verb)} | {"made"})
+
+
+def read_only_task(message: str) -> bool:
+    """Does the user's `message` only ask to read, list or explain (see the module docstring)?"""
+    text = message.strip().lower()
+    if not text or text.startswith("/"):
+        return False
+    words = _WORD.findall(text)
+    while words and words[0] == "please":
+        words = words[1:]
+    if not words or words[0] not in _OPENERS:
+        return False
+    for i, word in enumerate(words):
+        if word in _CHANGE_WORDS:
+            return False
+        if word in _WEAK_WORDS and (i == 0 or words[i - 1] in _REQUEST_BEFORE):
+            return False
+    return True
+
+
+def writes_call(facts: ToolFacts, args: Mapping[str, Any]) -> bool:
+    """Would this call change files: a tool that writes, or a shell command not read-only?"""
+    if facts.writes:
+        return True
+    if facts.shell_param:
+        return not is_safe_read_only(str(args.get(facts.shell_param, "")))
+    return False
+
+
+FLOOR_MESSAGE = (
+    "{tool} was not run: the user's request asks to read, list or explain, not to change "
+    "anything, so no file was changed. Answer from what you can read. If a change is needed, "
+    "say which change and ask the user to ask for it."
+)
