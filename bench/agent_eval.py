@@ -38,6 +38,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shutil
 import signal
 import socket
 import statistics
@@ -397,6 +398,12 @@ def main() -> None:
     ap.add_argument("--timeout", type=float, default=300.0, help="seconds per task run")
     ap.add_argument("--out", type=Path, help="JSON file (default: a temp file)")
     ap.add_argument(
+        "--root",
+        type=Path,
+        help="scratch folder to create for the workspaces (default: a fresh temp dir); the "
+        "workspace path is in the prompt, so runs to compare should use the same one",
+    )
+    ap.add_argument(
         "--floor",
         action="store_true",
         help="allow writes as --allow '*' instead of --yolo, so the safety floor applies",
@@ -409,8 +416,13 @@ def main() -> None:
     tasks = select(args.tasks, args.full)
     if not tasks:
         raise SystemExit("no task matches --tasks")
+    if args.root is not None and args.root.exists():
+        raise SystemExit(f"--root {args.root} exists; name a folder the eval may create")
     with tempfile.TemporaryDirectory(prefix="agent-eval-") as tmp:
         root = Path(tmp)
+        if args.root is not None:
+            args.root.mkdir(parents=True)
+            root = args.root
         server = None
         if args.endpoint:
             url, key = args.endpoint.rstrip("/"), args.key or ""
@@ -447,6 +459,8 @@ def main() -> None:
         finally:
             if server is not None:
                 _stop(server)
+            if args.root is not None:
+                shutil.rmtree(args.root, ignore_errors=True)
     table = print_report(rows, protocols, cost, meta)
     out = args.out or Path(tempfile.gettempdir()) / f"agent-eval-{int(time.time())}.json"
     payload = {"meta": meta, "summary": table, "prefill": cost, "rows": [asdict(r) for r in rows]}
