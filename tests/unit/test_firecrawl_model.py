@@ -3,6 +3,7 @@ merge rule, the answer checks, and the refusals that come before any model call.
 
 from __future__ import annotations
 
+import socket
 import time
 from typing import Any
 
@@ -148,3 +149,13 @@ async def test_without_a_model_configured_json_is_503_and_the_schema_checked_fir
     assert unset.status_code == 503
     assert unset.json()["success"] is False and "SCRAPE_LLM_URL" in unset.json()["error"]
     assert bad.status_code == 400 and "jsonOptions.schema" in bad.json()["error"]
+
+
+async def test_an_unreachable_model_is_503_naming_it() -> None:
+    with socket.socket() as sock:  # a loopback port nobody listens on (bound, then closed)
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    settings = ScrapeSettings(llm_url=f"http://127.0.0.1:{port}")
+    with pytest.raises(e.ModelUnavailable, match="cannot be reached") as caught:
+        await ModelClient(settings, time.monotonic() + 5).context_tokens()
+    assert statuses.status_of(caught.value, "firecrawl") == 503
