@@ -8,7 +8,8 @@ With `--interval-ms` it stands in for a model with a fixed per-token latency (be
 and `--slots N` serves at most N streams at once
 (the others wait, as requests wait for a free slot of llama-server's `--parallel`). `--name` puts
 an `X-Openmono-Replica` header on every response, so a test or benchmark behind the gateway sees
-which replica answered.
+which replica answered. `GET /v1/models` gets a model list, as llama-server's (a JSON object: the
+gateway's key service reads it whole for a box key, to take the model's path out).
 
     python bench/_sse_upstream.py --port 8099 [--events 8] [--interval-ms 0] [--slots 0] [--name r1]
 """
@@ -47,6 +48,20 @@ HEALTH = (
 )
 
 
+def _models(name: str) -> bytes:
+    body = json.dumps(
+        {"object": "list", "data": [{"id": "/models/sse-upstream.gguf", "object": "model"}]}
+    ).encode()
+    replica = f"X-Openmono-Replica: {name}\r\n".encode() if name else b""
+    return (
+        b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n"
+        + f"Content-Length: {len(body)}\r\n".encode()
+        + replica
+        + b"\r\n"
+        + body
+    )
+
+
 def _head(name: str) -> bytes:
     replica = f"X-Openmono-Replica: {name}\r\n".encode() if name else b""
     return (
@@ -64,6 +79,7 @@ async def _serve_connection(
     interval_s: float,
     head_bytes: bytes,
     slots: asyncio.Semaphore | None,
+    models: bytes = b"",
 ) -> None:
     try:
         while True:
@@ -75,9 +91,13 @@ async def _serve_connection(
                     length = int(value.strip())
             if length:
                 await reader.readexactly(length)
-            if head.split(b" ", 2)[1:2] == [b"/health"]:
+            target = head.split(b" ", 2)[1:2]
+            if target == [b"/health"]:
                 # as llama-server's: answered at once, never waiting for a slot
                 writer.write(HEALTH)
+                await writer.drain()
+            elif target == [b"/v1/models"] and head.startswith(b"GET "):
+                writer.write(models)
                 await writer.drain()
             elif slots is None:
                 await _respond(writer, events, interval_s, head_bytes, length)
@@ -111,9 +131,10 @@ async def _main(
     host: str, port: int, events: int, interval_s: float, name: str, slots: int
 ) -> None:
     head_bytes = _head(name)
+    models = _models(name)
     gate = asyncio.Semaphore(slots) if slots > 0 else None
     server = await asyncio.start_server(
-        lambda r, w: _serve_connection(r, w, events, interval_s, head_bytes, gate),
+        lambda r, w: _serve_connection(r, w, events, interval_s, head_bytes, gate, models),
         host,
         port,
         backlog=512,

@@ -3,8 +3,8 @@
 At the real gateway (caddy/Caddyfile as shipped) with the real key service and its token tap,
 in front of a scripted llama-server that answers `/props` with the recorded real response: a
 box key added the way `openmono keys` adds one gets 403 on /metrics and /slots (any spelling of
-the path the gateway cleans) and on changing /props, never reaching the upstream; its /props
-holds no path, yet the agent's own probe (ModelInfo) still learns the context size and the
+the path the gateway cleans) and on changing /props, never reaching the upstream; its /props and
+/v1/models hold no path, yet the agent's own probe (ModelInfo) still learns the context size and the
 template's tool support from it. The operator's key reaches all of them, /props as it is. The
 LLM route does not count tokens here: a box's /props goes through the tap all the same.
 """
@@ -28,6 +28,7 @@ pytestmark = pytest.mark.integration
 OPERATOR_KEY = "operator-key-for-box-route-tests"
 # recorded from a real llama-server (tests/fixtures/llama/README.md)
 PROPS = json.loads((Path(__file__).parents[1] / "fixtures/llama/props.json").read_text())
+MODELS = json.loads((Path(__file__).parents[1] / "fixtures/llama/v1_models.json").read_text())
 OPERATOR_ONLY = (
     "/metrics",
     "/slots",
@@ -54,7 +55,7 @@ class Setup:
 @pytest.fixture(scope="module")
 def setup(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Setup]:
     tmp = tmp_path_factory.mktemp("box-routes")
-    llm = ScriptedLLM.start(api_key=OPERATOR_KEY, props_json=PROPS)
+    llm = ScriptedLLM.start(api_key=OPERATOR_KEY, props_json=PROPS, models_json=MODELS)
     try:
         address = llm.url.removeprefix("http://")
         with keyed_gateway(tmp, api_key=OPERATOR_KEY, llama_upstream=address, tokens=False) as kg:
@@ -96,6 +97,17 @@ def test_a_box_key_reads_props_without_paths(setup: Setup) -> None:
             assert seen["chat_template"] == PROPS["chat_template"]
         full = client.get("/props", headers={"Authorization": f"Bearer {OPERATOR_KEY}"})
         assert full.json() == PROPS  # the operator's key: as llama-server said it
+
+
+def test_a_box_key_lists_the_models_without_paths(setup: Setup) -> None:
+    with httpx.Client(base_url=setup.kg.gw.url, timeout=10) as client:
+        for path in ("/v1/models", "/V1/models", "/v1/%6Dodels"):
+            resp = client.get(path, headers={"Authorization": f"Bearer {setup.box}"})
+            assert resp.status_code == 200, (path, resp.text)
+            assert "/models/" not in resp.text, path
+            assert [m["id"] for m in resp.json()["data"]] == ["SmolLM2-135M-Instruct.Q4_1.gguf"]
+        full = client.get("/v1/models", headers={"Authorization": f"Bearer {OPERATOR_KEY}"})
+        assert full.json() == MODELS
 
 
 async def test_the_agents_probe_works_with_a_box_key(setup: Setup) -> None:

@@ -5,7 +5,9 @@ path unless the server was given an alias): where the operator keeps models and 
 user, which a box has no use for. The agent needs the per-slot context size, the chat template
 and its capabilities (`ModelInfo`), and a model name to show: the alias keeps its file name.
 Any other single-line string that is an absolute path gets the same treatment, so a field a
-newer llama-server adds does not leak one either. The operator's key gets `/props` as it is.
+newer llama-server adds does not leak one either. `GET /v1/models` gets the same filter: it names
+the model by its path too (its `id`, and the Ollama-style `models[].name`/`model`). The operator's
+key gets both as they are.
 
 Caddy cannot rewrite a JSON body; the token tap, already the gateway's hop to the replicas, does
 it for the one request where a box asks (caddy/Caddyfile, `@box_props`).

@@ -8,8 +8,9 @@ checks, retries); the tap only relays the exchange to it, byte for byte and unbu
 last 16 KiB of the body, and once the response is over it appends one `TokenRecord` (numbers
 only) to `tokens.log`. Only the gateway may use it: a request without the gateway's own secret
 (openmono_keys.secret) is answered 401, dials nothing and records nothing. A box key's
-`GET /props` is the one response it reads whole, to pass it on without the model's path
-(openmono_keys.props); the gateway sends that request here whether or not it counts tokens.
+`GET /props` and `GET /v1/models` are the responses it reads whole, to pass them on without the
+model's path (openmono_keys.props); the gateway sends a box's request for them here whether or not
+it counts tokens.
 
 A replica it cannot reach, or one that closes before answering, makes the tap close the gateway's
 connection without an answer: Caddy sees the same transport error as without the tap, so its
@@ -258,7 +259,7 @@ class TokenTap:
         tail = Tail() if request.method == b"POST" else None
         outcome = _Outcome(status=head.status_code)
         try:
-            if request.method == b"GET" and key != OPERATOR and _is_props(path):
+            if request.method == b"GET" and key != OPERATOR and _is_public(path):
                 await self._relay_public_props(conn, writer, up, head, outcome)
             else:
                 await self._relay(conn, writer, up, head, tail, outcome)
@@ -338,8 +339,9 @@ class TokenTap:
         head: h11.Response,
         outcome: _Outcome,
     ) -> None:
-        """`/props` for anyone but the operator: read whole, its paths taken out (a 200 that is
-        not a JSON object is `_Refused`: Caddy answers 502), then sent with its new length."""
+        """`/props` or `/v1/models` for anyone but the operator: read whole, its paths taken out
+        (a 200 that is not a JSON object is `_Refused`: Caddy answers 502), then sent with its new
+        length."""
         parts: list[bytes] = []
         size = 0
         while True:
@@ -413,10 +415,11 @@ class TokenTap:
             self._write_failed = True
 
 
-def _is_props(path: bytes) -> bool:
-    """`/props` in any spelling a server might take for it (escapes, doubled slashes, case)."""
+def _is_public(path: bytes) -> bool:
+    """`/props` or `/v1/models` (each names the model by its path) in any spelling a server might
+    take for it (escapes, doubled slashes, case)."""
     decoded = unquote_to_bytes(path.split(b"?", 1)[0])
-    return re.sub(rb"/+", b"/", decoded).lower().rstrip(b"/") == b"/props"
+    return re.sub(rb"/+", b"/", decoded).lower().rstrip(b"/") in (b"/props", b"/v1/models")
 
 
 def _origin_form(target: bytes) -> bytes:
