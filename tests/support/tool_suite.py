@@ -334,7 +334,7 @@ CASES: list[ToolCase] = [
         _ok(
             "lib.twice (function) lib.py:1",
             "2 references in 1 files",
-            "use.py:1:1 import",
+            "use.py:1:17 import",  # the imported name itself
             "use.py:3:7 call",
         ),
         setup=_files(
