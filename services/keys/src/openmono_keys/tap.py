@@ -342,20 +342,7 @@ class TokenTap:
         """`/props` or `/v1/models` for anyone but the operator: read whole, its paths taken out
         (a 200 that is not a JSON object is `_Refused`: Caddy answers 502), then sent with its new
         length."""
-        parts: list[bytes] = []
-        size = 0
-        while True:
-            event = await _next(up.conn, up.reader, UPSTREAM_IDLE_S, upstream=True)
-            if isinstance(event, h11.Data):
-                size += len(event.data)
-                if size > MAX_PROPS_BYTES:
-                    raise _Refused
-                parts.append(bytes(event.data))
-            elif isinstance(event, h11.EndOfMessage):
-                break
-            else:
-                raise _Refused
-        body = b"".join(parts)
+        body = await _whole(up.conn, up.reader, UPSTREAM_IDLE_S, MAX_PROPS_BYTES, upstream=True)
         if head.status_code == 200:
             try:
                 body = public_props(body)
@@ -462,13 +449,26 @@ async def _next(
 async def _body(conn: h11.Connection, reader: asyncio.StreamReader) -> bytes:
     """The whole request body: the gateway has it buffered already, and a retry on a fresh
     replica connection needs it again."""
+    return await _whole(conn, reader, CLIENT_IDLE_S, MAX_BODY)
+
+
+async def _whole(
+    conn: h11.Connection,
+    reader: asyncio.StreamReader,
+    idle_s: float,
+    limit: int,
+    *,
+    upstream: bool = False,
+) -> bytes:
+    """A message's whole body, at most `limit` bytes (`_Refused` past it, or on anything but
+    data and its end)."""
     parts: list[bytes] = []
     size = 0
     while True:
-        event = await _next(conn, reader, CLIENT_IDLE_S)
+        event = await _next(conn, reader, idle_s, upstream=upstream)
         if isinstance(event, h11.Data):
             size += len(event.data)
-            if size > MAX_BODY:
+            if size > limit:
                 raise _Refused
             parts.append(bytes(event.data))
         elif isinstance(event, h11.EndOfMessage):
