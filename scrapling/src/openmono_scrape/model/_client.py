@@ -20,6 +20,8 @@ from dataclasses import dataclass
 from typing import Any
 
 import httpx
+from openmono_contracts import ServicesInfo
+from pydantic import ValidationError
 
 from openmono_scrape.errors import (
     BadRequest,
@@ -98,10 +100,10 @@ class ModelClient:
         services = await self._send("GET", "/services", cap_s=_PROBE_S)
         if services.status_code == 200:
             try:
-                llm = services.json().get("llm")
-            except (ValueError, AttributeError):
-                llm = None
-            if llm is False:
+                offered = ServicesInfo.model_validate_json(services.content, strict=True)
+            except ValidationError:
+                offered = None  # not the capability JSON: /props below tells
+            if offered is not None and not offered.llm:
                 raise ModelUnavailable(
                     "no LLM answers on this box now (the gateway's /services says llm: false)"
                 )
