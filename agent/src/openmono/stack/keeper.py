@@ -102,11 +102,9 @@ class Keeper:
         # the keeper's stdout is the service's log (runner.spawn)
         print(f"--- {time.strftime('%Y-%m-%d %H:%M:%S')} keeper: {line}", flush=True)
 
-    def stop(self, signum: int, _frame: FrameType | None) -> None:
+    def stop(self, signum: int, frame: FrameType | None) -> None:
         self.stopping.set()
-        child = self.child
-        if child is not None and child.poll() is None:
-            child.send_signal(signum)
+        self.forward(signum, frame)
 
     def forward(self, signum: int, _frame: FrameType | None) -> None:
         """A signal the service acts on (the gateway reloads its key table on SIGUSR1): the pid
