@@ -28,20 +28,12 @@ import jsonschema_rs
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))  # reuse the test support's servers and process handling
 
+from tests.support.fixture_web import ARTICLE_SCHEMA as SCHEMA  # noqa: E402
 from tests.support.fixture_web import fixture_web  # noqa: E402
 from tests.support.llama import llama_server  # noqa: E402
 from tests.support.web_stack import web_stack  # noqa: E402
 
 KEY = "bench-firecrawl-model-key"
-SCHEMA = {
-    "type": "object",
-    "properties": {
-        "title": {"type": "string", "maxLength": 80},
-        "author": {"type": "string", "maxLength": 40},
-    },
-    "required": ["title", "author"],
-    "additionalProperties": False,
-}
 FORMATS: dict[str, list[object]] = {
     "markdown": ["markdown"],
     "json": [{"type": "json", "schema": SCHEMA, "prompt": "The title and the author."}],

@@ -19,21 +19,13 @@ import jsonschema_rs
 import pytest
 from firecrawl import Firecrawl
 
+from tests.support.fixture_web import ARTICLE_SCHEMA as SCHEMA
 from tests.support.llama import LlamaServer
 from tests.support.web_stack import WebStack, web_stack
 
 pytestmark = pytest.mark.integration
 
 KEY = "firecrawl-model-key-77c2"
-SCHEMA = {
-    "type": "object",
-    "properties": {
-        "title": {"type": "string", "maxLength": 80},
-        "author": {"type": "string", "maxLength": 40},
-    },
-    "required": ["title", "author"],
-    "additionalProperties": False,
-}
 
 
 @pytest.fixture(scope="module")

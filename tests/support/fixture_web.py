@@ -42,6 +42,16 @@ from urllib.parse import parse_qs, urlsplit
 
 ARTICLE_TITLE = "The Quiet Engineering of Tide Clocks"
 ARTICLE_SENTINEL = "Tide clocks count the lunar day"
+# what the Firecrawl json format is asked to extract from /article (its test and its bench)
+ARTICLE_SCHEMA = {
+    "type": "object",
+    "properties": {
+        "title": {"type": "string", "maxLength": 80},
+        "author": {"type": "string", "maxLength": 40},
+    },
+    "required": ["title", "author"],
+    "additionalProperties": False,
+}
 ARTICLE_BODY = f"""
 <article>
   <h1>{ARTICLE_TITLE}</h1>
