@@ -49,11 +49,14 @@ def test_setup_search_starts_the_native_gateway(tmp_path: Path, sx: FakeSearxng)
     env_file = tmp_path / "compose.env"
     env_file.write_text(
         f"GATEWAY_PORT={port}\nGATEWAY_TLS_PORT={free_port()}\nSEARXNG_UPSTREAM={sx.url}\n"
+        # every port the stack opens is free, so a developer's `make up` on the defaults can run
+        f"KEYS_PORT={free_port()}\nKEYS_TAP_PORT={free_port()}\n"
         # on by default now; this test is about search and must not take the scrape port
         "WEB_SCRAPE_ENABLED=false\n"
     )
     env = {k: v for k, v in os.environ.items() if not k.startswith(("OPENMONO_", "LLAMA_"))}
     names = ("GATEWAY_PORT", "GATEWAY_TLS_PORT", "SEARXNG_UPSTREAM", "WEB_SEARCH_ENABLED")
+    names += ("KEYS_PORT", "KEYS_TAP_PORT")
     for name in (*names, "WEB_SCRAPE_ENABLED"):
         env.pop(name, None)
     with serve(lambda req: Reply(200, b'{"status":"ok"}', "application/json")) as llm:
