@@ -25,6 +25,8 @@ ScrapeError (code, retryable, engine, retry_after_s)
  │    └── ModelContextTooSmall                  the schema and prompt leave no room for the page
  ├── JobNotFound                                (Firecrawl jobs) no such job, or it expired
  ├── JobEnded                                   (Firecrawl jobs) it ended: it cannot be cancelled
+ ├── IdempotencyConflict                        (Firecrawl jobs) the idempotency key was used
+ │                                              for another request
  ├── TooManyJobs                                (Firecrawl jobs) this process runs all it may
  └── NotServed                                  (Firecrawl) no such endpoint here
       ├── MethodNotAllowed                      served here, with another method
@@ -150,6 +152,10 @@ class JobNotFound(ScrapeError):
 
 
 class JobEnded(ScrapeError):
+    pass
+
+
+class IdempotencyConflict(ScrapeError):
     pass
 
 

@@ -61,6 +61,7 @@ TABLE: dict[type[e.ScrapeError], Row] = {
     e.NotServed: Row(None, 404, "no such endpoint here (the answer names what is)"),
     e.MethodNotAllowed: Row(None, 405, "the path is served here, with another method"),
     e.JobEnded: Row(None, 409, "the job has already ended: it cannot be cancelled"),
+    e.IdempotencyConflict: Row(None, 409, "the x-idempotency-key was used for another request"),
     e.TooManyJobs: Row(None, 429, "too many jobs running in this service (no broker set)"),
     e.NotImplementedHere: Row(None, 501, "an endpoint of Firecrawl's API not implemented here"),
 }
