@@ -13,6 +13,8 @@ ScrapeError (code, retryable, engine, retry_after_s)
  │                                              scanned PDF: no text layer, no OCR here)
  ├── EngineUnavailable     ENGINE_UNAVAILABLE   the engine the page needs is not installed,
  │                                              or the service is saturated (retryable)
+ ├── ActionFailed                               (Firecrawl actions) one action could not be done
+ │                                              on the page; the message names its index
  ├── BadRequest                                 (Firecrawl API) a body or format that does not
  │                                              validate; `details` says which fields
  └── SearchUnavailable                          (Firecrawl search) SearXNG cannot answer:
@@ -101,6 +103,17 @@ class EmptyContent(ScrapeError):
 
 class EngineUnavailable(ScrapeError):
     code = "ENGINE_UNAVAILABLE"
+
+
+class ActionFailed(ScrapeError):
+    """An action of a Firecrawl scrape failed on the page (`index`: its place in `actions`)."""
+
+    firecrawl_code = "SCRAPE_ACTION_ERROR"
+
+    def __init__(self, index: int, kind: str, why: str, url: str | None = None) -> None:
+        super().__init__(f"Action {index} ({kind}) failed: {why}", url=url, engine="browser")
+        self.index = index
+        self.kind = kind
 
 
 class InternalError(FetchFailed):

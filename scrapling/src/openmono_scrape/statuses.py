@@ -48,6 +48,7 @@ TABLE: dict[type[e.ScrapeError], Row] = {
     ),
     e.FetchTimeout: Row(504, 408, "TIMEOUT: the time budget ran out"),
     e.BadRequest: Row(None, 400, "a body or format that does not validate"),
+    e.ActionFailed: Row(None, 422, "SCRAPE_ACTION_ERROR: an action failed on the page (named)"),
     e.SearchUnavailable: Row(None, 502, "the search engine cannot answer"),
     e.SearchNotConfigured: Row(None, 503, "search is not configured on this server"),
     e.SearchFailed: Row(None, 502, "the search engine could not be reached or answered garbage"),
@@ -94,7 +95,10 @@ def answer(exc: e.ScrapeError, api: Api) -> JSONResponse:
         body: dict[str, Any] = exc.body().model_dump(mode="json")
     else:
         details = exc.details if isinstance(exc, e.BadRequest) else None
-        wire = FirecrawlErrorBody(error=exc.message, details=details)
+        if isinstance(exc, e.ActionFailed):
+            details = {"index": exc.index, "type": exc.kind}
+        code = exc.firecrawl_code if isinstance(exc, e.ActionFailed) else None
+        wire = FirecrawlErrorBody(error=exc.message, code=code, details=details)
         body = wire.model_dump(mode="json", exclude_none=True)
     return JSONResponse(body, status_code=status_of(exc, api), headers=headers_of(exc))
 

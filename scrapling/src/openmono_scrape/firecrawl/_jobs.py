@@ -80,6 +80,7 @@ from openmono_scrape.firecrawl._idempotency import (
     checked_key,
     fingerprint,
 )
+from openmono_scrape.firecrawl._interact import refuse_off_scrape
 from openmono_scrape.firecrawl._lenient import crawl_warnings, joined, scrape_warnings
 from openmono_scrape.firecrawl._scrape import PageScraper
 
@@ -200,6 +201,7 @@ class JobsAPI:
         if bad is not None:
             raise BadRequest(f"Bad Request: includePaths/excludePaths: {bad}")
         parse_formats(req.scrape_options.formats)
+        refuse_off_scrape(req.scrape_options)
         start = await self._checked_start(req.url)
         webhook = await self._checked_webhook(req.webhook)
         rules = CrawlRules(
@@ -251,6 +253,7 @@ class JobsAPI:
         if req.append_to_id:
             raise BadRequest("Bad Request: appendToId: adding to a running job is not supported")
         parse_formats(req.formats)
+        refuse_off_scrape(req)
         valid: dict[str, str] = {}
         invalid: list[str] = []
         for raw in req.urls:

@@ -50,6 +50,7 @@ from openmono_scrape.firecrawl import _searxng
 from openmono_scrape.firecrawl._document import parse_formats
 from openmono_scrape.firecrawl._fallback import add_fallback
 from openmono_scrape.firecrawl._idempotency import IdempotencyStore
+from openmono_scrape.firecrawl._interact import refuse_off_scrape
 from openmono_scrape.firecrawl._jobs import JobRunner, JobsAPI, add_job_routes
 from openmono_scrape.firecrawl._lenient import joined, map_warnings, scrape_warnings
 from openmono_scrape.firecrawl._map import SiteMapper
@@ -116,6 +117,8 @@ class FirecrawlAPI(PageScraper):
         deadline = time.monotonic() + total
         opts = req.scrape_options
         formats = parse_formats(opts.formats) if opts is not None else []
+        if opts is not None:
+            refuse_off_scrape(opts)
         async with self.admit(None):
             hits = await _searxng.search(
                 self.settings.searxng_url,
