@@ -29,6 +29,8 @@ bundled SmolLM2 and its tool template on a free port, stopped at the end. Temper
     uv run python bench/agent_eval.py --full          # all 24 tasks
     uv run python bench/agent_eval.py --floor         # writes allowed as --allow '*', not
                                                       # --yolo: the safety floor applies
+    uv run python bench/agent_eval.py --model gemma3-270m         # a second family (Gemma 3)
+    uv run python bench/agent_eval.py --intent off    # the levers off (llm.tool_intent)
     uv run python bench/agent_eval.py --full --endpoint http://gpu-box:47480 --key K \\
         --protocols native,grammar --timeout 600      # a bigger model (docs/agent-eval.md)
 """
@@ -55,6 +57,7 @@ import httpx
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "bench"))
 
+from _eval_models import EvalModel, ModelUnavailable, resolve_model  # noqa: E402
 from _eval_tasks import Task, make_workspace, select  # noqa: E402
 
 PROTOCOLS: dict[str, dict[str, str]] = {
@@ -116,10 +119,14 @@ def stack_endpoint() -> tuple[str, str]:
     return f"http://127.0.0.1:{s.gateway_port}", s.llama_api_key.get_secret_value()
 
 
-def start_private_server(log: Path) -> tuple[str, str, subprocess.Popen[bytes]]:
+def start_private_server(
+    log: Path, model: EvalModel | None = None
+) -> tuple[str, str, subprocess.Popen[bytes]]:
     port, key = _free_port(), "agent-eval-key"
     cmd = [sys.executable, "-m", "openmono.stack.llama_server", "--port", str(port)]
     cmd += ["--api-key", key, "--ctx-size", "8192"]
+    if model is not None:
+        cmd += ["--model", str(model.path), "--chat-template-file", model.template]
     with log.open("wb") as out:
         proc = subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT, start_new_session=True)
     url = f"http://127.0.0.1:{port}"
@@ -203,6 +210,7 @@ def run_task(
         "OPENMONO_DATA_DIR": str(root / "data"),
         "OPENMONO_LLM_TEMPERATURE": str(args.temperature),
         "OPENMONO_LLM_MAX_TOKENS": str(args.max_tokens),
+        "OPENMONO_LLM_TOOL_INTENT": args.intent,
         "NO_COLOR": "1",
     }
     cmd = [
@@ -346,7 +354,7 @@ def print_report(
 ) -> list[dict[str, Any]]:
     floor = "on (--allow '*')" if meta.get("floor") else "off (--yolo)"
     print(f"\nendpoint {meta['endpoint']} · model {meta['model']} · {meta['tasks']} tasks · "
-          f"floor {floor}")  # fmt: skip
+          f"floor {floor} · tool_intent {meta.get('intent', 'narrow')}")  # fmt: skip
     head = f"{'task':16} {'proto':9} {'pass':4} {'v/i/u':7} {'wk':>2} {'it':>2} {'tok p/c':>11} "
     head += f"{'s':>6} "
     print(head + f"{'load':>4}  calls · why")
@@ -404,11 +412,25 @@ def main() -> None:
         "workspace path is in the prompt, so runs to compare should use the same one",
     )
     ap.add_argument(
+        "--model",
+        help="serve this model on a private llama-server: a .gguf path (its own template) or a "
+        "name of bench/_eval_models.py (gemma3-270m: Gemma 3 270M from PyPI, with our template)",
+    )
+    ap.add_argument(
+        "--intent",
+        choices=["off", "examples", "narrow"],
+        default="narrow",
+        help="llm.tool_intent for every run (what a read-only request is shown; default narrow)",
+    )
+    ap.add_argument(
         "--floor",
         action="store_true",
         help="allow writes as --allow '*' instead of --yolo, so the safety floor applies",
     )
     args = ap.parse_args()
+    # SIGTERM as an exception, so the finally below stops the private llama-server (it runs in
+    # a session of its own, which a signal to our process group does not reach)
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
     protocols = [p for p in args.protocols.split(",") if p]
     unknown = [p for p in protocols if p not in PROTOCOLS]
     if unknown:
@@ -424,7 +446,14 @@ def main() -> None:
             args.root.mkdir(parents=True)
             root = args.root
         server = None
-        if args.endpoint:
+        if args.model:
+            try:
+                chosen = resolve_model(args.model, root / "models")
+            except ModelUnavailable as exc:
+                raise SystemExit(f"--model {args.model}: {exc}") from None
+            print(f"starting a private llama-server: {chosen.describe()}")
+            url, key, server = start_private_server(root / "llama.log", chosen)
+        elif args.endpoint:
             url, key = args.endpoint.rstrip("/"), args.key or ""
         else:
             url, key = stack_endpoint()
@@ -444,6 +473,7 @@ def main() -> None:
                 "tasks": len(tasks),
                 "load_start": [round(x, 2) for x in os.getloadavg()],
                 "floor": args.floor,
+                "intent": args.intent,
                 "cpus": os.cpu_count(),
             }
             cost = prefill_cost(url, key)

@@ -25,8 +25,19 @@ def test_the_recorded_smollm2_server() -> None:
 
 def test_our_shipped_template_is_named_ours() -> None:
     text = OURS.read_text()
-    assert template_owner(text).startswith("OpenMono's")
+    assert template_owner(text) == (
+        "OpenMono's (openmono/stack/templates/smollm2-tools.jinja, it renders the tools)"
+    )
     assert family_of("/models/model.gguf", text).style == "ChatML"
+
+
+def test_the_second_family_gemma_and_its_template() -> None:
+    # the gemma3-270m wheel's GGUF has no template: llama-server shows ours (bench/_eval_models)
+    text = (TEMPLATES / "gemma3-tools.jinja").read_text()
+    assert "gemma3-tools.jinja" in template_owner(text)
+    found = family_of("/tmp/models/gemma-3-270m-q4_k_m.gguf", text)
+    assert (found.family, found.style) == ("Gemma", "Gemma")
+    assert family_of("/models/model.gguf", text).family == "Gemma"  # its markers tell alone
 
 
 def test_chatml_alone_does_not_name_a_family_but_distinct_markers_do() -> None:

@@ -43,6 +43,7 @@ _STYLES: tuple[tuple[str, str], ...] = (
 _STYLE_FAMILY = {"Llama 3": "Llama", "Gemma": "Gemma", "DeepSeek": "DeepSeek", "Phi-3": "Phi",
                  "Granite": "Granite"}  # fmt: skip
 OURS = re.compile(r"openmono:tool_protocol=|OpenMono ships it")
+_OUR_NAME = re.compile(r"openmono:template=([\w.-]+)")
 
 
 @dataclass(frozen=True)
@@ -81,5 +82,7 @@ def template_owner(template: str | None) -> str:
     if template is None:
         return "unknown (the server shows no chat template: not llama.cpp's /props)"
     if OURS.search(template):
-        return "OpenMono's (openmono/stack/templates/, it renders the tools)"
+        named = _OUR_NAME.search(template)
+        where = "openmono/stack/templates/" + (named.group(1) if named else "")
+        return f"OpenMono's ({where}, it renders the tools)"
     return "the model's own (from the GGUF, or a file given to llama-server)"

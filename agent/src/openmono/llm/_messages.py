@@ -60,13 +60,16 @@ class ChatMessage(BaseModel):
 
 
 class ToolSpec(BaseModel):
-    """A tool offered to the model: name, description and the JSON schema of its parameters."""
+    """A tool offered to the model: name, description and the JSON schema of its parameters.
+    `writes`: the tool changes files (its facts say so); never sent, it lets the prompted
+    protocol leave writers out of a request that only reads (`_intent`)."""
 
     model_config = ConfigDict(frozen=True)
 
     name: str
     description: str = ""
     parameters: dict[str, Any] = Field(default_factory=lambda: {"type": "object", "properties": {}})
+    writes: bool = False
 
     def to_wire(self) -> dict[str, Any]:
         return {

@@ -26,6 +26,7 @@ from typing import Any
 from openmono.llm._calltext import RESULT_CLOSE, call_text, result_text
 from openmono.llm._coerce import resolve_ref
 from openmono.llm._examples import example_turns
+from openmono.llm._intent import latest_request
 from openmono.llm._messages import ChatMessage, ToolSpec
 
 _HEAD = """\
@@ -101,9 +102,12 @@ def prompted_overhead(tools: Sequence[ToolSpec]) -> list[ChatMessage]:
 
 
 def prompted_messages(
-    messages: Sequence[ChatMessage], tools: Sequence[ToolSpec] | None
+    messages: Sequence[ChatMessage],
+    tools: Sequence[ToolSpec] | None,
+    example_tools: Sequence[ToolSpec] | None = None,
 ) -> list[ChatMessage]:
-    """The conversation rewritten for a template without tools (see the module docstring)."""
+    """The conversation rewritten for a template without tools (see the module docstring); the
+    worked examples use `example_tools` (default: `tools`; `_intent` chooses them)."""
     out: list[ChatMessage] = []
     names: dict[str, str] = {}
     rest = list(messages)
@@ -113,7 +117,8 @@ def prompted_messages(
         system = rest.pop(0).content or "" if rest and rest[0].role == "system" else ""
         block = tool_block(tools)
         out.append(ChatMessage(role="system", content=f"{block}\n\n{system}" if system else block))
-        out.extend(example_turns(tools, _request(rest)))
+        shown = tools if example_tools is None else example_tools
+        out.extend(example_turns(shown, latest_request(rest)))
     for message in rest:
         if message.role == "assistant":
             for call in message.tool_calls:
@@ -127,14 +132,6 @@ def prompted_messages(
         else:
             out.append(message)
     return out
-
-
-def _request(messages: Sequence[ChatMessage]) -> str | None:
-    """The user's latest words (the examples are chosen to match them)."""
-    for message in reversed(messages):
-        if message.role == "user" and message.content:
-            return message.content
-    return None
 
 
 def _assistant(message: ChatMessage) -> ChatMessage:

@@ -7,8 +7,10 @@ how the model was shown its tools (`_protocol` decides from the setting and the 
     prompted  the conversation is rewritten for a template without tools (`_prompted`: the tools
               in the system prompt, worked examples, earlier calls and results as text), the
               server gets no `tools`, and on llama.cpp a GBNF grammar (`_grammar`) constrains the
-              reply; a server that refuses the grammar gets the request again without it, and
-              from then on none (said once, as a `Note`)
+              reply; in a request that only reads, writers may be left out of the examples, or of
+              everything the model sees (`_intent`, `llm.tool_intent`); a server that refuses the
+              grammar gets the request again without it, and from then on none (said once, as a
+              `Note`)
 
 Either way a call the model writes into its answer is read back from the text (`textcalls`; under
 `native` unless `llm.recover_text_calls` is off) and its markup never reaches the text. Shown as it
@@ -42,6 +44,7 @@ from openmono.llm._events import (
     Usage,
 )
 from openmono.llm._grammar import tool_grammar
+from openmono.llm._intent import latest_request, shown_tools
 from openmono.llm._messages import ChatMessage, ModelInfo, ToolSpec, estimate_tokens
 from openmono.llm._model import Model
 from openmono.llm._prompted import prompted_messages, prompted_overhead
@@ -60,6 +63,7 @@ class PromptedTools(Generic[M]):
         self.setting = settings.tool_protocol
         self.grammar = settings.tool_grammar  # off for good once a server refused one
         self.recover = settings.recover_text_calls
+        self.intent = settings.tool_intent
         self.choice: ProtocolChoice | None = None  # decided by probe()
         self.takes_grammar = False
         self._notes: list[str] = []
@@ -105,7 +109,11 @@ class PromptedTools(Generic[M]):
     ) -> AsyncGenerator[StreamEvent, None]:
         offered = list(tools or ())
         prompted = self.protocol == "prompted"
-        sent: Sequence[ChatMessage] = prompted_messages(messages, offered) if prompted else messages
+        sent: Sequence[ChatMessage] = messages
+        if prompted:
+            shown = shown_tools(offered, latest_request(messages), self.intent)
+            offered = shown.block
+            sent = prompted_messages(messages, offered, shown.examples)
         ours = prompted and bool(offered) and grammar is None and response_format is None
         if ours and self.grammar and self.takes_grammar:
             grammar = tool_grammar(offered)

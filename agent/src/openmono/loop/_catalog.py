@@ -66,5 +66,12 @@ class ToolCatalog:
         return found[0].facts if found is not None else UNKNOWN
 
     def for_mode(self, mode: Mode) -> list[ToolSpec]:
-        """What the model sees in `mode` (read-only modes: read-only tools, shell, conversation)."""
-        return [t.spec for t, _ in self.entries().values() if offered_in(mode, t.facts)]
+        """What the model sees in `mode` (read-only modes: read-only tools, shell, conversation),
+        each spec marked with whether the tool writes (the prompted protocol reads it)."""
+        shown = [t for t, _ in self.entries().values() if offered_in(mode, t.facts)]
+        return [
+            t.spec
+            if t.spec.writes == t.facts.writes
+            else t.spec.model_copy(update={"writes": t.facts.writes})
+            for t in shown
+        ]
