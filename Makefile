@@ -6,7 +6,7 @@ UV ?= $$(command -v uv 2>/dev/null || echo $$HOME/.local/bin/uv)
 RUN := $(UV) run --frozen
 
 .PHONY: help setup up install uninstall down status logs test test-fast test-containers lint types \
-	check bench compose-config standin-images clean
+	check bench compose-config generate standin-images clean
 
 help: ## List the targets
 	@awk 'BEGIN {FS = ":.*?## "} /^[a-zA-Z_-]+:.*?## / {printf "  \033[36m%-15s\033[0m %s\n", $$1, $$2}' $(MAKEFILE_LIST)
@@ -53,6 +53,9 @@ check: setup lint types test ## Lint + types + tests: exactly what .ci/run runs
 # bench/soak.py runs SOAK_MINUTES minutes: 2 here, 30 when run by hand (docs/operations.md, "Soak")
 bench: setup ## Benchmarks: print medians and ratios against a baseline measured in the same run
 	@for b in bench/[!_]*.py; do echo "== $$b"; SOAK_MINUTES=$${SOAK_MINUTES:-2} $(RUN) python $$b || exit 1; done
+
+generate: ## Rewrite the parts of the Caddyfile, compose file and .env.example made from the routed-services table
+	@$(RUN) python -m openmono.stack.gatewayfiles --write
 
 compose-config: ## Validate the compose files, every profile and the GPU override (no engine needed)
 	@for f in "-f compose.yaml" "-f compose.yaml -f compose/gpu.yml"; do \

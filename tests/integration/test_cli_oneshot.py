@@ -299,3 +299,23 @@ def test_sigint_with_json_output_still_prints_a_result(
     data = json.loads(out)
     assert data["ok"] is False and data["reason"] == "cancelled"
     assert text.startswith(data["result"])
+
+
+def test_an_interactive_command_is_refused_unless_the_workspace_names_it(
+    scripted_llm: ScriptedFactory, env: dict[str, str], tmp_path: Path
+) -> None:
+    """`-p "/map"` used to reach the model as text (found on the newcomer walk)."""
+    llm = scripted_llm([Turn(text="the map command's answer")], api_key=KEY, n_ctx=32768)
+    e = llm_env(env, llm)
+    r = run(["-p", "/map"], e)
+    assert r.code == 2, r.err
+    assert "/map is a command of the interactive session" in r.err
+    assert llm.chat_requests == []
+    # a user's own command of that name is what `/map` means here, so it runs
+    commands = tmp_path / ".claude" / "commands"
+    commands.mkdir(parents=True)
+    (commands / "map.md").write_text("Draw a map of $ARGUMENTS.\n")
+    r = run(["-p", "/map the docs"], e)
+    assert r.code == 0, r.err
+    assert r.out == "the map command's answer\n"
+    assert "Draw a map of the docs." in str(llm.chat_requests[0].json["messages"][-1]["content"])

@@ -116,8 +116,6 @@ def test_max_age_hit_never_touches_the_origin(stack: WebStack) -> None:
 def test_errors_come_in_firecrawl_shape_with_real_codes(fc: Firecrawl, web: str) -> None:
     with pytest.raises(BadRequestError):
         fc.scrape(f"{web}/redirect?to=http://169.254.169.254/", formats=["markdown"])
-    with pytest.raises(BadRequestError):
-        fc.scrape(f"{web}/article", formats=["screenshot"])
     with pytest.raises(RequestTimeoutError):
         fc.scrape(f"{web}/slow?s=5", formats=["markdown"], timeout=1000, max_age=0)
 

@@ -181,6 +181,32 @@ def test_v1_sdk_maps_crawls_pages_batches_and_cancels(stack: CrawlStack, site: C
     assert app.check_crawl_errors(started.id).robotsBlocked is not None
 
 
+def test_v1_names_on_v2_are_applied_and_an_idempotency_key_gives_the_same_job(
+    stack: CrawlStack, site: CrawlSite
+) -> None:
+    # the body Dify's plugin sends to v2 (v1 names); maxDepth was silently ignored on v2 before
+    body = {"url": site.url, "maxDepth": 1, "ignoreSitemap": False, "allowBackwardLinks": False}
+    start = f"{stack.firecrawl}/v2/crawl"
+    headers = {**stack.gateway.auth, "x-idempotency-key": "dify-7d1e"}
+    first = httpx.post(start, json=body, headers=headers, timeout=30)
+    assert first.status_code == 200, first.text
+    warning = first.json()["warning"]
+    assert all(f"{n} is Firecrawl v1's name" in warning for n in ("maxDepth", "ignoreSitemap"))
+    again = httpx.post(start, json=body, headers=headers, timeout=30)
+    assert again.json()["id"] == first.json()["id"]  # the same job, not a second one
+    other = httpx.post(start, json={**body, "limit": 3}, headers=headers, timeout=30)
+    assert other.status_code == 409 and "x-idempotency-key" in other.json()["error"]
+    deadline = time.monotonic() + 120
+    while True:
+        status = httpx.get(first.json()["url"], headers=stack.gateway.auth, timeout=30).json()
+        if status["status"] != "scraping" or time.monotonic() > deadline:
+            break
+        time.sleep(0.5)
+    assert status["status"] == "completed"
+    got = {urlsplit(d["metadata"]["sourceURL"]).path for d in status["data"]}
+    assert got == {"/", "/docs/", "/blog/", "/guides/", "/slow"}  # as v1's maxDepth: 1
+
+
 def test_sdk_sees_firecrawls_errors(fc: Firecrawl, site: CrawlSite) -> None:
     with pytest.raises(BadRequestError):
         fc.start_crawl("http://169.254.169.254/latest/", limit=1)  # the guard, before any packet

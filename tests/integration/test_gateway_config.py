@@ -18,9 +18,13 @@ from typing import Any
 
 import httpx
 import pytest
+from openmono.stack.gatewayfiles import generate
+from openmono_contracts import ServicesInfo
+from openmono_contracts.routed import ROUTED_SERVICES
 
 from tests.support.gateway import (
     CADDYFILE,
+    EXTRA_SERVICE,
     caddy_binary,
     closed_upstream,
     gateway,
@@ -106,12 +110,43 @@ def test_services_is_valid_json_with_literal_booleans(
                 "crawl_durable": scrape[1],
             }
             assert all(type(v) is bool for v in body.values())
+            # the keys the contract declares, in its order (issue 37: crawl_durable was not)
+            assert list(body) == list(ServicesInfo.model_fields)
         # a switched-off service is not even asked; probes carry no key
         paths = sorted({r.path for r in up.requests()})
         expected = {"/health"} | ({"/healthz"} if search[1] else set())
         expected |= {"/health/crawl-durable"} if scrape[1] else set()
         assert set(paths) == expected
         assert all(not r.header_values("Authorization") for r in up.requests())
+
+
+def test_a_service_added_to_the_table_is_routed_probed_and_switched(tmp_path: Path) -> None:
+    """One more entry of openmono_contracts.routed, generated into the Caddyfile: the real
+    gateway offers it in /services, routes its paths behind the bearer without passing the key
+    on, and answers 503 once it is switched off (docs/architecture.md §3, "Adding a service")."""
+    caddyfile = tmp_path / "Caddyfile"
+    caddyfile.write_text(
+        generate("caddy/Caddyfile", CADDYFILE.read_text(), (*ROUTED_SERVICES, EXTRA_SERVICE))
+    )
+    with recording_upstream("extra") as up:
+        for switch in ("true", "false"):
+            env = {"EXTRA_UPSTREAM": up.address, "WEB_EXTRA_ENABLED": switch}
+            with gateway(
+                tmp_path, api_key=KEY, llama_upstream=closed_upstream(), caddyfile=caddyfile,
+                extra_env=env,
+            ) as gw:  # fmt: skip
+                body = httpx.get(f"{gw.url}/services", timeout=10).json()
+                assert list(body) == [*ServicesInfo.model_fields, "extra"]
+                assert body["extra"] is (switch == "true")
+                assert httpx.get(f"{gw.url}/extra/x", timeout=10).status_code == 401
+                resp = httpx.get(f"{gw.url}/extra/x", headers=BEARER, timeout=10)
+                if switch == "true":
+                    assert resp.status_code == 200 and resp.json()["upstream"] == "extra"
+                else:
+                    assert resp.status_code == 503
+                    assert resp.json() == {"error": "service_disabled", "service": "extra"}
+        seen = [r for r in up.requests() if r.path == "/extra/x"]
+        assert len(seen) == 1 and not seen[0].header_values("Authorization")
 
 
 def test_services_reports_what_answers_now(tmp_path: Path) -> None:

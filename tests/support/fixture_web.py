@@ -84,6 +84,7 @@ CODE_SNIPPET = "def tide(hours: float) -> float:\n    return hours % 12.42  # lu
 SHELL_SNIPPET = "grep -c '<tide>' log.xml && echo \"a & b\" > out.txt"
 JS_SENTINEL = "Rendered by JavaScript: harbour schedule loaded"
 CHALLENGE_TITLE = "Just a moment..."
+CLICK_SENTINEL = "Revealed by a click: spring tides run high"
 CHARSET_TEXT = {
     "utf8": ("utf-8", "Größe: naïve café — 東京 ✓"),
     "latin1": ("iso-8859-1", "Größe: naïve café, señor"),
@@ -176,6 +177,25 @@ def embed_page(target: str) -> str:
     return page(ARTICLE_TITLE, f"<main>{ARTICLE_BODY}</main>{extra}")
 
 
+def interactive_page(to: str, tall_px: int) -> str:
+    """A page that changes only when used: a button that reveals text, a box that echoes what is
+    typed into it on Enter, a link to `to`, a page global, and `tall_px` of height."""
+    body = (
+        "<main><h1>Harbour desk</h1><p>Ask the harbour desk about the tides.</p>"
+        '<button id="reveal">Reveal</button><div id="out"></div>'
+        '<form id="ask"><input id="q" name="q"></form><div id="echo"></div>'
+        f'<a id="away" href="{html_escape(to)}">Away</a>'
+        f'<div style="height:{tall_px}px"></div></main>'
+        "<script>window.harbour = {port: 'Brest', range_m: 6.1};"
+        "document.getElementById('reveal').onclick = () => {"
+        f"document.getElementById('out').innerHTML = '<p>{CLICK_SENTINEL}</p>'; }};"
+        "document.getElementById('ask').onsubmit = (e) => { e.preventDefault();"
+        "document.getElementById('echo').textContent = 'You asked: ' +"
+        " document.getElementById('q').value; };</script>"
+    )
+    return page("Harbour desk", body)
+
+
 @dataclass
 class _State:
     hits: Counter[str]
@@ -229,6 +249,9 @@ class FixtureHandler(BaseHTTPRequestHandler):
             return self._html(200, js_only_page())
         if path == "/embed":
             return self._html(200, embed_page(query.get("to", ["http://169.254.169.254"])[0]))
+        if path == "/interactive":
+            to = query.get("to", ["/article"])[0]
+            return self._html(200, interactive_page(to, int(query.get("tall", ["0"])[0])))
         if path == "/navigate":
             to = query.get("to", ["http://169.254.169.254"])[0]
             script = f"<script>location.href = {json.dumps(to)};</script>"

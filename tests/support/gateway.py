@@ -16,11 +16,24 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
+from openmono_contracts.routed import RoutedService
+
 from tests.support.procs import ROOT, Proc, free_port, wait_http_ok
 
 CADDYFILE = ROOT / "caddy" / "Caddyfile"
 # the gateway's own secret in tests: Caddy sends it to the key service, which checks it
 GATEWAY_SECRET = "gateway-secret-for-tests"
+# one more entry of the routed-services table: what a new service's declaration looks like
+EXTRA_SERVICE = RoutedService(
+    key="extra",
+    prefix="EXTRA",
+    compose_host="extra",
+    compose_port=9000,
+    health_path="/ready",
+    paths=("/extra", "/extra/*"),
+    switch_env="WEB_EXTRA_ENABLED",
+    env_doc="external extra services (host:port list)",
+)
 
 
 def caddy_binary() -> Path:

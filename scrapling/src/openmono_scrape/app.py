@@ -72,12 +72,18 @@ def create_app(settings: ScrapeSettings | None = None) -> FastAPI:
 
     api = firecrawl.FirecrawlAPI(service, admit)
     runner = _runner(cfg, api, admit)
+    once: firecrawl.IdempotencyStore = (
+        firecrawl.RedisIdempotency.from_url(cfg.crawl_broker_url)
+        if cfg.crawl_broker_url
+        else firecrawl.MemoryIdempotency()
+    )
 
     @asynccontextmanager
     async def lifespan(_: FastAPI) -> AsyncIterator[None]:
         try:
             yield
         finally:
+            await once.close()
             await runner.close()
             await service.close()
 
@@ -166,7 +172,7 @@ def create_app(settings: ScrapeSettings | None = None) -> FastAPI:
         )
         return result
 
-    app.include_router(firecrawl.build_router(api, runner))
+    app.include_router(firecrawl.build_router(api, runner, once))
     app.include_router(crawljobs.build_internal_router(api, admit))
     return app
 

@@ -13,6 +13,8 @@ ScrapeError (code, retryable, engine, retry_after_s)
  │                                              scanned PDF: no text layer, no OCR here)
  ├── EngineUnavailable     ENGINE_UNAVAILABLE   the engine the page needs is not installed,
  │                                              or the service is saturated (retryable)
+ ├── ActionFailed                               (Firecrawl actions) one action could not be done
+ │                                              on the page; the message names its index
  ├── BadRequest                                 (Firecrawl API) a body or format that does not
  │                                              validate; `details` says which fields
  └── SearchUnavailable                          (Firecrawl search) SearXNG cannot answer:
@@ -25,6 +27,8 @@ ScrapeError (code, retryable, engine, retry_after_s)
  │    └── ModelContextTooSmall                  the schema and prompt leave no room for the page
  ├── JobNotFound                                (Firecrawl jobs) no such job, or it expired
  ├── JobEnded                                   (Firecrawl jobs) it ended: it cannot be cancelled
+ ├── IdempotencyConflict                        (Firecrawl jobs) the idempotency key was used
+ │                                              for another request
  ├── TooManyJobs                                (Firecrawl jobs) this process runs all it may
  └── NotServed                                  (Firecrawl) no such endpoint here
       ├── MethodNotAllowed                      served here, with another method
@@ -101,6 +105,17 @@ class EngineUnavailable(ScrapeError):
     code = "ENGINE_UNAVAILABLE"
 
 
+class ActionFailed(ScrapeError):
+    """An action of a Firecrawl scrape failed on the page (`index`: its place in `actions`)."""
+
+    firecrawl_code = "SCRAPE_ACTION_ERROR"
+
+    def __init__(self, index: int, kind: str, why: str, url: str | None = None) -> None:
+        super().__init__(f"Action {index} ({kind}) failed: {why}", url=url, engine="browser")
+        self.index = index
+        self.kind = kind
+
+
 class InternalError(FetchFailed):
     """Something we did not foresee; the client is told only that, the log has the traceback."""
 
@@ -150,6 +165,10 @@ class JobNotFound(ScrapeError):
 
 
 class JobEnded(ScrapeError):
+    pass
+
+
+class IdempotencyConflict(ScrapeError):
     pass
 
 

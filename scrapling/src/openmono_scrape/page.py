@@ -4,10 +4,14 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from openmono_contracts import ScrapeEngine
 
 from openmono_scrape.errors import FetchTimeout
+
+if TYPE_CHECKING:
+    from openmono_scrape.engines.interact import Interaction
 
 
 @dataclass
@@ -21,6 +25,8 @@ class FetchedPage:
     engine: ScrapeEngine
     # Set when the browser rendered the page: its DOM after scripts ran, already text.
     rendered_html: str | None = None
+    # Set when the browser ran a plan (Firecrawl actions, screenshot); never cached.
+    interaction: Interaction | None = None
 
     @property
     def content_type(self) -> str:

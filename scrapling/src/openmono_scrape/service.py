@@ -36,6 +36,7 @@ from openmono_scrape.cache import CachedPage, ScrapeCache, cache_key
 from openmono_scrape.content import kind_of, render_off_loop, truncate
 from openmono_scrape.decode import decode_body
 from openmono_scrape.engines import BrowserEngine, StealthyEngine, fetcher
+from openmono_scrape.engines.interact import Plan
 from openmono_scrape.errors import (
     BlockedURL,
     EngineUnavailable,
@@ -207,10 +208,17 @@ class ScrapeService:
         max_age_s: float | None,
         headers: Mapping[str, str] | None = None,
         store: bool = True,
+        plan: Plan | None = None,
     ) -> tuple[PageResult, Budget]:
-        """Steps 1-5: the page (from the cache when allowed and young enough) and its budget."""
+        """Steps 1-5: the page (from the cache when allowed and young enough) and its budget.
+
+        With a `plan` (Firecrawl actions, screenshot) the browser loads the page and runs it,
+        and the cache is neither read nor written: the page after the actions is not the page.
+        """
         total = min(timeout_s or self.settings.default_timeout_s, self.settings.max_timeout_s)
         budget = Budget(total)
+        if plan is not None:
+            return await self._interactive(url, budget, plan), budget
         key = cache_key(url, render=render, headers=headers)
         entry = await self.cache.get(key, max_age_s)
         if entry is not None:
@@ -237,6 +245,26 @@ class ScrapeService:
         if store and 200 <= page.status < 400:
             await self.cache.put(key, CachedPage(page, escalated_from, time.time()))
         return PageResult(page, escalated_from, "miss"), budget
+
+    async def _interactive(self, url: str, budget: Budget, plan: Plan) -> PageResult:
+        if not self.browser.available:
+            raise EngineUnavailable(
+                "actions and screenshots need a browser and no Chromium is installed here",
+                url=url,
+                engine="browser",
+            )
+
+        async def fetch() -> FetchedPage:
+            async with self.hosts.slot(url, budget.remaining()):
+                return await self.browser.fetch(url, budget, plan)
+
+        try:
+            page = await asyncio.wait_for(fetch(), budget.total_s + 0.5)
+        except TimeoutError as exc:
+            raise FetchTimeout(
+                f"the time budget of {budget.total_s:g}s ran out", url=url, retryable=True
+            ) from exc
+        return PageResult(page, None, "miss")
 
     def pdf_limits(self, budget: Budget) -> PdfLimits:
         """The PDF converter's limits from the settings, with the request's deadline."""

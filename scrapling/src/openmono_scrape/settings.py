@@ -78,6 +78,19 @@ class ScrapeSettings(BaseSettings):
     browser_recycle_pages: int = Field(default=200, ge=1)
     # Wait this long after load for scripts that fill the page late (milliseconds).
     browser_settle_ms: int = Field(default=300, ge=0, le=10_000)
+    # Firecrawl `screenshot` and `actions` (engines/interact.py), on the browser only. A viewport
+    # past these is refused (400); a full-page shot is cut at the height (with a warning); the
+    # screenshots and PDFs of one answer together stay under the bytes (else 413).
+    screenshot_max_width: int = Field(default=3840, ge=100, le=7680)
+    screenshot_max_height: int = Field(default=2160, ge=100, le=4320)
+    screenshot_max_full_page_height: int = Field(default=16384, ge=100, le=32768)
+    screenshot_max_bytes: int = Field(default=8 * 1024 * 1024, ge=64 * 1024)
+    # Actions in one request (Firecrawl's own limit is 50), and the longest one action may take
+    # (within the request's budget): a selector nobody matches fails that action, not the budget.
+    actions_max: int = Field(default=50, ge=1, le=50)
+    actions_step_timeout_s: float = Field(default=15.0, gt=0, le=120)
+    # An `executeJavascript` return value, as JSON, and a `scrape` action's HTML (bytes).
+    actions_max_js_return_bytes: int = Field(default=64 * 1024, ge=1024)
     # Longest Retry-After we honour before escalating instead (bounded by the request budget too).
     max_retry_after_s: float = Field(default=5.0, ge=0)
     # Scrape cache (cache.py): its bound in bytes (0 = off) and, where the stack runs one, the

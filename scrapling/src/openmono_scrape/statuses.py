@@ -48,6 +48,7 @@ TABLE: dict[type[e.ScrapeError], Row] = {
     ),
     e.FetchTimeout: Row(504, 408, "TIMEOUT: the time budget ran out"),
     e.BadRequest: Row(None, 400, "a body or format that does not validate"),
+    e.ActionFailed: Row(None, 422, "SCRAPE_ACTION_ERROR: an action failed on the page (named)"),
     e.SearchUnavailable: Row(None, 502, "the search engine cannot answer"),
     e.SearchNotConfigured: Row(None, 503, "search is not configured on this server"),
     e.SearchFailed: Row(None, 502, "the search engine could not be reached or answered garbage"),
@@ -61,6 +62,7 @@ TABLE: dict[type[e.ScrapeError], Row] = {
     e.NotServed: Row(None, 404, "no such endpoint here (the answer names what is)"),
     e.MethodNotAllowed: Row(None, 405, "the path is served here, with another method"),
     e.JobEnded: Row(None, 409, "the job has already ended: it cannot be cancelled"),
+    e.IdempotencyConflict: Row(None, 409, "the x-idempotency-key was used for another request"),
     e.TooManyJobs: Row(None, 429, "too many jobs running in this service (no broker set)"),
     e.NotImplementedHere: Row(None, 501, "an endpoint of Firecrawl's API not implemented here"),
 }
@@ -93,7 +95,10 @@ def answer(exc: e.ScrapeError, api: Api) -> JSONResponse:
         body: dict[str, Any] = exc.body().model_dump(mode="json")
     else:
         details = exc.details if isinstance(exc, e.BadRequest) else None
-        wire = FirecrawlErrorBody(error=exc.message, details=details)
+        if isinstance(exc, e.ActionFailed):
+            details = {"index": exc.index, "type": exc.kind}
+        code = exc.firecrawl_code if isinstance(exc, e.ActionFailed) else None
+        wire = FirecrawlErrorBody(error=exc.message, code=code, details=details)
         body = wire.model_dump(mode="json", exclude_none=True)
     return JSONResponse(body, status_code=status_of(exc, api), headers=headers_of(exc))
 

@@ -8,6 +8,7 @@ The system prompt is built here too (`build_system_prompt`), with the user's pro
 (`_prompts`).
 """
 
+from openmono.agent._instructions import load_instructions
 from openmono.agent._prompts import (
     PROMPT_KINDS,
     PROMPT_SCOPES,
@@ -36,6 +37,7 @@ __all__ = [
     "build_system_prompt",
     "builtin_toolsets",
     "default_base",
+    "load_instructions",
     "open_agent",
     "open_model",
     "probe_model",

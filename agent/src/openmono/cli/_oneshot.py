@@ -1,8 +1,10 @@
 """`openmono -p "task"`: one turn, no questions asked, an exit code that says how it went.
 
 Exit codes: 0 the model finished its answer; 1 the turn stopped for another reason (LLM error,
-iteration cap, doom loop, ...); 2 bad configuration; 130 interrupted (Ctrl-C / SIGTERM). Permission
-asks are never waited on: they are denied with a message the model reads (see `--allow`, `--yolo`).
+iteration cap, doom loop, ...); 2 bad configuration, or a command only the interactive session has
+(`/map`, `/compact`, ...: as a task it would reach the model as text); 130 interrupted (Ctrl-C,
+SIGTERM). Permission asks are never waited on: they are denied with a message the model reads (see
+`--allow`, `--yolo`).
 """
 
 from __future__ import annotations
@@ -11,11 +13,14 @@ import asyncio
 import json
 import signal
 import sys
+from pathlib import Path
 from typing import Any
 
-from openmono.agent import Agent, open_agent
+from openmono.agent import Agent, load_instructions, open_agent
 from openmono.cli.render import Collector, JsonLinesRenderer, PlainRenderer
-from openmono.config import RunOptions
+from openmono.cli.slash import COMMANDS
+from openmono.config import RunOptions, Settings
+from openmono.instructions import slash_target
 from openmono.llm import model_label
 from openmono.loop import EventSink, LoopEvent, Notice, TurnDone
 
@@ -40,10 +45,29 @@ def _sink(fmt: str, collector: Collector, lines: JsonLinesRenderer | None) -> Ev
     return sink
 
 
+def interactive_only(settings: Settings, workspace: Path, prompt: str) -> str | None:
+    """Why `prompt` cannot be a one-shot task: it names a built-in command of the interactive
+    session that no skill or custom command of the workspace answers here."""
+    stripped = prompt.strip()
+    if not stripped.startswith("/"):
+        return None
+    name = stripped[1:].partition(" ")[0]
+    if name not in COMMANDS or slash_target(load_instructions(settings, workspace), name):
+        return None
+    return (
+        f"/{name} is a command of the interactive session: run `openmono` and type it there. "
+        "-p takes a task, /rules, /skills, or a skill or custom command of the workspace."
+    )
+
+
 async def run_oneshot(opts: RunOptions, prompt: str) -> int:
     """Run `prompt` as one turn; returns the process exit code."""
     settings = opts.settings()
     workspace = opts.workspace_dir(settings)
+    refused = interactive_only(settings, workspace, prompt)
+    if refused is not None:
+        print(f"openmono: {refused}", file=sys.stderr)
+        return EXIT_CONFIG
     agent = await open_agent(
         settings, workspace, resume=opts.resume, mode=opts.mode, allow=opts.allow, yolo=opts.yolo
     )

@@ -26,6 +26,7 @@ from openmono_contracts.facts import (
     UPSTREAM_KEY_ENV,
 )
 from openmono_contracts.privatefs import write_private
+from openmono_contracts.routed import LLM, ROUTED_SERVICES, RoutedService
 
 from openmono.stack.errors import StackError
 from openmono.stack.health import HttpProbe, LogProbe, Probe, RedisProbe
@@ -173,37 +174,46 @@ def _llama_command(ctx: Context) -> list[str]:
     return cmd
 
 
-def _llama_upstreams(s: StackSettings) -> list[str]:
-    """The llama-servers behind the gateway: LLAMA_UPSTREAM, else the one the stack starts."""
-    return parse_upstreams(s.llama_upstream, "LLAMA_UPSTREAM") or [f"{HOST}:{s.llama_port}"]
+def routed_upstreams(s: StackSettings, service: RoutedService) -> list[str]:
+    """A routed service's upstreams: its `<PREFIX>_UPSTREAM` list, else the stack's own instance
+    (none for a service the stack does not run)."""
+    named = parse_upstreams(s.upstream_value(service), service.upstream_env)
+    if named or service.native_port_setting is None:
+        return named
+    return [f"{HOST}:{getattr(s, service.native_port_setting)}"]
+
+
+def _routed_env(s: StackSettings) -> dict[str, str]:
+    """Each routed service's variables of the Caddyfile (openmono_contracts.routed)."""
+    env: dict[str, str] = {}
+    for service in ROUTED_SERVICES:
+        upstreams = routed_upstreams(s, service)
+        # offered only where something can answer: the stack runs no SearXNG of its own
+        offered = s.offered(service) and bool(upstreams)
+        # the listed upstreams only (compose finds its replicas by DNS instead)
+        env[service.discovery_env] = "static"
+        # nothing named: a loopback port where nothing listens (the route is off anyway)
+        env[service.upstream_env] = caddy_list(upstreams or [f"{HOST}:9"])
+        if service.switch_env is not None:
+            env[service.switch_env] = _on(offered)
+        # a switched-off upstream is not health-checked (caddy/Caddyfile, active_checks_*); a
+        # tapped route's checks cannot pass the tap (via_tap_on)
+        active = not s.gateway_usage_tokens if service.tapped else offered
+        env[service.active_checks_env] = "on" if active else "off"
+    return env
 
 
 def _gateway_env(ctx: Context) -> dict[str, str]:
     s = ctx.settings
-    llama = _llama_upstreams(s)
-    searxng = parse_upstreams(s.searxng_upstream, "SEARXNG_UPSTREAM") or [f"{HOST}:9"]
-    scrape = parse_upstreams(s.scrape_upstream, "SCRAPE_UPSTREAM") or [f"{HOST}:{s.scrape_port}"]
-    keys = parse_keys(s.llama_upstream_keys.get_secret_value(), llama)
-    search = s.search_enabled and bool(s.searxng_upstream.strip())
+    keys = parse_keys(s.llama_upstream_keys.get_secret_value(), routed_upstreams(s, LLM))
     return {
         # host and port apart: `127.0.0.1:PORT` as the site address would also match on the Host
         # header, and requests through a relay (other Host) would get an empty 200
         "GATEWAY_LISTEN": f":{s.gateway_port}",
         "GATEWAY_TLS_LISTEN": f":{s.gateway_tls_port}",
         "GATEWAY_BIND": HOST,
-        # the listed upstreams only (compose finds its replicas by DNS instead)
-        "LLAMA_DISCOVERY": "static",
-        "SEARXNG_DISCOVERY": "static",
-        "SCRAPE_DISCOVERY": "static",
-        "LLAMA_UPSTREAM": caddy_list(llama),
+        **_routed_env(s),
         "GATEWAY_LLAMA_KEYS": caddy_key_lines(keys),
-        "SEARXNG_UPSTREAM": caddy_list(searxng),
-        "SCRAPE_UPSTREAM": caddy_list(scrape),
-        SEARCH_SWITCH_ENV: _on(search),
-        SCRAPE_SWITCH_ENV: _on(s.scrape_enabled),
-        # a switched-off upstream is not health-checked (caddy/Caddyfile, active_checks_*)
-        "SEARXNG_ACTIVE_CHECKS": "on" if search else "off",
-        "SCRAPE_ACTIVE_CHECKS": "on" if s.scrape_enabled else "off",
         # what the gateway checks or forwards: here too, so a change restarts it (`runner.up`)
         API_KEY_ENV: s.llama_api_key.get_secret_value(),
         UPSTREAM_KEY_ENV: s.llama_upstream_key.get_secret_value(),
@@ -218,8 +228,6 @@ def _gateway_env(ctx: Context) -> dict[str, str]:
         "GATEWAY_ACCESS_LOG": str(s.usage_dir / "access.log"),
         # tokens per key: LLM requests through the key service's tap (caddy/Caddyfile)
         "GATEWAY_USAGE_TOKENS": "on" if s.gateway_usage_tokens else "off",
-        # the route's active checks cannot pass the tap (caddy/Caddyfile, via_tap_on)
-        "LLAMA_ACTIVE_CHECKS": "off" if s.gateway_usage_tokens else "on",
         "GATEWAY_TOKEN_TAP": f"http://{HOST}:{s.keys_tap_port}",
         # sent to the key service on every /v1/rate and tap request: only Caddy and it hold it
         GATEWAY_SECRET_ENV: s.gateway_secret.get_secret_value(),
@@ -374,7 +382,7 @@ SCRAPE = ServiceSpec(
 
 def _keys_env(ctx: Context) -> dict[str, str]:
     s = ctx.settings
-    llama = _llama_upstreams(s)
+    llama = routed_upstreams(s, LLM)
     return {
         "KEYS_HOST": HOST,
         "KEYS_PORT": str(s.keys_port),

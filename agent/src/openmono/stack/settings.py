@@ -15,6 +15,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from openmono_contracts import facts
+from openmono_contracts.routed import SCRAPE, SEARCH, RoutedService
 from pydantic import Field, SecretStr, ValidationError, field_validator
 from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict
 
@@ -71,6 +72,7 @@ class StackSettings(BaseSettings):
     llama_parallel: int = Field(default=1, ge=1)
     # 0: llama.cpp's own choice
     llama_threads: int = Field(default=0, ge=0)
+    # routed services (openmono_contracts.routed): each one's <PREFIX>_UPSTREAM and its switch
     searxng_upstream: str = ""
     scrape_upstream: str = ""
     # None: on where the service is deployed (the module docstring says what that means here)
@@ -90,6 +92,7 @@ class StackSettings(BaseSettings):
     stack_restart_backoff_s: float = Field(default=1.0, ge=0.0, le=30.0)
     openmono_data_dir: Path = Path(facts.DEFAULT_DATA_DIR)
 
+    # one per routed service's switch (openmono_contracts.routed; a unit test holds it)
     @field_validator("web_search_enabled", "web_scrape_enabled", mode="before")
     @classmethod
     def _switch(cls, value: Any) -> bool | None:
@@ -150,19 +153,32 @@ class StackSettings(BaseSettings):
             out[name.upper()] = "" if value is None else str(value)
         return out
 
+    def upstream_value(self, service: RoutedService) -> str:
+        """What `<PREFIX>_UPSTREAM` holds for a routed service (a host:port list, or "")."""
+        return str(getattr(self, service.upstream_env.lower()))
+
+    def switch(self, service: RoutedService) -> bool | None:
+        """A routed service's switch as set (None: not set, or the service has none)."""
+        if service.switch_env is None:
+            return None
+        value: bool | None = getattr(self, service.switch_env.lower())
+        return value
+
+    def offered(self, service: RoutedService) -> bool:
+        """The service is offered: switched on, or not switched and upstreams of it are named
+        (a service without a switch always is)."""
+        if service.switch_env is None:
+            return True
+        switch = self.switch(service)
+        return switch if switch is not None else bool(self.upstream_value(service).strip())
+
     @property
     def search_enabled(self) -> bool:
-        """Search is offered: switched on, or not switched and a SearXNG is named."""
-        if self.web_search_enabled is not None:
-            return self.web_search_enabled
-        return bool(self.searxng_upstream.strip())
+        return self.offered(SEARCH)
 
     @property
     def scrape_enabled(self) -> bool:
-        """Scrape is offered: switched on, or not switched and a scrape service is named."""
-        if self.web_scrape_enabled is not None:
-            return self.web_scrape_enabled
-        return bool(self.scrape_upstream.strip())
+        return self.offered(SCRAPE)
 
 
 def load_settings(root: Path | None = None) -> StackSettings:

@@ -1,10 +1,10 @@
 """`openmono status` (and `make status`): each process beside what the gateway says of it.
 
-One row per service that is enabled or still running, and one per external upstream
-(`LLAMA_UPSTREAM`, `SEARXNG_UPSTREAM`, `SCRAPE_UPSTREAM` replicas). When the gateway runs, each
-row also carries the gateway's own view, its `/services` answer for that service (`llm`, `search`,
-`scrape`), and says so when the two disagree: a healthy scrape service the gateway reports as
-`false` is a gateway that was not reloaded, a `true` with no process behind it a stale one.
+One row per service that is enabled or still running, and one per external upstream (the
+`<PREFIX>_UPSTREAM` replicas of each routed service, openmono_contracts.routed). When the gateway
+runs, each row also carries the gateway's own view, its `/services` answer for that service, and
+says so when the two disagree: a healthy scrape service the gateway reports as `false` is a
+gateway that was not reloaded, a `true` with no process behind it a stale one.
 """
 
 from __future__ import annotations
@@ -13,6 +13,7 @@ import time
 from dataclasses import dataclass, replace
 
 from openmono_contracts.gateway import ServicesUnreadable, read_services_sync
+from openmono_contracts.routed import ROUTED_SERVICES, RoutedService
 
 from openmono.stack.health import Health, HttpProbe
 from openmono.stack.keeper import KeeperState, read_state, state_path
@@ -20,13 +21,16 @@ from openmono.stack.runner import running_pid
 from openmono.stack.services import GATEWAY, HOST, SERVICES, Context
 from openmono.stack.upstreams import parse_upstreams, strip_scheme
 
-# which `/services` key speaks for which row
+
+def _external(service: RoutedService) -> str:
+    """The row name of a routed service's external upstream."""
+    return f"{service.prefix.lower()} (external)"
+
+
+# which `/services` key speaks for which row: the stack's own instance and the external ones
 _VIEW = {
-    "llama-server": "llm",
-    "scrape": "scrape",
-    "llama (external)": "llm",
-    "searxng (external)": "search",
-    "scrape (external)": "scrape",
+    **{s.native_service: s.key for s in ROUTED_SERVICES if s.native_service},
+    **{_external(s): s.key for s in ROUTED_SERVICES},
 }
 
 
@@ -61,14 +65,10 @@ def status(ctx: Context) -> list[Row]:
         shown = kept.pid if kept is not None and kept.pid and pid is not None else pid
         rows.append(_kept_row(spec.name, shown, spec.address(ctx.settings), health, kept))
     s = ctx.settings
-    for name, value, path in (
-        ("llama", s.llama_upstream, "/health"),
-        ("searxng", s.searxng_upstream, "/healthz"),
-        ("scrape", s.scrape_upstream, "/health"),
-    ):
+    for routed in ROUTED_SERVICES:
         # one row per replica: the gateway balances over those that answer
-        for upstream in parse_upstreams(value, f"{name.upper()}_UPSTREAM"):
-            rows.append(_external_row(f"{name} (external)", upstream, path))
+        for upstream in parse_upstreams(s.upstream_value(routed), routed.upstream_env):
+            rows.append(_external_row(_external(routed), upstream, routed.health_path))
     view = _gateway_view(ctx)
     return [_beside(row, view) for row in rows]
 

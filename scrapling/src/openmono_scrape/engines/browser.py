@@ -32,6 +32,7 @@ from openmono_scrape.engines._guardroute import GuardRoute, NavState, nav_failur
 from openmono_scrape.engines._launch import Launch, prepare
 from openmono_scrape.engines._target import check_url
 from openmono_scrape.engines.egress import GuardProxy
+from openmono_scrape.engines.interact import Plan, Runner, prepare_page
 from openmono_scrape.errors import EngineUnavailable, FetchFailed, FetchTimeout, ScrapeError
 from openmono_scrape.page import Budget, FetchedPage
 from openmono_scrape.settings import ScrapeSettings
@@ -163,8 +164,9 @@ class BrowserEngine:
             self._recycling = True
             asyncio.get_running_loop().create_task(self._recycle())
 
-    async def fetch(self, url: str, budget: Budget) -> FetchedPage:
-        """Render `url` in the browser; the guard checks it and every hop and subresource."""
+    async def fetch(self, url: str, budget: Budget, plan: Plan | None = None) -> FetchedPage:
+        """Render `url` in the browser; the guard checks it and every hop and subresource.
+        `plan`: actions and a screenshot, run on the page before it is read (`interact`)."""
         if not self.available:
             raise EngineUnavailable(
                 "no Chromium is installed on this host", url=url, engine="browser"
@@ -193,7 +195,7 @@ class BrowserEngine:
         crashed = False
         try:
             session = await self._ensure(budget)
-            return await self._fetch_in(session, url, budget)
+            return await self._fetch_in(session, url, budget, plan)
         except (EngineUnavailable, FetchFailed, FetchTimeout) as exc:
             # A timed-out navigation leaves its pooled page mid-flight (its route handler still
             # running), and reusing that page stalled the next fetch: start afresh instead.
@@ -204,7 +206,9 @@ class BrowserEngine:
             self._slots.release()
             self._maybe_recycle(force=crashed)
 
-    async def _fetch_in(self, session: Any, url: str, budget: Budget) -> FetchedPage:
+    async def _fetch_in(
+        self, session: Any, url: str, budget: Budget, plan: Plan | None = None
+    ) -> FetchedPage:
         left = budget.require(url, "browser")
         state = NavState(
             deadline=budget.deadline,
@@ -212,18 +216,22 @@ class BrowserEngine:
             max_redirects=self.settings.max_redirects,
         )
         pages: list[Any] = []
+        runner = Runner(plan, budget.deadline, url) if plan is not None else None
 
         async def setup(page: Any) -> None:
             pages.append(page)
             self.route.states[page] = state
+            await prepare_page(page, plan)
 
         try:
             response = await asyncio.wait_for(
                 session.fetch(
                     url,
                     timeout=max(1000.0, left * 1000.0),
-                    wait=self.settings.browser_settle_ms,
+                    # a plan settles the page itself, before its screenshot
+                    wait=0 if runner else self.settings.browser_settle_ms,
                     page_setup=setup,
+                    page_action=runner.run if runner else None,
                     google_search=False,
                     load_dom=True,
                     network_idle=False,
@@ -239,6 +247,8 @@ class BrowserEngine:
                 self.route.states.pop(page, None)
         if state.blocked or state.too_large or state.status is None:
             raise nav_failure(state, url, None, "browser")
+        if runner is not None and runner.error is not None:
+            raise runner.error
         headers = dict(state.headers)
         body = bytes(response.body or b"")
         # For HTML, Scrapling hands back the DOM after scripts ran, serialized as UTF-8.
@@ -254,4 +264,5 @@ class BrowserEngine:
             body=body,
             engine="browser",
             rendered_html=rendered,
+            interaction=runner.result if runner else None,
         )

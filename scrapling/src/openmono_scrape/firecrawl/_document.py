@@ -26,6 +26,8 @@ _KNOWN: frozenset[str] = frozenset({"markdown", "html", "rawHtml", "links"})
 # made by the box's model (`_model_formats`), on scrape only: a crawl, batch or search asking
 # for them would set the model to work on every page
 MODEL_FORMATS: frozenset[str] = frozenset({"json", "extract", "summary"})
+# made by the browser (`_interact`), on scrape only too
+SHOT_FORMATS: frozenset[str] = frozenset({"screenshot", "screenshot@fullPage"})
 _OG = {"og:title": "og_title", "og:description": "og_description", "og:image": "og_image",
        "og:site_name": "og_site_name"}  # fmt: skip
 
@@ -43,10 +45,16 @@ def parse_formats(raw: list[str | dict[str, Any]], model: bool = False) -> list[
                 f"Bad Request: format {name!r} is made by the box's model on scrape only here "
                 "(here: markdown, html, rawHtml, links)"
             )
-        if not isinstance(name, str) or name not in _KNOWN | MODEL_FORMATS:
+        if isinstance(name, str) and name in SHOT_FORMATS and not model:
+            raise BadRequest(
+                f"Bad Request: format {name!r} is made by the browser on scrape only here "
+                "(here: markdown, html, rawHtml, links)"
+            )
+        if not isinstance(name, str) or name not in _KNOWN | MODEL_FORMATS | SHOT_FORMATS:
             raise BadRequest(
                 f"Bad Request: format {name!r} is not supported here "
-                "(supported: markdown, html, rawHtml, links; on scrape also json, summary)"
+                "(supported: markdown, html, rawHtml, links; on scrape also json, summary, "
+                "screenshot)"
             )
         if name not in out:
             out.append(name)  # type: ignore[arg-type]  # checked against _KNOWN above

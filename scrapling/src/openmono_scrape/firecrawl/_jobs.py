@@ -64,6 +64,7 @@ from openmono_scrape.engines import check_url
 from openmono_scrape.errors import (
     BadRequest,
     EngineUnavailable,
+    IdempotencyConflict,
     JobEnded,
     JobNotFound,
     NotImplementedHere,
@@ -72,6 +73,15 @@ from openmono_scrape.errors import (
 )
 from openmono_scrape.firecrawl._document import parse_formats
 from openmono_scrape.firecrawl._fallback import not_served
+from openmono_scrape.firecrawl._idempotency import (
+    HEADER,
+    IdempotencyStore,
+    Record,
+    checked_key,
+    fingerprint,
+)
+from openmono_scrape.firecrawl._interact import refuse_off_scrape
+from openmono_scrape.firecrawl._lenient import crawl_warnings, joined, scrape_warnings
 from openmono_scrape.firecrawl._scrape import PageScraper
 
 
@@ -127,9 +137,10 @@ def _webhook(raw: str | FirecrawlWebhook | None) -> WebhookSpec | None:
 
 
 class JobsAPI:
-    def __init__(self, api: PageScraper, runner: JobRunner) -> None:
+    def __init__(self, api: PageScraper, runner: JobRunner, once: IdempotencyStore) -> None:
         self.api = api
         self.runner = runner
+        self.once = once
         self.settings = api.settings
         self._hooks: set[asyncio.Task[None]] = set()
 
@@ -190,11 +201,13 @@ class JobsAPI:
         if bad is not None:
             raise BadRequest(f"Bad Request: includePaths/excludePaths: {bad}")
         parse_formats(req.scrape_options.formats)
+        refuse_off_scrape(req.scrape_options)
         start = await self._checked_start(req.url)
         webhook = await self._checked_webhook(req.webhook)
         rules = CrawlRules(
             limit=req.limit,
-            max_path_depth=req.max_depth if version == "v1" else None,
+            # v1's name on v2 too: read for its meaning, and named in the answer's warning
+            max_path_depth=req.max_depth,
             max_discovery_depth=req.max_discovery_depth,
             include_paths=req.include_paths,
             exclude_paths=req.exclude_paths,
@@ -204,7 +217,7 @@ class JobsAPI:
             crawl_entire_domain=req.entire_domain(),
             ignore_query_parameters=req.ignore_query_parameters,
             deduplicate_similar_urls=req.deduplicate_similar_urls,
-            sitemap=req.sitemap_mode(),
+            sitemap=req.sitemap_mode(version),
         )
         # pages in flight may exceed the per-host limit: the service holds fetches to one host to
         # it, and the others' extraction and bookkeeping overlap those fetches
@@ -221,9 +234,13 @@ class JobsAPI:
             delay_s=req.delay or 0.0,
         )
         key = Scope(rules, start).key(start)
-        await self._create(spec, [Item(start, 0, key, kickoff=True)])
+        job_id = await self._create(spec, [Item(start, 0, key, kickoff=True)], req, request)
         return _json(
-            FirecrawlJobStarted(id=spec.id, url=job_url(request, version, "crawl", spec.id))
+            FirecrawlJobStarted(
+                id=job_id,
+                url=job_url(request, version, "crawl", job_id),
+                warning=joined(crawl_warnings(req, version)),
+            )
         )
 
     @staticmethod
@@ -236,6 +253,7 @@ class JobsAPI:
         if req.append_to_id:
             raise BadRequest("Bad Request: appendToId: adding to a running job is not supported")
         parse_formats(req.formats)
+        refuse_off_scrape(req)
         valid: dict[str, str] = {}
         invalid: list[str] = []
         for raw in req.urls:
@@ -259,15 +277,42 @@ class JobsAPI:
             webhook=webhook,
             concurrency=min(req.max_concurrency or cap, cap),
         )
-        await self._create(spec, [Item(url, 0, key) for key, url in valid.items()])
+        items = [Item(url, 0, key) for key, url in valid.items()]
+        job_id = await self._create(spec, items, req, request)
         started = FirecrawlJobStarted(
-            id=spec.id,
-            url=job_url(request, version, "batch", spec.id),
+            id=job_id,
+            url=job_url(request, version, "batch", job_id),
             invalid_urls=invalid or None,
+            warning=joined(scrape_warnings(req, version)),
         )
         return _json(started)
 
-    async def _create(self, spec: JobSpec, items: list[Item]) -> None:
+    async def _create(
+        self, spec: JobSpec, items: list[Item], body: BaseModel, request: Request
+    ) -> str:
+        """Creates the job; the id of the job to answer with (with an `x-idempotency-key` seen
+        before for the same request, that earlier job's, and nothing is created)."""
+        key = checked_key(request.headers.get(HEADER))
+        if key is None:
+            await self._store(spec, items)
+            return spec.id
+        asked = fingerprint(spec.kind, spec.version, body.model_dump(mode="json"))
+        held = await self.once.claim(spec.owner, key, Record(spec.id, asked))
+        if held is not None:
+            if held.fingerprint != asked:
+                raise IdempotencyConflict(
+                    f"{HEADER} was already used for another request; use a new key for a new job"
+                )
+            return held.job_id
+        try:
+            await self._store(spec, items)
+        except BaseException:
+            await self.once.forget(spec.owner, key)
+            raise
+        await self.once.keep(spec.owner, key, Record(spec.id, asked), spec.expires_at)
+        return spec.id
+
+    async def _store(self, spec: JobSpec, items: list[Item]) -> None:
         try:
             await self.runner.create(spec, items)
         except StoreFull as exc:

@@ -20,7 +20,7 @@ from openmono_contracts.firecrawl import FirecrawlScrapeOptions
 from openmono_contracts.firecrawl_jobs import FirecrawlMapRequest
 
 from openmono_scrape.errors import BadRequest, BlockedURL, ScrapeError
-from openmono_scrape.firecrawl._scrape import PageScraper
+from openmono_scrape.firecrawl._scrape import PageScraper, Version
 from openmono_scrape.sitemaps import site_facts
 
 DEFAULT_TIMEOUT_S = 60.0
@@ -50,7 +50,7 @@ class SiteMapper:
     def __init__(self, api: PageScraper) -> None:
         self.api = api
 
-    async def links(self, req: FirecrawlMapRequest) -> list[str]:
+    async def links(self, req: FirecrawlMapRequest, version: Version = "v2") -> list[str]:
         start = normalise(req.url)
         if start is None:
             raise BadRequest("Bad Request: url: only http and https URLs can be mapped")
@@ -59,7 +59,7 @@ class SiteMapper:
             self.api.settings.max_timeout_s,
         )
         deadline = time.monotonic() + timeout_s
-        mode = req.sitemap_mode()
+        mode = req.sitemap_mode(version)
         found: list[str] = [start]
         page_error: ScrapeError | None = None
         if mode != "skip":

@@ -49,7 +49,10 @@ from openmono_scrape.errors import InternalError, ScrapeError
 from openmono_scrape.firecrawl import _searxng
 from openmono_scrape.firecrawl._document import parse_formats
 from openmono_scrape.firecrawl._fallback import add_fallback
+from openmono_scrape.firecrawl._idempotency import IdempotencyStore
+from openmono_scrape.firecrawl._interact import refuse_off_scrape
 from openmono_scrape.firecrawl._jobs import JobRunner, JobsAPI, add_job_routes
+from openmono_scrape.firecrawl._lenient import joined, map_warnings, scrape_warnings
 from openmono_scrape.firecrawl._map import SiteMapper
 from openmono_scrape.firecrawl._scrape import PageScraper, Version
 
@@ -79,16 +82,20 @@ class FirecrawlAPI(PageScraper):
     """The handlers; `admit` is the service's admission (the same slots as `/scrape`)."""
 
     async def scrape(self, req: FirecrawlScrapeRequest, version: Version) -> JSONResponse:
+        crossed = scrape_warnings(req, version)
         async with self.admit(req.url):
             got = await self.scrape_one(req.url, req, version, model=True)
-        return _json(FirecrawlScrapeResponse(data=got.doc, warning="; ".join(got.warnings) or None))
+        return _json(FirecrawlScrapeResponse(data=got.doc, warning=joined(crossed + got.warnings)))
 
     async def map(self, req: FirecrawlMapRequest, version: Version) -> JSONResponse:
+        warning = joined(map_warnings(req, version))
         async with self.admit(req.url):
-            links = await SiteMapper(self).links(req)
+            links = await SiteMapper(self).links(req, version)
         if version == "v1":
-            return _json(FirecrawlMapResponseV1(links=links))
-        return _json(FirecrawlMapResponseV2(links=[FirecrawlMapLink(url=u) for u in links]))
+            return _json(FirecrawlMapResponseV1(links=links, warning=warning))
+        return _json(
+            FirecrawlMapResponseV2(links=[FirecrawlMapLink(url=u) for u in links], warning=warning)
+        )
 
     async def _result(
         self, hit: SearchHit, opts: FirecrawlScrapeOptions, version: Version, deadline: float
@@ -110,6 +117,8 @@ class FirecrawlAPI(PageScraper):
         deadline = time.monotonic() + total
         opts = req.scrape_options
         formats = parse_formats(opts.formats) if opts is not None else []
+        if opts is not None:
+            refuse_off_scrape(opts)
         async with self.admit(None):
             hits = await _searxng.search(
                 self.settings.searxng_url,
@@ -140,7 +149,7 @@ def _bound(handler: Callable[[Any, Version], Awaitable[JSONResponse]], version: 
     return make
 
 
-def build_router(api: FirecrawlAPI, runner: JobRunner) -> APIRouter:
+def build_router(api: FirecrawlAPI, runner: JobRunner, once: IdempotencyStore) -> APIRouter:
     """The `/firecrawl` routes (the gateway forwards its paths unchanged), the fallback last."""
     router = APIRouter(prefix=PREFIX, tags=["firecrawl"])
 
@@ -170,6 +179,6 @@ def build_router(api: FirecrawlAPI, runner: JobRunner) -> APIRouter:
             FirecrawlMapRequest,
             FirecrawlMapResponseV1 if one else FirecrawlMapResponseV2,
         )
-    add_job_routes(router, JobsAPI(api, runner), _answer, _RESPONSES)
+    add_job_routes(router, JobsAPI(api, runner, once), _answer, _RESPONSES)
     add_fallback(router)
     return router

@@ -26,6 +26,7 @@ from openmono_contracts.firecrawl import (
 )
 
 from openmono_scrape.content import off_loop_for_pdf
+from openmono_scrape.firecrawl import _interact
 from openmono_scrape.firecrawl._document import document, parse_formats
 from openmono_scrape.firecrawl._model_formats import fill, model_asks, model_deadline, ready
 from openmono_scrape.service import ScrapeService
@@ -76,18 +77,25 @@ class PageScraper:
                 formats.append("markdown")
             # before the fetch: without a model on the box the answer is 503 at once
             model_work = await ready(self.settings, model_deadline(opts, started, self.settings))
+        default_age = V1_DEFAULT_MAX_AGE_MS if version == "v1" else V2_DEFAULT_MAX_AGE_MS
+        max_age_ms = opts.max_age if opts.max_age is not None else default_age
+        timeout_s = opts.timeout / 1000.0 if opts.timeout else None
+        if cap_s is not None:
+            timeout_s = max(0.1, min(timeout_s or cap_s, cap_s))
         warnings: list[str] = []
+        total_s = min(timeout_s or self.settings.default_timeout_s, self.settings.max_timeout_s)
+        if model:
+            has_browser = self.service.browser.available
+            plan = _interact.plan_for(opts, self.settings, has_browser, total_s)
+        else:
+            _interact.refuse_off_scrape(opts)
+            plan = None
         render = False
         if opts.wait_for > 0:
             if self.service.browser.available:
                 render = True
             else:
                 warnings.append("waitFor needs a browser and none is installed here")
-        default_age = V1_DEFAULT_MAX_AGE_MS if version == "v1" else V2_DEFAULT_MAX_AGE_MS
-        max_age_ms = opts.max_age if opts.max_age is not None else default_age
-        timeout_s = opts.timeout / 1000.0 if opts.timeout else None
-        if cap_s is not None:
-            timeout_s = max(0.1, min(timeout_s or cap_s, cap_s))
         result, budget = await self.service.get_page(
             url,
             render=render,
@@ -95,12 +103,14 @@ class PageScraper:
             max_age_s=max_age_ms / 1000.0,
             headers=opts.headers,
             store=opts.store_in_cache,
+            plan=plan,
         )
         # the same PDF limits and deadline as /scrape, and converted off the event loop as there
         limits = self.service.pdf_limits(budget)
         doc = await off_loop_for_pdf(
             result.page, document, result, url, formats, opts.only_main_content, limits
         )
+        warnings += _interact.fill(doc, result.page.interaction)
         links = doc.links or []
         if not asked_links:
             doc.links = None

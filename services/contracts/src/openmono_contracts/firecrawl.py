@@ -15,9 +15,15 @@ from typing import Any, Literal
 from pydantic import AliasChoices, BaseModel, ConfigDict, Field
 from pydantic.alias_generators import to_camel
 
-# The formats this server produces; Firecrawl's others (screenshot, changeTracking, ...) get 400.
-# `json` (v1's legacy name: `extract`) and `summary` are made by the box's own model.
-FirecrawlFormat = Literal["markdown", "html", "rawHtml", "links", "json", "extract", "summary"]
+from openmono_contracts.firecrawl_actions import FirecrawlAction, FirecrawlActionResults
+
+# The formats this server produces; Firecrawl's others (changeTracking, ...) get 400.
+# `json` (v1's legacy name: `extract`) and `summary` are made by the box's own model;
+# `screenshot` (`screenshot@fullPage`: v1's whole page) by the browser.
+FirecrawlFormat = Literal[
+    "markdown", "html", "rawHtml", "links", "json", "extract", "summary", "screenshot",
+    "screenshot@fullPage",
+]  # fmt: skip
 
 # v2 defaults to a two-day cache window, v1 to none (Firecrawl's documented defaults).
 V1_DEFAULT_MAX_AGE_MS = 0
@@ -57,6 +63,8 @@ class FirecrawlScrapeOptions(_Wire):
     # v1: the options of the `json` format, and of the legacy `extract` format
     json_options: FirecrawlJsonOptions | None = None
     extract: FirecrawlJsonOptions | None = None
+    # run in order in the browser before the page is read (`firecrawl_actions`)
+    actions: list[FirecrawlAction] | None = None
 
 
 class FirecrawlScrapeRequest(FirecrawlScrapeOptions):
@@ -122,6 +130,9 @@ class FirecrawlDocument(_Wire):
     )
     extract: Any | None = None
     summary: str | None = None
+    # the `screenshot` format: a data: URL (self-hosted Firecrawl without storage does the same)
+    screenshot: str | None = None
+    actions: FirecrawlActionResults | None = None
     metadata: FirecrawlMetadata | None = None
 
 
@@ -152,4 +163,6 @@ class FirecrawlErrorBody(_Wire):
 
     success: Literal[False] = False
     error: str
+    # Firecrawl's error code where it names one (`SCRAPE_ACTION_ERROR`)
+    code: str | None = None
     details: Any | None = None

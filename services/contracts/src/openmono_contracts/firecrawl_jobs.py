@@ -3,8 +3,9 @@
 Requests accept Firecrawl's field names by alias or by their Python names and ignore fields this
 server does not implement (`origin`, `integration`, `zeroDataRetention`, ...), as the scrape and
 search models do (`openmono_contracts.firecrawl`). v1 and v2 share these models; where they
-differ, both spellings are fields here and the service reads the one the version uses (v1's
-`maxDepth`, `ignoreSitemap`, `sitemapOnly`, `allowBackwardLinks`; v2's `sitemap`).
+differ, both spellings are fields here and the service reads each for its meaning, the request's
+own version's name winning when both are given (v1's `maxDepth`, `ignoreSitemap`, `sitemapOnly`,
+`allowBackwardLinks`; v2's `sitemap`); the scrape service names the other version's in `warning`.
 
 A crawl or a batch scrape is a job: starting one answers `FirecrawlJobStarted` at once, its status
 (`FirecrawlJobStatus`) pages through the documents with `next`, `expiresAt` says when the job and
@@ -64,12 +65,13 @@ class FirecrawlMapRequest(_Wire):
     ignore_sitemap: bool | None = None  # v1
     sitemap_only: bool | None = None  # v1
 
-    def sitemap_mode(self) -> SitemapMode:
-        if self.sitemap is not None:
-            return self.sitemap
-        if self.sitemap_only:
-            return "only"
-        return "skip" if self.ignore_sitemap else "include"
+    def sitemap_mode(self, version: Literal["v1", "v2"] = "v2") -> SitemapMode:
+        """The sitemap mode; when both spellings are given, the request's version's wins."""
+        v1: SitemapMode | None = None
+        if self.sitemap_only or self.ignore_sitemap is not None:
+            v1 = "only" if self.sitemap_only else "skip" if self.ignore_sitemap else "include"
+        mine, other = (v1, self.sitemap) if version == "v1" else (self.sitemap, v1)
+        return mine or other or "include"
 
 
 class FirecrawlMapLink(_Answer):
@@ -81,11 +83,13 @@ class FirecrawlMapLink(_Answer):
 class FirecrawlMapResponseV1(_Answer):
     success: Literal[True] = True
     links: list[str]
+    warning: str | None = None
 
 
 class FirecrawlMapResponseV2(_Answer):
     success: Literal[True] = True
     links: list[FirecrawlMapLink]
+    warning: str | None = None
 
 
 class FirecrawlCrawlRequest(_Wire):
@@ -120,10 +124,13 @@ class FirecrawlCrawlRequest(_Wire):
     scrape_options: FirecrawlScrapeOptions = Field(default_factory=_scrape_options)
     webhook: str | FirecrawlWebhook | None = None
 
-    def sitemap_mode(self) -> SitemapMode:
-        if self.sitemap is not None:
-            return self.sitemap
-        return "skip" if self.ignore_sitemap else "include"
+    def sitemap_mode(self, version: Literal["v1", "v2"] = "v2") -> SitemapMode:
+        """The sitemap mode; when both spellings are given, the request's version's wins."""
+        v1: SitemapMode | None = None
+        if self.ignore_sitemap is not None:
+            v1 = "skip" if self.ignore_sitemap else "include"
+        mine, other = (v1, self.sitemap) if version == "v1" else (self.sitemap, v1)
+        return mine or other or "include"
 
     def entire_domain(self) -> bool:
         if self.crawl_entire_domain is not None:
@@ -150,6 +157,8 @@ class FirecrawlJobStarted(_Answer):
     id: str
     url: str
     invalid_urls: list[str] | None = Field(default=None, serialization_alias="invalidURLs")
+    # options of the other Firecrawl version, and how they were read (never dropped silently)
+    warning: str | None = None
 
 
 class FirecrawlJobStatus(_Answer):
