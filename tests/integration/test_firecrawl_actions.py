@@ -164,6 +164,13 @@ def test_what_actions_cause_never_reaches_a_refused_address(svc: str, web: str) 
         for target in (f"{canary.url}/", f"http://rebind.test:{canary.port}/"):
             resp = _post(svc, url=f"{web}/interactive?to={target}", actions=click)
             assert resp.status_code == 400, resp.text
+        # a link that opens a new tab: the tab is another page of the same guarded context
+        tab = [{"type": "click", "selector": "#popup"}, {"type": "wait", "milliseconds": 300}]
+        _ok(_post(svc, url=f"{web}/interactive?to={canary.url}/tab", actions=tab))
+        # and it is closed (the pool does not know it): it would live until the next recycle
+        before = httpx.get(f"{svc}/health", timeout=10).json()["browser_pages"]
+        _ok(_post(svc, url=f"{web}/interactive?to=/article", actions=tab))
+        assert httpx.get(f"{svc}/health", timeout=10).json()["browser_pages"] == before
         script = (
             f"fetch('{canary.url}/xhr').catch(() => 0);"
             f"document.body.insertAdjacentHTML('beforeend', '<img src=\"{canary.url}/i.png\">');"

@@ -185,6 +185,7 @@ def interactive_page(to: str, tall_px: int) -> str:
         '<button id="reveal">Reveal</button><div id="out"></div>'
         '<form id="ask"><input id="q" name="q"></form><div id="echo"></div>'
         f'<a id="away" href="{html_escape(to)}">Away</a>'
+        f'<a id="popup" href="{html_escape(to)}" target="_blank">Away in a new tab</a>'
         f'<div style="height:{tall_px}px"></div></main>'
         "<script>window.harbour = {port: 'Brest', range_m: 6.1};"
         "document.getElementById('reveal').onclick = () => {"

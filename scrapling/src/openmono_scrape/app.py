@@ -145,6 +145,7 @@ def create_app(settings: ScrapeSettings | None = None) -> FastAPI:
             "engines": service.engines(),
             "browser_running": service.browser.running,
             "browser_launches": service.browser.launches,
+            "browser_pages": service.browser.open_pages,
             "cache": service.cache.stats(),
             "crawl": runner.info(),
         }

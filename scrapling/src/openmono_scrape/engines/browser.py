@@ -72,6 +72,12 @@ class BrowserEngine:
     def running(self) -> bool:
         return self._session is not None
 
+    @property
+    def open_pages(self) -> int:
+        """Pages open in the browser's context (the pool's and any other: /health)."""
+        context = getattr(self._session, "context", None)
+        return len(context.pages) if context is not None else 0
+
     def _session_options(self, launch: Launch | None) -> dict[str, Any]:
         options: dict[str, Any] = {
             "headless": True,

@@ -121,6 +121,13 @@ def _why(exc: BaseException) -> str:
     return first.removeprefix("Error: ")[:300]
 
 
+async def _close(page: Any) -> None:
+    try:
+        await page.close()
+    except Exception:  # closed already, or the browser went away
+        return
+
+
 async def prepare_page(page: Any, plan: Plan | None) -> None:
     """Before the navigation: the format's viewport, else the default one (pages are pooled, so
     a page an earlier request resized is put back)."""
@@ -142,6 +149,7 @@ class Runner:
         if plan.actions:
             self.result.results = FirecrawlActionResults()
         self._bytes = 0
+        self._popups: set[asyncio.Task[None]] = set()
         self._index = 0
         self._kind = "wait"
 
@@ -161,7 +169,22 @@ class Runner:
     def _fail(self, why: str) -> ActionFailed:
         return ActionFailed(self._index, self._kind, why, url=self.url)
 
+    def _popup(self, popup: Any) -> None:
+        # a click on a `target=_blank` link or a `window.open`: the pool does not know such a
+        # page, so it would live on until the browser is recycled (its requests pass the guard
+        # all the same)
+        self._popups.add(asyncio.get_running_loop().create_task(_close(popup)))
+
     async def run(self, page: Any) -> None:
+        page.on("popup", self._popup)
+        try:
+            await self._run(page)
+        finally:
+            page.remove_listener("popup", self._popup)
+            if self._popups:
+                await asyncio.wait(self._popups, timeout=5)
+
+    async def _run(self, page: Any) -> None:
         try:
             if self.plan.wait_ms:
                 await asyncio.sleep(min(self.plan.wait_ms / 1000.0, self._left_s()))
