@@ -46,6 +46,9 @@ async def test_bounds_are_400_naming_the_field_and_the_limit() -> None:
     wide = {"type": "screenshot", "viewport": {"width": 5000, "height": 600}}
     why = await _scrape(_FAKE_BROWSER, formats=[wide])
     assert why.startswith("Bad Request: formats.0.viewport.width") and "3840" in why
+    # before the box's model is asked (none here: that would be a 503)
+    why = await _scrape(_FAKE_BROWSER, formats=[{"type": "json", "prompt": "tides"}, wide])
+    assert "formats.1.viewport.width" in why
     tall = {"type": "screenshot", "viewport": {"width": 800, "height": 3000}}
     why = await _scrape(_FAKE_BROWSER, formats=["markdown"], actions=[tall])
     assert "actions.0.viewport.height" in why and "2160" in why

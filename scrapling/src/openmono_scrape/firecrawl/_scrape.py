@@ -67,6 +67,20 @@ class PageScraper:
         started = time.monotonic()
         formats = parse_formats(opts.formats, model)
         asks = model_asks(opts) if model else []
+        default_age = V1_DEFAULT_MAX_AGE_MS if version == "v1" else V2_DEFAULT_MAX_AGE_MS
+        max_age_ms = opts.max_age if opts.max_age is not None else default_age
+        timeout_s = opts.timeout / 1000.0 if opts.timeout else None
+        if cap_s is not None:
+            timeout_s = max(0.1, min(timeout_s or cap_s, cap_s))
+        warnings: list[str] = []
+        total_s = min(timeout_s or self.settings.default_timeout_s, self.settings.max_timeout_s)
+        # a screenshot or actions that cannot run here: 400 before the model is asked too
+        if model:
+            has_browser = self.service.browser.available
+            plan = _interact.plan_for(opts, self.settings, has_browser, total_s)
+        else:
+            _interact.refuse_off_scrape(opts)
+            plan = None
         asked_links = "links" in formats
         if with_links and not asked_links:
             formats.append("links")
@@ -77,19 +91,6 @@ class PageScraper:
                 formats.append("markdown")
             # before the fetch: without a model on the box the answer is 503 at once
             model_work = await ready(self.settings, model_deadline(opts, started, self.settings))
-        default_age = V1_DEFAULT_MAX_AGE_MS if version == "v1" else V2_DEFAULT_MAX_AGE_MS
-        max_age_ms = opts.max_age if opts.max_age is not None else default_age
-        timeout_s = opts.timeout / 1000.0 if opts.timeout else None
-        if cap_s is not None:
-            timeout_s = max(0.1, min(timeout_s or cap_s, cap_s))
-        warnings: list[str] = []
-        total_s = min(timeout_s or self.settings.default_timeout_s, self.settings.max_timeout_s)
-        if model:
-            has_browser = self.service.browser.available
-            plan = _interact.plan_for(opts, self.settings, has_browser, total_s)
-        else:
-            _interact.refuse_off_scrape(opts)
-            plan = None
         render = False
         if opts.wait_for > 0:
             if self.service.browser.available:
