@@ -36,6 +36,7 @@ def svc(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
         "SCRAPE_ALLOW_CIDRS": "127.0.0.1/32",
         "SCRAPE_STATIC_HOSTS": "rebind.test=127.0.0.3",
         "SCRAPE_SCREENSHOT_MAX_FULL_PAGE_HEIGHT": "1500",
+        "SCRAPE_ACTIONS_STEP_TIMEOUT_S": "1.5",
     }
     with scrape_service(tmp_path_factory.mktemp("fcshot"), env) as url:
         yield url
@@ -129,6 +130,8 @@ def test_a_failing_action_names_its_index(svc: str, web: str) -> None:
         ([{"type": "executeJavascript", "script": "throw new Error('no tide table')"}], 0),
         ([{"type": "scroll"}, {"type": "scroll", "selector": "#nowhere"}], 1),
         ([{"type": "press", "key": "NoSuchKey"}], 0),
+        # bounded in time: a selector nobody matches fails its step (1.5 s here), not the budget
+        ([{"type": "scroll"}, {"type": "wait", "selector": "#never"}], 1),
     ):
         resp = _post(svc, url=url, actions=actions)
         assert resp.status_code == 422, resp.text
