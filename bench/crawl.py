@@ -3,8 +3,9 @@
     uv run python bench/crawl.py [--rounds 3] [--items 81] [--latency-ms 100] [--memory-items 331]
 
 Stack (tests/support/crawl_stack.py): Redis, the scrape service with the broker set (so jobs run
-in the worker tier, and the scrape cache lives in Redis as in the native stack), one tool worker
-with the native stack's concurrency (2), the per-host limit at its default of 4. Site:
+in the scrape worker, and the scrape cache lives in Redis as in the native stack), one scrape
+worker running 2 slices at once (a job's 2 driver chains; it reads the pages itself), the per-host
+limit at its default of 4. Site:
 tests/support/crawl_site.py, every page answering after `--latency-ms` (a remote site's
 latency); `--items 81` makes it 501 pages, of which a crawl reads the 496 robots.txt allows.
 
@@ -14,8 +15,9 @@ latency); `--items 81` makes it 501 pages, of which a crawl reads the 496 robots
    - baseline: a plain asyncio + httpx crawler, 4 pages in flight, honouring robots.txt, taking
      the links from each page with lxml and nothing else (the floor a user could write).
    Rounds alternate the two so they share the machine's load; medians and their ratio.
-2. Memory: the scrape service's RSS (from /proc) when ready, after one page, and its peak and
-   end over a crawl of a `--memory-items` site (2,001 pages at 331), with no latency.
+2. Memory: the RSS (from /proc) of the process that reads a crawl's pages (the scrape worker)
+   when ready, after one page, and its peak and end over a crawl of a `--memory-items` site
+   (2,001 pages at 331), with no latency.
 The load average is printed before and after: the machine is shared.
 """
 
@@ -87,8 +89,11 @@ async def plain_crawl(start: str, concurrency: int = CONCURRENCY) -> int:
     return pages
 
 
-def our_crawl(client: httpx.Client, base: str, start: str) -> int:
-    r = client.post(f"{base}/v2/crawl", json={"url": start, "scrapeOptions": {"maxAge": 0}})
+def our_crawl(client: httpx.Client, base: str, start: str, limit: int | None = None) -> int:
+    body: dict[str, object] = {"url": start, "scrapeOptions": {"maxAge": 0}}
+    if limit is not None:
+        body["limit"] = limit
+    r = client.post(f"{base}/v2/crawl", json=body)
     r.raise_for_status()
     job = r.json()["id"]
     while True:
@@ -158,17 +163,17 @@ def main() -> None:
     print(f"load average before: {load()}")
     with crawl_stack(tmp, KEY, workers=1, worker_concurrency=2, slice_s=30.0) as stack:
         base = f"{stack.scrape}/firecrawl"
-        pid = stack.scrape_proc.pid
+        # the crawl's pages are read in the scrape worker: its memory is what a crawl costs
+        pid = stack.workers[0].proc.pid
         ready_rss = rss_mb(pid)
         with httpx.Client(timeout=60) as client:
             with crawl_site(tmp, items=args.items, latency_ms=args.latency_ms, slow_s=0) as site:
-                warm = client.post(f"{base}/v2/scrape", json={"url": site.url + "/docs/1"})
-                warm.raise_for_status()
+                our_crawl(client, base, site.url + "/docs/1", limit=1)
                 warm_rss = rss_mb(pid)
                 ours, plain, counts = [], [], set()
-                # CPU per page: ours in the scrape service, the worker (with its pool) and
-                # Redis; the plain crawler in this process
-                stack_pids = [pid, stack.workers[0].proc.pid, stack.redis.proc.pid]  # type: ignore[union-attr]
+                # CPU per page: ours in the scrape service, the scrape worker and Redis; the
+                # plain crawler in this process
+                stack_pids = [stack.scrape_proc.pid, pid, stack.redis.proc.pid]  # type: ignore[union-attr]
                 cpu_ours, cpu_plain = [], []
                 for _ in range(args.rounds):
                     t0, c0 = time.perf_counter(), time.process_time()
@@ -197,15 +202,15 @@ def main() -> None:
         f"per-host concurrency {CONCURRENCY}, {args.rounds} rounds (pages read: {sorted(counts)}):"
     )
     print(f"  plain asyncio+httpx crawler  median {m_plain:7.1f} pages/s  {plain}")
-    print(f"  /firecrawl/v2/crawl (worker) median {m_ours:7.1f} pages/s  {ours}")
+    print(f"  /firecrawl/v2/crawl (scrape worker) median {m_ours:7.1f} pages/s  {ours}")
     print(f"  ratio ours/plain = {m_ours / m_plain:.2f}")
     print(
         f"  CPU per page: plain {statistics.median(cpu_plain):.1f} ms, ours "
-        f"{statistics.median(cpu_ours):.1f} ms (scrape service + worker + Redis)"
+        f"{statistics.median(cpu_ours):.1f} ms (scrape service + scrape worker + Redis)"
     )
     if memory:
         print(
-            f"scrape service RSS: ready {ready_rss:.1f} MB, after one page {warm_rss:.1f} MB, "
+            f"scrape worker RSS: ready {ready_rss:.1f} MB, after one page {warm_rss:.1f} MB, "
             f"after the speed rounds {start_rss:.1f} MB"
         )
         for i, (pages, took, peak) in enumerate(memory, 1):

@@ -17,7 +17,7 @@ from tests.support.procs import ROOT
 pytestmark = [pytest.mark.containers]
 
 ONE_SHOT = {"preflight", "agent-preflight", "volume-init"}
-SPAWNERS = {"worker", "scrapling", "agent"}
+SPAWNERS = {"worker", "scrapling", "scrape-worker", "agent"}
 
 
 def _plugin() -> None:

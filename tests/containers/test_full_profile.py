@@ -52,10 +52,14 @@ def stack(project: ProjectFactory) -> Iterator[Project]:
             OPENMONO_UID=str(UID),
             OPENMONO_GID=str(UID),
             SCRIPTED_BASH=BASH,
+            # crawl jobs go to the broker, where the scrape worker serves them
+            SCRAPE_CRAWL_BROKER_URL="redis://redis:6379/0",
         )
         start = time.monotonic()
         p.up("full")
-        p.wait_healthy("caddy", "searxng", "scrapling", "worker", "agent", timeout=600)
+        p.wait_healthy(
+            "caddy", "searxng", "scrapling", "scrape-worker", "worker", "agent", timeout=600
+        )
         print(f"\n--profile full healthy in {time.monotonic() - start:.1f} s")
         yield p
         p.down()
@@ -71,6 +75,30 @@ def test_scrape_through_the_gateway_of_a_page_inside_the_network(stack: Project)
     )
     assert r.status_code == 200, r.text
     assert CANARY in r.json()["content"]
+
+
+def test_a_crawl_runs_in_the_scrape_worker_which_reads_its_pages_itself(stack: Project) -> None:
+    assert httpx.get(f"{stack.gateway}/services", timeout=10).json()["crawl_durable"] is True
+    r = httpx.post(
+        f"{stack.gateway}/firecrawl/v2/crawl",
+        json={"url": "http://web:8000/", "limit": 1, "scrapeOptions": {"maxAge": 0}},
+        headers=stack.auth,
+        timeout=30,
+    )
+    assert r.status_code == 200, r.text
+    deadline = time.monotonic() + 90
+    while True:
+        status = httpx.get(
+            f"{stack.gateway}/firecrawl/v2/crawl/{r.json()['id']}", headers=stack.auth, timeout=30
+        ).json()
+        if status["status"] != "scraping" or time.monotonic() > deadline:
+            break
+        time.sleep(0.5)
+    assert status["status"] == "completed" and status["completed"] == 1, status
+    assert CANARY in status["data"][0]["markdown"]
+    # the page was read in the scrape worker's container (its log), not asked of the service
+    logs = stack.run("--profile", "full", "logs", "scrape-worker", timeout=60)
+    assert "slice ended" in logs.stdout + logs.stderr
 
 
 def test_the_scrape_container_and_its_chromium_run_unprivileged(stack: Project) -> None:

@@ -21,7 +21,6 @@ from pathlib import Path
 
 import pytest
 from openmono.stack.envfile import ensure_compose_env
-from openmono_contracts.crawl import CRAWL_QUEUE
 
 from tests.containers.conftest import Project, make_env
 from tests.support import bash_load
@@ -117,9 +116,10 @@ def test_scaled_workers_share_one_workspace_id_and_queue(scaled: Project) -> Non
     report = json.loads(done.stdout.strip().splitlines()[-1])
     queue = f"openmono.tools.ws.{ws_id}"
     assert report["route"] == {"kind": "workspace", "id": ws_id}
-    # Both replicas consume the workspace's tool queue and the shared crawl queue, nothing else.
+    # Both replicas consume the workspace's tool queue, nothing else (crawl slices are the scrape
+    # worker's: openmono_scrape.worker).
     assert len(report["queues"]) == 2, report["queues"]
-    wanted = sorted([queue, CRAWL_QUEUE])
+    wanted = [queue]
     assert all(sorted(qs) == wanted for qs in report["queues"].values()), report["queues"]
     assert all(report["ok"]), report
     hostnames = {str(_inspect(c)["Config"]["Hostname"]) for c in _containers(scaled)}  # type: ignore[index]

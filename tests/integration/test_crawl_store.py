@@ -13,16 +13,8 @@ from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 
 import pytest
-from openmono_contracts.crawl import (
-    CrawlRules,
-    Finished,
-    Item,
-    JobSpec,
-    JobStore,
-    MemoryJobStore,
-    RedisJobStore,
-    StoreFull,
-)
+from openmono_contracts.crawl import CrawlRules, JobSpec
+from openmono_scrape.crawl import Finished, Item, JobStore, MemoryJobStore, RedisJobStore, StoreFull
 
 from tests.support.redis import RedisServer, redis_server
 

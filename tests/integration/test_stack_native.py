@@ -9,6 +9,7 @@ import stat
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import httpx
 import pytest
@@ -146,6 +147,20 @@ def test_a_service_that_fails_rolls_back_with_its_log(
     assert our_processes(tmp_path / "data") == []
 
 
+def _crawl(gateway: str, auth: dict[str, str], url: str) -> dict[str, Any]:
+    r = httpx.post(
+        f"{gateway}/firecrawl/v2/crawl", json={"url": url, "limit": 1}, headers=auth, timeout=30
+    )
+    assert r.status_code == 200, r.text
+    deadline = time.monotonic() + 60
+    while True:
+        job = f"{gateway}/firecrawl/v2/crawl/{r.json()['id']}"
+        status = httpx.get(job, headers=auth, timeout=30).json()
+        if status["status"] != "scraping" or time.monotonic() > deadline:
+            return dict(status)
+        time.sleep(0.2)
+
+
 def test_full_native_stack_with_worker_and_scrape(
     stack_env: dict[str, str], tmp_path: Path, llama: LlamaServer
 ) -> None:
@@ -161,13 +176,14 @@ def test_full_native_stack_with_worker_and_scrape(
     )
     up = run_openmono(["up"], stack_env)
     assert up.returncode == 0, up.stdout + up.stderr
-    for name in ("redis", "worker", "scrape", "keys", "gateway"):
+    for name in ("redis", "worker", "scrape", "scrape-worker", "keys", "gateway"):
         assert f"{name:<13} healthy in" in up.stdout, name
     assert '"scrape": true' in up.stdout
     rows = {
         r["service"]: r for r in json.loads(run_openmono(["status", "--json"], stack_env).stdout)
     }
-    assert {"redis", "worker", "scrape", "keys", "gateway", "llama (external)"} <= set(rows)
+    services = {"redis", "worker", "scrape", "scrape-worker", "keys", "gateway"}
+    assert services | {"llama (external)"} <= set(rows)
     assert all(r["healthy"] for r in rows.values()), rows
 
     gateway = f"http://127.0.0.1:{stack_env['GATEWAY_PORT']}"
@@ -176,8 +192,12 @@ def test_full_native_stack_with_worker_and_scrape(
         r = httpx.post(
             f"{gateway}/scrape", json={"url": f"{site}/article"}, headers=auth, timeout=60
         )
-    assert r.status_code == 200, r.text
-    assert ARTICLE_SENTINEL in r.json()["content"]
+        assert r.status_code == 200, r.text
+        assert ARTICLE_SENTINEL in r.json()["content"]
+        # a crawl runs in the scrape worker, which reads its pages itself (with Redis's password)
+        crawl = _crawl(gateway, auth, f"{site}/article")
+    assert crawl["status"] == "completed" and crawl["completed"] == 1, crawl
+    assert ARTICLE_SENTINEL in crawl["data"][0]["markdown"]
     # issue 36 finding 11: after a whole stack ran a call, nothing of its data dir is open to others
     assert exposed(tmp_path / "data") == ([], 0)
 
@@ -194,7 +214,7 @@ def test_full_native_stack_with_worker_and_scrape(
 
     down = run_openmono(["down"], stack_env, timeout=60)
     assert down.returncode == 0
-    assert down.stdout.count("stopped ") == 3
+    assert down.stdout.count("stopped ") == 4
     assert our_processes(tmp_path / "data") == []
 
 

@@ -1,9 +1,10 @@
 """The stack crawl jobs run on, on loopback: Redis, the scrape service with the broker set (jobs
-in the worker tier), tool workers consuming the crawl queue, and the real gateway.
+in the scrape workers), scrape workers consuming the crawl queue (`python -m
+openmono_scrape.worker`, reading pages themselves), and the real gateway.
 
 `crawl_stack(tmp, key, workers=2)` starts it all and yields a `CrawlStack`; `restart_scrape()`
 stops the scrape service and starts it again on the same port (jobs must survive it),
-`add_worker()` starts one more worker. Without `durable` there is no Redis and no worker: the
+`add_worker()` starts one more scrape worker. Without `durable` there is no Redis and no worker: the
 scrape service runs its jobs itself. `box_keys` names agent-box keys to issue (the gateway then
 runs with the real key service, `tests/support/keys.py`); `CrawlStack.keys` maps each name to its
 key, and "operator" to the gateway key. The test site is `tests/support/crawl_site.py`; the guard
@@ -13,18 +14,51 @@ allow-lists 127.0.0.1 only, so a link to 127.0.0.3 (a `Canary`) must be refused.
 from __future__ import annotations
 
 import sys
-from collections.abc import Iterator, Sequence
+import uuid
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from tests.support.celery_worker import WorkerProc, start_worker
+from openmono_scrape.crawljobs import crawl_celery
+
 from tests.support.gateway import Gateway, closed_upstream, gateway
 from tests.support.keys import keyed_gateway
-from tests.support.procs import Proc, free_port, start, wait_http_ok
+from tests.support.procs import Proc, free_port, start, wait_http_ok, wait_until
 from tests.support.redis import RedisServer, start_redis
 
 ALLOW = "127.0.0.1/32"
+
+
+@dataclass
+class ScrapeWorker:
+    node: str
+    proc: Proc
+
+
+def _pings(redis_url: str, node: str) -> bool:
+    app = crawl_celery("crawl-stack-ping", redis_url)
+    try:
+        return bool(app.control.ping(destination=[node], timeout=1.0))
+    finally:
+        app.close()
+
+
+def start_scrape_worker(tmp: Path, env: Mapping[str, str], slices: int = 2) -> ScrapeWorker:
+    """A scrape worker on the broker of `env` (the scrape service's), once its node answers."""
+    node = f"openmono-scrape-test-{uuid.uuid4().hex[:8]}@127.0.0.1"
+    cmd = [sys.executable, "-m", "openmono_scrape.worker", "--hostname", node]
+    # a lone test worker has no neighbours to sync with: skip the 1 s mingle round
+    cmd += ["--without-mingle", "--without-gossip"]
+    full_env = {**env, "SCRAPE_CRAWL_WORKER_SLICES": str(slices), "PYTHONUNBUFFERED": "1"}
+    proc = start(cmd, tmp / f"scrape-worker-{node.split('@')[0]}.log", full_env)
+    broker = env["SCRAPE_CRAWL_BROKER_URL"]
+    try:
+        wait_until(lambda: _pings(broker, node), 60, f"scrape worker {node}", proc)
+    except BaseException:
+        proc.stop()
+        raise
+    return ScrapeWorker(node, proc)
 
 
 @dataclass
@@ -35,7 +69,7 @@ class CrawlStack:
     scrape_env: dict[str, str]
     scrape_proc: Proc
     redis: RedisServer | None = None
-    workers: list[WorkerProc] = field(default_factory=list)
+    workers: list[ScrapeWorker] = field(default_factory=list)
     worker_env: dict[str, str] = field(default_factory=dict)
     keys: dict[str, str] = field(default_factory=dict)
 
@@ -55,11 +89,10 @@ class CrawlStack:
         self.scrape_proc.stop()
         self.scrape_proc = start_scrape(self.tmp, self.scrape_port, self.scrape_env)
 
-    def add_worker(self, concurrency: int = 1) -> WorkerProc:
+    def add_worker(self, concurrency: int = 1) -> ScrapeWorker:
+        """One more scrape worker, running `concurrency` slices at once."""
         assert self.redis is not None
-        worker = start_worker(
-            self.tmp, self.redis.url, concurrency=concurrency, env=self.worker_env
-        )
+        worker = start_scrape_worker(self.tmp, self.worker_env, concurrency)
         self.workers.append(worker)
         return worker
 
@@ -105,10 +138,8 @@ def crawl_stack(
         proc = start_scrape(tmp, port, env)
         built = CrawlStack(tmp, None, port, env, proc, redis)  # type: ignore[arg-type]
         stack.callback(lambda: built.scrape_proc.stop())
-        built.worker_env = {
-            "WORKER_SCRAPE_URL": built.scrape,
-            "WORKER_CRAWL_SLICE_S": str(slice_s),
-        }
+        # the scrape workers read pages as the service does: its settings, and a slice length
+        built.worker_env = {**env, "SCRAPE_CRAWL_SLICE_S": str(slice_s)}
         stack.callback(lambda: [w.proc.stop() for w in built.workers])
         for _ in range(workers if durable else 0):
             built.add_worker(worker_concurrency)

@@ -5,8 +5,9 @@ from __future__ import annotations
 import gzip
 
 import pytest
-from openmono_contracts.crawl import CrawlRules, Robots, Scope, check_patterns, normalise, page_key
+from openmono_contracts.crawl import CrawlRules
 from openmono_scrape import statuses
+from openmono_scrape.crawl import Robots, Scope, check_patterns, normalise, page_key
 from openmono_scrape.firecrawl._fallback import not_served
 from openmono_scrape.sitemaps import parse_sitemap
 

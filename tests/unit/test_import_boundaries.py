@@ -12,16 +12,23 @@ Rules over the product packages:
    package. Every import counts, also one made for type checking only, inside a function, or by
    name (`importlib.import_module("a.b")`): a circle hidden that way is still two modules that
    cannot be read (or changed) one at a time.
+4. `openmono_contracts` is below every service: it imports no other product package, no queue
+   or store client and no web framework, so what runs a service (the crawl engine once lived
+   there, with its Redis store) cannot grow back into it; its crawl module holds wire models
+   and names only.
 """
 
 from __future__ import annotations
 
 import ast
+import inspect
 from collections.abc import Iterator
 from pathlib import Path
 
 import openmono_worker
 from openmono import stack as native_stack
+from openmono_contracts import crawl as crawl_wire
+from pydantic import BaseModel
 
 from tests.support.product import PACKAGES, product_modules
 
@@ -211,3 +218,42 @@ def test_the_circle_rule_sees_type_checking_lazy_and_relative_imports() -> None:
     assert up == {"p.other"}
     by_name = "import importlib\ndef f():\n    return importlib.import_module('openmono.x._a')\n"
     assert set(_module_imports("p.other", False, ast.parse(by_name), known)) == {"openmono.x._a"}
+
+
+# What a service runs on; contracts only describes what crosses between them.
+_NOT_IN_CONTRACTS = {"celery", "kombu", "redis", "fastapi", "starlette", "uvicorn"}
+
+
+def contracts_violations(module: str, source: str) -> list[str]:
+    found = []
+    for line, dotted in _imported(ast.parse(source)):
+        top = dotted.split(".")[0]
+        if top in _NOT_IN_CONTRACTS or (top in PACKAGES and top != "openmono_contracts"):
+            found.append(f"{module}:{line}: contracts may not import {top}")
+    return sorted(set(found))
+
+
+def test_contracts_imports_no_service_and_no_runtime_of_one() -> None:
+    found = [
+        v
+        for module, _, path in _modules()
+        if module.split(".")[0] == "openmono_contracts"
+        for v in contracts_violations(module, path.read_text())
+    ]
+    assert found == []
+    assert contracts_violations("openmono_contracts.x", "import redis.asyncio") != []
+    assert contracts_violations("openmono_contracts.x", "from openmono_scrape import a") != []
+    assert contracts_violations("openmono_contracts.x", "from pydantic import BaseModel") == []
+
+
+def test_the_crawl_contract_is_wire_models_and_names_only() -> None:
+    public = {n: v for n, v in vars(crawl_wire).items() if not n.startswith("_")}
+    behaviour = [
+        name
+        for name, value in public.items()
+        if (inspect.isfunction(value) or inspect.isclass(value))
+        and str(getattr(value, "__module__", "")).startswith("openmono_contracts")
+        and not (inspect.isclass(value) and issubclass(value, BaseModel))
+    ]
+    assert behaviour == []
+    assert {"JobSpec", "SliceTask", "CRAWL_QUEUE", "CRAWL_TASK"} <= set(public)

@@ -155,3 +155,12 @@ def test_uvicorn_target_builds_the_app_lazily(monkeypatch: pytest.MonkeyPatch) -
     assert app.title == "OpenMono scrape service"
     assert module.app is app  # built once
     monkeypatch.delitem(module.__dict__, "app")
+
+
+async def test_the_service_serves_no_internal_crawl_endpoint() -> None:
+    # crawl drivers read pages in their own process (openmono_scrape.worker): the service has
+    # no endpoint for them (it had /internal/crawl/page and /site)
+    body = {"url": "http://127.0.0.1:9/"}
+    async with client() as c:
+        for path in ("/internal/crawl/page", "/internal/crawl/site"):
+            assert (await c.post(path, json=body)).status_code == 404, path

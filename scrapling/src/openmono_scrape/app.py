@@ -14,22 +14,22 @@ logged with its traceback and answered as an `InternalError` without one (502 FE
 
 from __future__ import annotations
 
-import asyncio
 import logging
 from collections.abc import AsyncIterator
-from contextlib import AbstractAsyncContextManager, asynccontextmanager
+from contextlib import asynccontextmanager
 from typing import Any
 
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from openmono_contracts import ScrapeRequest, ScrapeResponse
-from openmono_contracts.crawl import SliceLimits
 from openmono_contracts.logurl import for_log
 from starlette.exceptions import HTTPException
 
 from openmono_scrape import crawljobs, firecrawl, statuses
-from openmono_scrape.errors import EngineUnavailable, InternalError, ScrapeError
+from openmono_scrape.admission import admission
+from openmono_scrape.crawl import SliceLimits
+from openmono_scrape.errors import InternalError, ScrapeError
 from openmono_scrape.service import ScrapeService
 from openmono_scrape.settings import ScrapeSettings
 
@@ -48,28 +48,8 @@ def create_app(settings: ScrapeSettings | None = None) -> FastAPI:
     """Build the app; the service and its browser live as long as the app's lifespan."""
     cfg = settings or ScrapeSettings()
     service = ScrapeService(cfg)
-    slots = asyncio.Semaphore(cfg.max_concurrency)
-
-    @asynccontextmanager
-    async def _admitted(url: str | None) -> AsyncIterator[None]:
-        try:
-            await asyncio.wait_for(slots.acquire(), cfg.queue_wait_s or 0.001)
-        except TimeoutError as exc:
-            raise EngineUnavailable(
-                f"the scrape service is busy ({cfg.max_concurrency} requests in flight)",
-                url=url,
-                retryable=True,
-                retry_after_s=1.0,
-            ) from exc
-        try:
-            yield
-        finally:
-            slots.release()
-
-    def admit(url: str | None) -> AbstractAsyncContextManager[None]:
-        """One of `max_concurrency` slots, waited for up to `queue_wait_s`, else 503."""
-        return _admitted(url)
-
+    # one of `max_concurrency` slots, waited for up to `queue_wait_s`, else 503
+    admit = admission(cfg)
     api = firecrawl.FirecrawlAPI(service, admit)
     runner = _runner(cfg, api, admit)
     once: firecrawl.IdempotencyStore = (
@@ -174,7 +154,6 @@ def create_app(settings: ScrapeSettings | None = None) -> FastAPI:
         return result
 
     app.include_router(firecrawl.build_router(api, runner, once))
-    app.include_router(crawljobs.build_internal_router(api, admit))
     return app
 
 

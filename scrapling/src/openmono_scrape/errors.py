@@ -12,7 +12,9 @@ ScrapeError (code, retryable, engine, retry_after_s)
  ├── EmptyContent          EMPTY_CONTENT        the page was fetched but has no text (also a
  │                                              scanned PDF: no text layer, no OCR here)
  ├── EngineUnavailable     ENGINE_UNAVAILABLE   the engine the page needs is not installed,
- │                                              or the service is saturated (retryable)
+ │    │                                         or the service is saturated (retryable)
+ │    └── SourceUnavailable                     (crawl jobs) a page cannot be read now (the
+ │                                              pipeline is busy): its driver tries it later
  ├── ActionFailed                               (Firecrawl actions) one action could not be done
  │                                              on the page; the message names its index
  ├── BadRequest                                 (Firecrawl API) a body or format that does not
@@ -30,6 +32,7 @@ ScrapeError (code, retryable, engine, retry_after_s)
  ├── IdempotencyConflict                        (Firecrawl jobs) the idempotency key was used
  │                                              for another request
  ├── TooManyJobs                                (Firecrawl jobs) this process runs all it may
+ │    └── StoreFull                             the jobs' stored bytes are at their bound
  └── NotServed                                  (Firecrawl) no such endpoint here
       ├── MethodNotAllowed                      served here, with another method
       └── NotImplementedHere                    Firecrawl's, not implemented by this server
@@ -103,6 +106,10 @@ class EmptyContent(ScrapeError):
 
 class EngineUnavailable(ScrapeError):
     code = "ENGINE_UNAVAILABLE"
+
+
+class SourceUnavailable(EngineUnavailable):
+    """A crawl driver's page source could not read the page now (busy): try it later."""
 
 
 class ActionFailed(ScrapeError):

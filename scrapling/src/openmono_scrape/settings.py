@@ -121,9 +121,10 @@ class ScrapeSettings(BaseSettings):
     # The longest answer asked of the model (also bounded by a quarter of its context).
     llm_answer_tokens: int = Field(default=1024, ge=16, le=8192)
 
-    # Crawl and batch scrape jobs (crawljobs/). With a Redis URL here (the stack's broker), jobs
-    # run in the worker tier as Celery tasks and their state lives in that Redis: durable across
-    # restarts, spread over workers. Unset: jobs run in this process and die with it.
+    # Crawl and batch scrape jobs (crawl/, crawljobs/). With a Redis URL here (the stack's
+    # broker), jobs run in the scrape workers (worker.py) as Celery tasks and their state lives in
+    # that Redis: durable across restarts, spread over workers. Unset: jobs run in this process
+    # and die with it. The scrape worker reads its broker here too.
     crawl_broker_url: str | None = None
     # The password the stack's Redis requires (REDIS_PASSWORD, the env file's): added to both
     # Redis URLs above when they name none (openmono_contracts.redisauth).
@@ -158,6 +159,11 @@ class ScrapeSettings(BaseSettings):
     # get 429.
     crawl_max_local_jobs: int = Field(default=8, ge=1)
     crawl_max_key_local_jobs: int = Field(default=4, ge=1)
+    # The scrape worker (worker.py): slices it runs at once (threads over one event loop, one
+    # page pipeline: its admission slots and per-host limit bound the fetches of all of them),
+    # and how long a slice drives its job before handing on to the next slice (any worker's).
+    crawl_worker_slices: int = Field(default=4, ge=1, le=64)
+    crawl_slice_s: float = Field(default=30.0, gt=0, le=3600)
 
     @field_validator("allow_cidrs", "browser_flags", mode="before")
     @classmethod

@@ -19,9 +19,9 @@ import time
 from urllib.parse import urljoin, urlsplit
 
 from lxml import etree
-from openmono_contracts.crawl import Robots, SiteFacts
 from openmono_contracts.logurl import for_log
 
+from openmono_scrape.crawl import Robots, SiteFacts
 from openmono_scrape.decode import decode_body
 from openmono_scrape.errors import ScrapeError
 from openmono_scrape.page import FetchedPage

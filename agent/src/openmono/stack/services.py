@@ -271,16 +271,6 @@ REDIS = ServiceSpec(
 )
 
 
-def _worker_env(ctx: Context) -> dict[str, str]:
-    s = ctx.settings
-    # crawl job slices read pages through the scrape service directly (not through the gateway)
-    scrape = parse_upstreams(s.scrape_upstream, "SCRAPE_UPSTREAM") or [f"{HOST}:{s.scrape_port}"]
-    return {
-        BROKER_URL_ENV: s.openmono_broker_url,
-        "WORKER_SCRAPE_URL": f"http://{scrape[0]}",
-    }
-
-
 WORKER = ServiceSpec(
     name="worker",
     enabled=lambda s: bool(s.openmono_broker_url),
@@ -299,7 +289,7 @@ WORKER = ServiceSpec(
     probe=lambda ctx: LogProbe(ctx.log("worker"), " ready."),
     start_timeout_s=60,
     owns_port=False,
-    env=lambda ctx: _worker_env(ctx),
+    env=lambda ctx: {BROKER_URL_ENV: ctx.settings.openmono_broker_url},
     check=_broker_check,
     private=False,
 )
@@ -337,21 +327,27 @@ LLAMA = ServiceSpec(
 )
 
 
-def _scrape_env(ctx: Context) -> dict[str, str]:
-    s = ctx.settings
+def _page_env(s: StackSettings) -> dict[str, str]:
+    """What the scrape service and the scrape worker read pages with, alike."""
     env: dict[str, str] = {}
     if s.scrape_allow_cidrs:
         env["SCRAPE_ALLOW_CIDRS"] = s.scrape_allow_cidrs
+    # the scrape cache shares the broker's Redis (another database) when the stack runs one, and
+    # crawl jobs then run in the scrape worker (Celery on the broker, their state in its Redis)
+    if s.openmono_broker_url:
+        env["SCRAPE_CACHE_REDIS_URL"] = f"redis://{HOST}:{s.broker_port}/1"
+        env["SCRAPE_CRAWL_BROKER_URL"] = s.openmono_broker_url
+    return env
+
+
+def _scrape_env(ctx: Context) -> dict[str, str]:
+    s = ctx.settings
+    env = _page_env(s)
     # the Firecrawl API's search asks SearXNG directly, not through the gateway: the first of the
     # SEARXNG_UPSTREAM list (the scrape service takes one URL; the gateway balances the rest)
     if s.search_enabled and parse_upstreams(s.searxng_upstream, "SEARXNG_UPSTREAM"):
         searxng = s.searxng_upstream.replace(",", " ").split()[0].rstrip("/")
         env["SCRAPE_SEARXNG_URL"] = searxng if "://" in searxng else f"http://{searxng}"
-    # the scrape cache shares the broker's Redis (another database) when the stack runs one, and
-    # crawl jobs then run in the worker tier (Celery on the broker, their state in its Redis)
-    if s.openmono_broker_url:
-        env["SCRAPE_CACHE_REDIS_URL"] = f"redis://{HOST}:{s.broker_port}/1"
-        env["SCRAPE_CRAWL_BROKER_URL"] = s.openmono_broker_url
     # the Firecrawl json and summary formats ask the box's model through the gateway's LLM route,
     # with the gateway key (so usage and the box-key rules apply as to any client)
     env["SCRAPE_LLM_URL"] = f"http://{HOST}:{s.gateway_port}"
@@ -377,6 +373,30 @@ SCRAPE = ServiceSpec(
     probe=lambda ctx: HttpProbe(f"http://{HOST}:{ctx.settings.scrape_port}/health"),
     start_timeout_s=60,
     env=_scrape_env,
+)
+
+
+# The crawl queue's worker: it reads each page of a job with the scrape service's own pipeline,
+# in its own process (openmono_scrape.worker), wherever the stack runs both a scrape service and
+# the broker its jobs go to.
+SCRAPE_WORKER = ServiceSpec(
+    name="scrape-worker",
+    enabled=lambda s: SCRAPE.enabled(s) and bool(s.openmono_broker_url),
+    off_reason=lambda s: _no_broker(s) if not s.openmono_broker_url else _scrape_off(s),
+    command=lambda ctx: [
+        stack_python(ctx.root),
+        "-m",
+        "openmono_scrape.worker",
+        "--hostname",
+        f"openmono-scrape-{ctx.settings.broker_port}@%h",
+    ],
+    port=lambda s: s.broker_port,
+    # Celery logs "celery@host ready." once it consumes
+    probe=lambda ctx: LogProbe(ctx.log("scrape-worker"), " ready."),
+    start_timeout_s=60,
+    owns_port=False,
+    env=lambda ctx: _page_env(ctx.settings),
+    check=_broker_check,
 )
 
 
@@ -446,4 +466,4 @@ GATEWAY = ServiceSpec(
     check=_gateway_check,
 )
 
-SERVICES: tuple[ServiceSpec, ...] = (REDIS, WORKER, LLAMA, SCRAPE, KEYS, GATEWAY)
+SERVICES: tuple[ServiceSpec, ...] = (REDIS, WORKER, LLAMA, SCRAPE, SCRAPE_WORKER, KEYS, GATEWAY)

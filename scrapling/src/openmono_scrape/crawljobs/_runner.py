@@ -1,14 +1,15 @@
-"""Who runs a job's drivers: the worker tier through Celery (durable), or this process.
+"""Who runs a job's drivers: the scrape worker through Celery (durable), or this process.
 
 - `CeleryRunner` (`SCRAPE_CRAWL_BROKER_URL` set): the job goes into the broker's Redis
-  (`RedisJobStore`) and `crawl_drivers` slice tasks go onto the crawl queue; each slice sends the
-  next one of its chain itself. A status request that finds a running job without a live driver
-  (its workers died, their messages not yet handed out again) starts a new chain at once.
+  (`RedisJobStore`) and `crawl_drivers` slice tasks go onto the crawl queue, which the scrape
+  workers serve (`openmono_scrape.worker`); each slice sends the next one of its chain itself.
+  A status request that finds a running job without a live driver (its workers died, their
+  messages not yet handed out again) starts a new chain at once.
 - `LocalRunner` (no broker): the job lives in memory (`MemoryJobStore`) and one driver loop per
   job runs on this service's event loop; jobs end with the process. At most `local_jobs` run at
   once, `key_local_jobs` of them for one key.
 Both create the job the same way (`create`) and answer the same questions (`store`); their stores
-hold the byte bounds of `JobBounds` (in all and per key: `openmono_contracts.crawl.store`).
+hold the byte bounds of `JobBounds` (in all and per key: `openmono_scrape.crawl.store`).
 """
 
 from __future__ import annotations
@@ -20,20 +21,18 @@ import uuid
 from dataclasses import dataclass
 from typing import Any
 
-from openmono_contracts.crawl import (
-    CRAWL_QUEUE,
-    CRAWL_TASK,
+from openmono_contracts.crawl import CRAWL_QUEUE, CRAWL_TASK, JobSpec, SliceTask
+
+from openmono_scrape.crawl import (
     Item,
-    JobSpec,
     JobStore,
     MemoryJobStore,
     PageSource,
     RedisJobStore,
     SliceLimits,
-    SliceTask,
     run_slice,
 )
-
+from openmono_scrape.crawljobs._celery import crawl_celery
 from openmono_scrape.errors import TooManyJobs
 from openmono_scrape.settings import ScrapeSettings
 
@@ -115,24 +114,10 @@ class CeleryRunner:
     durable = True
 
     def __init__(self, broker_url: str, bounds: JobBounds) -> None:
-        from celery import Celery
-
         self.store: JobStore = RedisJobStore.from_url(
             broker_url, bounds.total_bytes, bounds.key_bytes
         )
-        self.app = Celery("openmono-scrape", broker=broker_url)
-        self.app.conf.update(
-            task_serializer="json",
-            accept_content=["json"],
-            broker_connection_timeout=3.0,
-            broker_connection_retry_on_startup=True,
-            task_publish_retry_policy={
-                "max_retries": 2,
-                "interval_start": 0,
-                "interval_step": 0.2,
-                "interval_max": 0.5,
-            },
-        )
+        self.app = crawl_celery("openmono-scrape", broker_url)
         self._kicked: dict[str, float] = {}
 
     async def _send(self, job_id: str) -> None:

@@ -1,19 +1,14 @@
-"""How a page of a job is read in this service: the worker's `/internal/crawl/page` and an
-in-process driver both come here, so a job reads pages exactly as `/firecrawl/*/scrape` does."""
+"""How a page of a job is read: the service's own page pipeline, in the driver's process (the
+scrape service without a broker, or the scrape worker), so a job reads pages exactly as
+`/firecrawl/*/scrape` does and no page takes a network hop to be read."""
 
 from __future__ import annotations
 
-from openmono_contracts.crawl import (
-    PageOutcome,
-    PageRequest,
-    SiteFacts,
-    SiteRequest,
-    SourceUnavailable,
-)
 from openmono_contracts.firecrawl import FirecrawlScrapeOptions
 from pydantic import ValidationError
 
-from openmono_scrape.errors import BadRequest, EngineUnavailable, ScrapeError
+from openmono_scrape.crawl import PageOutcome, PageRequest, SiteFacts, SiteRequest
+from openmono_scrape.errors import BadRequest, EngineUnavailable, ScrapeError, SourceUnavailable
 from openmono_scrape.firecrawl import Admit, PageScraper
 from openmono_scrape.sitemaps import site_facts
 
@@ -47,7 +42,7 @@ async def read_site(api: PageScraper, req: SiteRequest) -> SiteFacts:
 
 
 class DirectSource:
-    """`PageSource` for drivers running in this process; takes the service's admission slots."""
+    """`PageSource` over this process's page pipeline; takes its admission slots."""
 
     def __init__(self, api: PageScraper, admit: Admit) -> None:
         self.api = api
@@ -57,7 +52,7 @@ class DirectSource:
         try:
             async with self.admit(req.url):
                 return await read_page(self.api, req)
-        except EngineUnavailable as exc:  # the service is busy: the driver tries again later
+        except EngineUnavailable as exc:  # the pipeline is busy: the driver tries again later
             raise SourceUnavailable(exc.message) from exc
 
     async def site(self, req: SiteRequest) -> SiteFacts:

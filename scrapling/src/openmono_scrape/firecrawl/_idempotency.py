@@ -8,7 +8,7 @@ while (`PENDING_S`) before the job is created, so two identical requests at once
 once the job exists, `keep` holds the record until the job expires (then the key is free again);
 a start that fails (400, 429) `forget`s it. Bounds: in memory at most `MAX_PER_OWNER` records a
 gateway key and `MAX_RECORDS` in all (the oldest give way); in Redis each record expires with
-its job, and jobs are bounded per key by their bytes (`openmono_contracts.crawl.store`).
+its job, and jobs are bounded per key by their bytes (`openmono_scrape.crawl.store`).
 """
 
 from __future__ import annotations

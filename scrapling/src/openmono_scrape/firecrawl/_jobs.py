@@ -29,22 +29,7 @@ from urllib.parse import urlsplit
 from fastapi import APIRouter, Query, Request
 from fastapi.responses import JSONResponse
 from kombu.exceptions import OperationalError as KombuOperationalError
-from openmono_contracts.crawl import (
-    CrawlRules,
-    GuardPolicy,
-    Item,
-    JobSpec,
-    JobStore,
-    JobVersion,
-    StoreFull,
-    Webhooks,
-    WebhookSpec,
-    check_patterns,
-    iso,
-    normalise,
-    page_key,
-)
-from openmono_contracts.crawl.scope import Scope
+from openmono_contracts.crawl import CrawlRules, GuardPolicy, JobSpec, JobVersion, WebhookSpec
 from openmono_contracts.firecrawl import FirecrawlScrapeOptions
 from openmono_contracts.firecrawl_jobs import (
     FirecrawlBatchScrapeRequest,
@@ -60,6 +45,17 @@ from openmono_contracts.gatewaykeys import KEY_HEADER, KEY_NAME
 from pydantic import BaseModel
 from redis.exceptions import RedisError
 
+from openmono_scrape.crawl import (
+    Item,
+    JobStore,
+    Scope,
+    StoreFull,
+    Webhooks,
+    check_patterns,
+    iso,
+    normalise,
+    page_key,
+)
 from openmono_scrape.engines import check_url
 from openmono_scrape.errors import (
     BadRequest,

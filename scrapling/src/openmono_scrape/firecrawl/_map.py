@@ -14,11 +14,11 @@ from __future__ import annotations
 
 import time
 
-from openmono_contracts.crawl import normalise, page_key
-from openmono_contracts.crawl.scope import host_of
 from openmono_contracts.firecrawl import FirecrawlScrapeOptions
 from openmono_contracts.firecrawl_jobs import FirecrawlMapRequest
 
+from openmono_scrape.crawl import normalise, page_key
+from openmono_scrape.crawl.scope import host_of
 from openmono_scrape.errors import BadRequest, BlockedURL, ScrapeError
 from openmono_scrape.firecrawl._scrape import PageScraper, Version
 from openmono_scrape.sitemaps import site_facts

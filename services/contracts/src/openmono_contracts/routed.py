@@ -131,7 +131,7 @@ SCRAPE = RoutedService(
     switch_env=SCRAPE_SWITCH_ENV,
     native_port_setting="scrape_port",
     native_service="scrape",
-    # crawl jobs survive a restart (they run in the worker tier, state in Redis): the scrape
+    # crawl jobs survive a restart (they run in the scrape workers, state in Redis): the scrape
     # service answers 2xx on this path only then
     capabilities=(Capability("crawl_durable", "/health/crawl-durable"),),
     env_doc="native stack: external scrape services (host:port list) instead of starting one",

@@ -15,7 +15,6 @@ from typing import Any
 
 from celery import Celery
 from openmono_contracts.calls import HARD_LIMIT_EXTRA_S, TASK_NAME
-from openmono_contracts.crawl import CRAWL_QUEUE
 
 from openmono_worker.routing import RoutingError, ServedRoutes, served_routes
 from openmono_worker.settings import WorkerSettings
@@ -84,7 +83,7 @@ def create_app(settings: WorkerSettings | None = None) -> Celery:
         # consumes the queues of what it serves, chosen at startup (`consume_served_queues`).
         # Nothing is sent to the default queue, and no worker consumes it.
         task_default_queue="openmono.tools",
-        include=["openmono_worker.tasks", "openmono_worker.crawljobs"],
+        include=["openmono_worker.tasks"],
     )
     return app
 
@@ -101,8 +100,6 @@ def consume_served_queues(app: Celery, settings: WorkerSettings) -> ServedRoutes
     except RoutingError as exc:
         raise SystemExit(f"openmono worker: {exc}") from exc
     names = list(served.queues)
-    if settings.crawl_jobs:
-        names.append(CRAWL_QUEUE)  # crawl job slices (crawljobs.py), from any scrape service
     queues = app.amqp.queues
     for name in names:
         queues[name]  # created the way a sender creates it (create_missing)

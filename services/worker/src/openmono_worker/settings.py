@@ -251,13 +251,6 @@ class WorkerSettings(BaseSettings):
     default_timeout_s: float = Field(default=120.0, gt=0)
     connect_timeout_s: float = Field(default=2.0, gt=0)
 
-    # --- Crawl and batch scrape jobs (crawljobs.py): this worker runs slices from the crawl
-    # queue, reading pages through the scrape service at `scrape_url` (not through the gateway).
-    crawl_jobs: bool = True
-    scrape_url: str = "http://127.0.0.1:5000"
-    # How long a slice drives its job before handing on to the next slice (any worker's).
-    crawl_slice_s: float = Field(default=30.0, gt=0, le=3600)
-
     # The env file of the stack (`OPENMONO_ENV_FILE`, as the agent names it): never readable by
     # a sandboxed command, wherever it is.
     env_file: Path | None = Field(

@@ -13,8 +13,9 @@ from collections import deque
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
-from openmono_contracts.crawl._spec import JobSpec, JobStatus
-from openmono_contracts.crawl.store import (
+from openmono_contracts.crawl import JobSpec, JobStatus
+
+from openmono_scrape.crawl.store import (
     BYTE_BOUND_WARNING,
     KEY_BOUND_WARNING,
     TOTAL_BOUND_WARNING,

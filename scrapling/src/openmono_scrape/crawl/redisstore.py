@@ -24,9 +24,10 @@ import json
 import time
 from typing import Any
 
-from openmono_contracts.crawl._spec import JOB_KEY_PREFIX, JobSpec
-from openmono_contracts.crawl.memstore import iso
-from openmono_contracts.crawl.store import (
+from openmono_contracts.crawl import JOB_KEY_PREFIX, JobSpec
+
+from openmono_scrape.crawl.memstore import iso
+from openmono_scrape.crawl.store import (
     BYTE_BOUND_WARNING,
     KEY_BOUND_WARNING,
     TOTAL_BOUND_WARNING,

@@ -1,8 +1,8 @@
-"""One slice of a job: take pages from the store, have the scrape service read them, record them.
+"""One slice of a job: take pages from the store, read them through the page source, record them.
 
-A driver is a chain of slices. In the worker tier each slice is a Celery task that, when the job
-is not done when its time is up, sends the next slice (which any worker may take); in a scrape
-service without Redis the chain is a loop in the service. The steps of a slice:
+A driver is a chain of slices. In the scrape worker each slice is a Celery task that, when the
+job is not done when its time is up, sends the next slice (which any scrape worker may take); in
+a scrape service without Redis the chain is a loop in the service. The steps of a slice:
 
 1. Join the job's drivers (`store.beat`); one beyond `max_drivers` leaves at once.
 2. Send the `started` webhook, once per job (`mark_once`).
@@ -10,13 +10,15 @@ service without Redis the chain is a loop in the service. The steps of a slice:
    its own task (`_process`), and keep the leases of the pages in hand alive (a heartbeat task),
    so a driver that dies loses its pages to another after `lease_s`, and only then.
 4. A page (`_process`): a crawl's start page first reads the site (robots.txt, and its sitemaps
-   unless `sitemap: skip`); robots.txt is honoured for every page of a crawl; the scrape service
-   reads the page (`PageSource.page`: its guard on the URL and every redirect hop, its per-host
-   limit, its cache with the job's `maxAge`); a redirect onto another URL of the crawl is a
-   duplicate, one out of the crawl's scope an error; the links in scope become new pages.
+   unless `sitemap: skip`); robots.txt is honoured for every page of a crawl; the page source
+   (the scrape service's pipeline, in this process) reads the page (`PageSource.page`: its guard
+   on the URL and every redirect hop, its per-host limit, its cache with the job's `maxAge`); a
+   redirect onto another URL of the crawl is a duplicate, one out of the crawl's scope an error;
+   the links in scope become new pages.
 5. Time up: let the pages in hand finish, then say whether the job goes on ("more").
-When the scrape service cannot be reached, a page is tried again for `source_retry_s`, then put
-back for a later slice: a restart of the service delays a job, it does not fail its pages.
+When the page source is busy (`SourceUnavailable`: all its admission slots taken), a page is
+tried again for `source_retry_s`, then put back for a later slice: a busy reader delays a job,
+it does not fail its pages.
 """
 
 from __future__ import annotations
@@ -30,23 +32,21 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any, Literal, Protocol, TypeVar
 
-from openmono_contracts.crawl._spec import JobSpec, PageOutcome, PageRequest, SiteFacts, SiteRequest
-from openmono_contracts.crawl.memstore import iso
-from openmono_contracts.crawl.robots import Robots
-from openmono_contracts.crawl.scope import Scope, normalise, origin_of
-from openmono_contracts.crawl.store import Finished, Item, JobStore
-from openmono_contracts.crawl.webhook import Webhooks
-from openmono_contracts.errors import ContractError
+from openmono_contracts.crawl import JobSpec
 from openmono_contracts.logurl import for_log
+
+from openmono_scrape.crawl.memstore import iso
+from openmono_scrape.crawl.pages import PageOutcome, PageRequest, SiteFacts, SiteRequest
+from openmono_scrape.crawl.robots import Robots
+from openmono_scrape.crawl.scope import Scope, normalise, origin_of
+from openmono_scrape.crawl.store import Finished, Item, JobStore
+from openmono_scrape.crawl.webhook import Webhooks
+from openmono_scrape.errors import SourceUnavailable
 
 log = logging.getLogger("openmono.crawl")
 
 SliceEnd = Literal["ended", "more", "missing", "surplus"]
 _T = TypeVar("_T")
-
-
-class SourceUnavailable(ContractError):
-    """The scrape service could not be asked (down, restarting, busy): try the page later."""
 
 
 class PageSource(Protocol):
@@ -59,7 +59,7 @@ class SliceLimits:
     seconds: float = 30.0
     # between looks at the store while other drivers hold the job's pages
     poll_s: float = 0.2
-    # how long one page waits for an unreachable scrape service before it is put back
+    # how long one page waits for a busy page source before it is put back
     source_retry_s: float = 60.0
     # the chain's place among the job's drivers is kept this long while its next slice queues
     queue_grace_s: float = 120.0
@@ -229,9 +229,7 @@ class Driver:
             item = self.inflight.pop(task)
             exc = task.exception()
             if isinstance(exc, SourceUnavailable):
-                log.warning(
-                    "job %s: the scrape service is unreachable; %s waits", self.spec.id, item.url
-                )
+                log.warning("job %s: the page source is busy; %s waits", self.spec.id, item.url)
             elif exc is not None:
                 log.error("job %s: page %s failed", self.spec.id, for_log(item.url), exc_info=exc)
             if exc is not None:

@@ -1,13 +1,12 @@
 """What crosses the process boundaries of a crawl job: the job as the scrape service made it, and
-the two requests a driver in the worker tier makes of the scrape service.
+the Celery task that drives it.
 
-    scrape service --JobSpec (Redis) + Celery task {job_id, token}--> worker (a driver slice)
-    worker --PageRequest--> scrape service  /internal/crawl/page  --PageOutcome-->
-    worker --SiteRequest--> scrape service  /internal/crawl/site  --SiteFacts-->
+    scrape service --JobSpec (Redis) + Celery task {job_id, token}--> scrape worker (a driver slice)
 
-The driver never fetches a page itself: the scrape service does, with its guard (every URL and
-redirect hop), its per-host limit, its cache and its extraction, so a crawl reads pages exactly
-as `/firecrawl/v2/scrape` does.
+Wire models only: the engine that runs a job (scope, robots.txt, the job stores, the driver,
+webhooks) is the scrape service's, `openmono_scrape.crawl`; its worker reads each page in its own
+process with the service's own pipeline (guard, per-host limit, cache, extraction), so a crawl
+reads pages exactly as `/firecrawl/v2/scrape` does.
 """
 
 from __future__ import annotations
@@ -16,7 +15,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
-# The Celery task that runs one slice of a job, and the queue every crawl-serving worker reads.
+# The Celery task that runs one slice of a job, and the queue every scrape worker reads.
 CRAWL_TASK = "openmono.crawl.run"
 CRAWL_QUEUE = "openmono.crawl"
 # Redis keys of a job: `openmono:crawl:<id>:<part>` (the store's module lists the parts).
@@ -86,41 +85,6 @@ class JobSpec(BaseModel):
     max_attempts: int = Field(default=3, ge=1)
     # drivers at once (each a chain of Celery slices); more are turned away
     max_drivers: int = Field(default=2, ge=1)
-
-
-class PageRequest(BaseModel):
-    """Scrape one page of a job the way `/firecrawl/{version}/scrape` would."""
-
-    url: str
-    version: JobVersion = "v2"
-    scrape_options: dict[str, Any] = Field(default_factory=dict)
-    # a crawl needs the page's links to go on, whatever formats the user asked for
-    want_links: bool = False
-
-
-class PageOutcome(BaseModel):
-    """A page's document (Firecrawl's JSON, camelCase) or why there is none."""
-
-    ok: bool
-    document: dict[str, Any] | None = None
-    links: list[str] = Field(default_factory=list)
-    final_url: str | None = None
-    status_code: int | None = None
-    error: str | None = None
-    code: str | None = None  # the scrape service's error code (BLOCKED_URL, TIMEOUT, ...)
-
-
-class SiteRequest(BaseModel):
-    """A site's robots.txt, and its sitemap URLs when `sitemap` (sitemap indexes followed)."""
-
-    url: str
-    sitemap: bool = False
-    max_urls: int = Field(default=10_000, ge=1, le=100_000)
-
-
-class SiteFacts(BaseModel):
-    robots: str | None = None  # None: the site has none (or it could not be read)
-    sitemap_urls: list[str] = Field(default_factory=list)
 
 
 class SliceTask(BaseModel):

@@ -16,8 +16,7 @@ import uuid
 from typing import Any
 
 import httpx
-
-from openmono_contracts.crawl._spec import JobSpec
+from openmono_contracts.crawl import JobSpec
 from openmono_contracts.netguard import NetGuard, NetGuardError, policy_resolver
 
 log = logging.getLogger("openmono.crawl.webhook")

@@ -17,7 +17,7 @@ from __future__ import annotations
 import re
 from urllib.parse import urlsplit, urlunsplit
 
-from openmono_contracts.crawl._spec import CrawlRules
+from openmono_contracts.crawl import CrawlRules
 
 _DEFAULT_PORTS = {"http": 80, "https": 443}
 _INDEX = re.compile(r"/index\.(html?|php)$", re.IGNORECASE)

@@ -1,7 +1,8 @@
 """Where a job lives while it runs: its spec, its state, its frontier and its results.
 
-Two stores keep the same rules: `RedisJobStore` (durable: the scrape service and every worker share
-it) and `MemoryJobStore` (the scrape service alone, when no Redis is configured). The rules:
+Two stores keep the same rules: `RedisJobStore` (durable: the scrape service and every scrape
+worker share it) and `MemoryJobStore` (the scrape service alone, when no Redis is configured).
+The rules:
 
 - A page is an `Item` (URL, discovery depth, dedupe key, attempts). The frontier holds the items
   not yet taken; `claim` leases at most `concurrency - leased` of them to a driver (one at a time,
@@ -32,8 +33,9 @@ import json
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
 
-from openmono_contracts.crawl._spec import JobSpec, JobStatus
-from openmono_contracts.errors import ContractError
+from openmono_contracts.crawl import JobSpec, JobStatus
+
+from openmono_scrape.errors import TooManyJobs
 
 Verdict = Literal["stored", "error", "skipped", "duplicate", "dropped"]
 CancelOutcome = Literal["cancelled", "completed", "failed", "missing"]
@@ -50,7 +52,7 @@ TOTAL_BOUND_WARNING = (
 FLOOR_BYTES = 1024 * 1024
 
 
-class StoreFull(ContractError):
+class StoreFull(TooManyJobs):
     """Making the job would pass the bytes all jobs may hold together, or those of its key."""
 
     def __init__(self, used: int, total: int, *, per_key: bool = False) -> None:
