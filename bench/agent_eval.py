@@ -418,7 +418,7 @@ def main() -> None:
     )
     ap.add_argument(
         "--intent",
-        choices=["off", "examples", "narrow"],
+        choices=["off", "narrow"],
         default="narrow",
         help="llm.tool_intent for every run (what a read-only request is shown; default narrow)",
     )

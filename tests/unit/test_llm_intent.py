@@ -1,5 +1,5 @@
 """`llm.tool_intent`: in a request that only reads, the prompted protocol leaves writers out of
-the worked examples (`examples`) or out of everything the model sees (`narrow`); any other
+everything the model sees (`narrow`: tool block, grammar, worked examples); any other
 request sees every tool. The inner model is scripted in-process, so what it was sent is exact.
 """
 
@@ -64,14 +64,8 @@ async def test_narrow_shows_no_writer_to_a_read_only_request() -> None:
     assert "call-filewrite" not in grammar and "call-fileread" in grammar
 
 
-async def test_examples_keeps_the_block_and_grammar_whole() -> None:
-    block, examples, grammar = await _sent("examples", ASK)
-    assert "- FileWrite " in block and "call-filewrite" in grammar
-    assert "FileWrite" not in examples
-
-
 async def test_a_change_and_the_lever_off_see_every_tool() -> None:
-    for intent, request in (("narrow", CHANGE), ("examples", CHANGE), ("off", ASK)):
+    for intent, request in (("narrow", CHANGE), ("off", ASK)):
         block, examples, grammar = await _sent(intent, request)
         assert "- FileWrite " in block and "call-filewrite" in grammar, (intent, request)
     _, examples, _ = await _sent("narrow", CHANGE)
@@ -91,4 +85,8 @@ def test_the_request_is_the_users_latest_words_not_a_tool_result() -> None:
     ]
     assert latest_request(turn) == ASK
     assert latest_request(turn[1:]) is None
+    # a reply cut off mid-call is asked again by the loop: still the user's read-only request
+    # (measured: Gemma's cut FileRead was asked again and, shown every tool, became FileWrite)
+    again = ChatMessage(role="user", content="[Send that call again; FileEdit ...]", from_loop=True)
+    assert latest_request([*turn, again]) == ASK
     assert shown_tools(TOOLS, None, "narrow").block == TOOLS

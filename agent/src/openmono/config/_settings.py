@@ -84,10 +84,9 @@ class LLMSettings(BaseModel):
     tool_protocol: Annotated[Literal["auto", "native", "prompted"], APPLIES] = "auto"
     # prompted calls on llama.cpp are constrained by a GBNF grammar (offered names, typed args)
     tool_grammar: Annotated[bool, APPLIES] = True
-    # prompted, in a request that only reads: writers left out of the examples ("examples"), or
-    # of the tool block, the grammar and the examples ("narrow"); "off" shows every tool
-    # (openmono.llm._intent)
-    tool_intent: Annotated[Literal["off", "examples", "narrow"], APPLIES] = "narrow"
+    # prompted, in a request that only reads: writers left out of the tool block, the grammar
+    # and the worked examples ("narrow"); "off" shows every tool (openmono.llm._intent)
+    tool_intent: Annotated[Literal["off", "narrow"], APPLIES] = "narrow"
     max_tokens: Annotated[int | None, APPLIES] = Field(default=None, ge=1)
     temperature: Annotated[float | None, APPLIES] = Field(default=None, ge=0)
     # Used until `/props` answers; the probe's real n_ctx replaces it.

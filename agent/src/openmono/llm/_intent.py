@@ -6,13 +6,13 @@ user's latest message only reads (`permissions.read_only_task`, the test the saf
 tools that write (`ToolSpec.writes`) are left out of what the model sees:
 
     off       every offered tool in the tool block, the grammar and the examples
-    examples  the worked examples show only tools that do not write; block and grammar keep all
-    narrow    the tool block and the grammar too offer only tools that do not write, so the model
-              cannot call a writer in that turn (the shell stays: a read-only command is a read,
-              and the floor refuses one that is not)
+    narrow    the tool block, the grammar and the worked examples offer only tools that do not
+              write, so the model cannot call a writer in that turn (the shell stays: a read-only
+              command is a read, and the floor refuses one that is not)
 
 Any other request (a change, a run, an answer such as "yes, go ahead") sees every tool, exactly
-as under `off`. Which setting won, measured on two families: docs/agent-eval.md.
+as under `off`. Measured on two families (docs/agent-eval.md); a third setting, writers left out of
+the examples alone, was not measured in time and is not offered.
 """
 
 from __future__ import annotations
@@ -24,12 +24,13 @@ from typing import Literal
 from openmono.llm._messages import ChatMessage, ToolSpec
 from openmono.permissions import read_only_task
 
-ToolIntent = Literal["off", "examples", "narrow"]
+ToolIntent = Literal["off", "narrow"]
 
 
 @dataclass(frozen=True)
 class Shown:
-    """The tools for the block and grammar, and those the worked examples may use."""
+    """The tools for the block and grammar, and those the worked examples may use (the same
+    under both settings; apart so that the examples can be chosen on their own)."""
 
     block: list[ToolSpec]
     examples: list[ToolSpec]
@@ -37,9 +38,11 @@ class Shown:
 
 
 def latest_request(messages: Sequence[ChatMessage]) -> str | None:
-    """The user's latest words (a tool result is a `tool` message, never a `user` one)."""
+    """The user's latest words (a tool result is a `tool` message, never a `user` one; the
+    loop's own instructions are passed over: a continuation's "send that call again, ... append
+    the rest with FileEdit" is not the user asking for a change)."""
     for message in reversed(messages):
-        if message.role == "user" and message.content:
+        if message.role == "user" and message.content and not message.from_loop:
             return message.content
     return None
 
@@ -53,4 +56,4 @@ def shown_tools(tools: Sequence[ToolSpec], request: str | None, intent: ToolInte
     readers = [t for t in every if not t.writes]
     if not readers:  # nothing but writers: leave them all, the floor still refuses the write
         return Shown(every, every, False)
-    return Shown(readers if intent == "narrow" else every, readers, True)
+    return Shown(readers, readers, True)

@@ -43,6 +43,9 @@ class ChatMessage(BaseModel):
     tool_calls: list[ToolCall] = Field(default_factory=list)
     tool_call_id: str | None = None
     name: str | None = None
+    # an instruction of the loop's own in a user turn (a continuation, a nudge), not the user's
+    # words: never sent as such, never stored; `_intent` looks past it for the request
+    from_loop: bool = Field(default=False, exclude=True)
 
     def to_wire(self) -> dict[str, Any]:
         """The message's JSON for `/v1/chat/completions` (empty fields left out)."""

@@ -41,7 +41,7 @@ def continuation(reply: Reply) -> list[ChatMessage]:
         reasoning_content=reply.reasoning or None,
     )
     if not cut:
-        return [partial, ChatMessage(role="user", content=TEXT_CUT)]
+        return [partial, ChatMessage(role="user", content=TEXT_CUT, from_loop=True)]
     names = ", ".join(c.name or "tool" for c in cut)
     kept = f" Your other calls ({', '.join(c.name for c in whole)}) arrived whole." if whole else ""
     ask = (
@@ -49,7 +49,7 @@ def continuation(reply: Reply) -> list[ChatMessage]:
         "complete, so it was not run. Send that call again, complete, and nothing else; if it "
         f"writes a long file, write the first part and append the rest with FileEdit.{kept}]"
     )
-    return [partial, ChatMessage(role="user", content=ask)]
+    return [partial, ChatMessage(role="user", content=ask, from_loop=True)]
 
 
 def join(reply: Reply, more: Reply) -> None:

@@ -348,7 +348,7 @@ class AgentLoop:
                     return self._done(emit, "empty", text, iteration, EMPTY_STOP)
                 nudged = True
                 emit(Notice(level="warning", message="The model's reply was empty: asking again."))
-                nudge = [ChatMessage(role="user", content=EMPTY_NUDGE)]
+                nudge = [ChatMessage(role="user", content=EMPTY_NUDGE, from_loop=True)]
                 continue
             if not reply.calls:
                 return self._done(emit, "stop", text, iteration)

@@ -129,7 +129,6 @@ def _family_check(info: ModelInfo, intent: str) -> Check:
         )
         examples += {
             "narrow": "; a request that only reads is shown no tool that writes (tool_intent)",
-            "examples": "; a request that only reads gets no example of a write (tool_intent)",
         }.get(intent, "")
     else:
         examples = "no worked examples (native: the template renders the tools)"
