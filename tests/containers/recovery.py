@@ -14,7 +14,6 @@ issue's bound is stated for ("two CPU-bound processes running beside it").
 
 from __future__ import annotations
 
-import json
 import os
 import signal
 import subprocess
@@ -70,13 +69,8 @@ def _epoch(stamp: str) -> float:
 
 def ps_state(project: Project, service: str) -> str:
     """What `docker compose ps` says of `service`: its state, and its health when it has one."""
-    out = project.run("--profile", "*", "ps", "-a", "--format", "json", service, timeout=60).stdout
-    rows = [json.loads(line) for line in out.splitlines() if line.strip()]
-    if len(rows) == 1 and isinstance(rows[0], list):  # older compose: one JSON array
-        rows = rows[0]
-    assert len(rows) == 1, out
-    row = rows[0]
-    return f"{row['State']}/{row.get('Health') or '-'}"
+    row = project.compose().get_container(service, include_all=True)
+    return f"{row.State}/{row.Health or '-'}"
 
 
 def crash_and_recover(

@@ -1,5 +1,6 @@
-"""The compose model as `docker compose config` resolves it (no engine needed, only the v2 plugin):
-what a real host would run, including the parts no engine here can run (frpc, the GPU override)."""
+"""The compose model as `docker compose config` resolves it (no engine needed, only the v2 plugin;
+testcontainers' `DockerCompose.get_config`): what a real host would run, including the parts no
+engine here can run (frpc, the GPU override)."""
 
 from __future__ import annotations
 
@@ -9,9 +10,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-import yaml
 from openmono.stack.envfile import ensure_compose_env, set_env
 
+from tests.containers.conftest import Project
 from tests.support.procs import ROOT
 
 pytestmark = [pytest.mark.containers]
@@ -37,21 +38,13 @@ def env(tmp_path: Path) -> Path:
     return path
 
 
-def config(env: Path, *args: str, files: tuple[str, ...] = ()) -> subprocess.CompletedProcess[str]:
-    cmd = ["docker", "compose", "-p", "omcfg", "--env-file", str(env)]
-    for f in files:
-        cmd += ["-f", f]
-    return subprocess.run(
-        [*cmd, *args, "config"], cwd=ROOT, capture_output=True, text=True, timeout=60, check=False
-    )
-
-
 def model(env: Path, *profiles: str, files: tuple[str, ...] = ()) -> dict[str, Any]:
-    flags = [x for p in profiles for x in ("--profile", p)]
-    done = config(env, *flags, files=files)
-    assert done.returncode == 0, done.stderr
-    data: dict[str, Any] = yaml.safe_load(done.stdout)
-    return data
+    """The resolved model (testcontainers' `DockerCompose.get_config`: `config --format json`)."""
+    compose = Project("omcfg", env, files).compose(*profiles, timeout=60)
+    try:
+        return compose.get_config()
+    except subprocess.CalledProcessError as exc:
+        raise AssertionError(exc.stderr.decode(errors="replace")) from exc
 
 
 def test_the_literal_command_works_from_the_repository_root(env: Path) -> None:

@@ -9,14 +9,13 @@ request.
 from __future__ import annotations
 
 import re
-import subprocess
 import time
 from concurrent.futures import ThreadPoolExecutor
 
 import httpx
 import pytest
 
-from tests.containers.conftest import Project, ProjectFactory
+from tests.containers.conftest import Project, ProjectFactory, engine_client
 
 pytestmark = [pytest.mark.containers, pytest.mark.slow, pytest.mark.timeout(600)]
 
@@ -24,19 +23,19 @@ BODY = {"messages": [{"role": "user", "content": "Say hi."}], "max_tokens": 4, "
 
 
 def _replicas(p: Project) -> list[str]:
-    out = p.run("--profile", "*", "ps", "-q", "llama-server", timeout=60).stdout.split()
-    return sorted(out)
+    return sorted(p.containers("llama-server"))
 
 
 def _predicted(container: str) -> float:
     """Tokens this replica generated so far (its own /metrics, asked inside the container)."""
-    done = subprocess.run(
-        ["docker", "exec", container, "sh", "-c",
-         'curl -fsS -H "Authorization: Bearer $LLAMA_API_KEY" http://127.0.0.1:8080/metrics'],
-        capture_output=True, text=True, timeout=30, check=True,
+    code, out = engine_client().containers.get(container).exec_run(
+        ["sh", "-c",
+         'curl -fsS -m 20 -H "Authorization: Bearer $LLAMA_API_KEY" http://127.0.0.1:8080/metrics'],
     )  # fmt: skip
-    match = re.search(r"^llamacpp:tokens_predicted_total\s+(\S+)$", done.stdout, re.M)
-    assert match, done.stdout[:500]
+    text = out.decode(errors="replace")
+    assert code == 0, text[:500]
+    match = re.search(r"^llamacpp:tokens_predicted_total\s+(\S+)$", text, re.M)
+    assert match, text[:500]
     return float(match.group(1))
 
 
@@ -69,7 +68,7 @@ def test_three_replicas_share_the_load_and_a_stopped_one_drops_out(
 
     # stop one replica: its address leaves the service's DNS answer; nothing fails meanwhile
     victim = replicas[0]
-    subprocess.run(["docker", "stop", "-t", "5", victim], check=True, timeout=60)
+    engine_client().containers.get(victim).stop(timeout=5)
     stopped_at = time.monotonic()
     with ThreadPoolExecutor(3) as pool:
         statuses = list(pool.map(lambda _: _chat(p), range(9)))

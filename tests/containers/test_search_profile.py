@@ -43,7 +43,7 @@ def test_services_say_search_is_on_with_the_shipped_defaults(stack: Project) -> 
 def test_the_gateway_does_not_log_checks_of_a_service_the_profile_lacks(stack: Project) -> None:
     # --profile search runs no scrape service: Caddy asking for it every 2 s filled the log
     time.sleep(3)  # more than one active-check interval since the stack came up
-    logs = stack.run("logs", "--no-color", "caddy", timeout=60).stdout
+    logs = stack.logs("caddy")
     assert "health_checker" not in logs, logs[-2000:]
 
 

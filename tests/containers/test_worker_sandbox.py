@@ -1,19 +1,20 @@
 """The worker's OS sandbox inside its own image, in a default Docker container (issue 36, #1).
 
-`docker run` of the built worker image as compose runs it (uid 1000, no extra capabilities, the
-default seccomp profile), the workspace bind-mounted at /workspace: Landlock and the seccomp filter
-work there, a read-only call reads the workspace but not `compose/.env`, writes nothing and opens
-no socket; a `workspace_write` call writes the workspace only; a `setsid` child dies with its call;
-the rlimits apply. One container, one Python run: a few seconds once the image is built.
+The built worker image run as compose runs it (testcontainers' `DockerContainer`: uid 1000, no
+extra capabilities, the default seccomp profile), the workspace bind-mounted at /workspace:
+Landlock and the seccomp filter work there, a read-only call reads the workspace but not
+`compose/.env`, writes nothing and opens no socket; a `workspace_write` call writes the workspace
+only; a `setsid` child dies with its call; the rlimits apply. One container, one Python run: a
+few seconds once the image is built.
 """
 
 from __future__ import annotations
 
 import json
-import subprocess
 from pathlib import Path
 
 import pytest
+from testcontainers.core.container import DockerContainer
 
 pytestmark = [pytest.mark.containers]
 
@@ -55,12 +56,16 @@ def test_the_sandbox_works_in_the_worker_container(built: None, tmp_path: Path) 
     (ws / "notes.txt").write_text("first line\n")
     for folder in (tmp_path, ws, ws / "compose", ws / "src"):
         folder.chmod(0o777)  # the image's uid 1000 owns nothing of the test's folders
-    done = subprocess.run(
-        ["docker", "run", "--rm", "-v", f"{ws}:/workspace", IMAGE, "python", "-c", PROBE],
-        capture_output=True, text=True, timeout=300, check=False,
-    )  # fmt: skip
-    assert done.returncode == 0, done.stdout + done.stderr
-    out = json.loads(done.stdout.strip().splitlines()[-1])
+    worker = (
+        DockerContainer(IMAGE)
+        .with_volume_mapping(ws, "/workspace", mode="rw")
+        .with_command(["python", "-c", PROBE])
+    )
+    with worker:  # removed at the end, as `docker run --rm` did
+        code = worker.get_wrapped_container().wait(timeout=300)["StatusCode"]
+        stdout, stderr = (part.decode(errors="replace") for part in worker.get_logs())
+    assert code == 0, stdout + stderr
+    out = json.loads(stdout.strip().splitlines()[-1])
     assert out["available"], out["support"]
     ro = out["ro"]["output"]
     assert ro.startswith("first line\n") and "sk-" not in ro, ro

@@ -22,7 +22,7 @@ from pathlib import Path
 import pytest
 from openmono.stack.envfile import ensure_compose_env
 
-from tests.containers.conftest import Project, make_env
+from tests.containers.conftest import Project, health, inspect_container, make_env
 from tests.support import bash_load
 from tests.support.procs import ROOT
 
@@ -64,21 +64,7 @@ print(json.dumps({
 
 
 def _containers(p: Project) -> list[str]:
-    return p.run("--profile", "agent", "ps", "-q", "worker", timeout=60).stdout.split()
-
-
-def _inspect(container: str) -> dict[str, object]:
-    out = subprocess.run(
-        ["docker", "inspect", container], capture_output=True, text=True, timeout=60, check=True
-    ).stdout
-    data: list[dict[str, object]] = json.loads(out)
-    return data[0]
-
-
-def _health(container: str) -> str:
-    state = _inspect(container)["State"]
-    assert isinstance(state, dict)
-    return str(state.get("Health", {}).get("Status") or state.get("Status"))
+    return p.containers("worker", "agent")
 
 
 @pytest.fixture(scope="module")
@@ -92,12 +78,12 @@ def scaled(images: None, tmp_path_factory: pytest.TempPathFactory) -> Iterator[P
         p.run("--profile", "agent", "up", "-d", "--scale", "worker=2", "worker")
         deadline = start + 240
         while True:
-            states = [_health(c) for c in _containers(p)]
+            states = [health(c) for c in _containers(p)]
             if len(states) == 2 and all(s == "healthy" for s in states):
                 break
             if time.monotonic() > deadline:
-                logs = p.run("--profile", "agent", "logs", "--tail", "40", "worker", check=False)
-                raise AssertionError(f"workers {states} after 240 s:\n{logs.stdout}")
+                logs = p.logs("worker")[-4000:]
+                raise AssertionError(f"workers {states} after 240 s:\n{logs}")
             time.sleep(1)
         print(f"\n2 workers healthy in {time.monotonic() - start:.1f} s")
         yield p
@@ -122,7 +108,7 @@ def test_scaled_workers_share_one_workspace_id_and_queue(scaled: Project) -> Non
     wanted = [queue]
     assert all(sorted(qs) == wanted for qs in report["queues"].values()), report["queues"]
     assert all(report["ok"]), report
-    hostnames = {str(_inspect(c)["Config"]["Hostname"]) for c in _containers(scaled)}  # type: ignore[index]
+    hostnames = {str(inspect_container(c)["Config"]["Hostname"]) for c in _containers(scaled)}  # type: ignore[index]
     assert set(report["ran_on"]) <= hostnames and report["ran_on"], report
     for i in range(6):
         assert (workspace / f"scaled-{i}.txt").read_text() == f"call {i}\n"
@@ -134,13 +120,7 @@ def test_the_worker_service_can_be_scaled(engine: None, tmp_path: Path) -> None:
     """`docker compose config` level: nothing in the worker block pins one container."""
     env = tmp_path / ".env"
     ensure_compose_env(env, ROOT / "compose" / ".env.example")
-    done = subprocess.run(
-        ["docker", "compose", "-p", "omcfg", "--env-file", str(env), "--profile", "agent",
-         "config", "--format", "json"],
-        cwd=ROOT, capture_output=True, text=True, timeout=60, check=False,
-    )  # fmt: skip
-    assert done.returncode == 0, done.stderr
-    worker = json.loads(done.stdout)["services"]["worker"]
+    worker = Project("omcfg", env).compose("agent", timeout=60).get_config()["services"]["worker"]
     assert "container_name" not in worker
     assert not worker.get("ports")
     assert worker["environment"]["WORKER_WORKSPACES"] == "/workspace"
