@@ -72,7 +72,7 @@ class ToolSpec(BaseModel):
     name: str
     description: str = ""
     parameters: dict[str, Any] = Field(default_factory=lambda: {"type": "object", "properties": {}})
-    writes: bool = False
+    writes: bool = Field(default=False, exclude=True)  # not in a dump: token estimates stay as sent
 
     def to_wire(self) -> dict[str, Any]:
         return {
