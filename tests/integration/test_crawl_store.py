@@ -267,3 +267,15 @@ async def test_a_document_past_the_total_stops_its_job(store: JobStore) -> None:
     state = await store.state(spec.id)
     assert state is not None and state.warning is not None
     assert "SCRAPE_CRAWL_MAX_TOTAL_BYTES" in state.warning
+
+
+async def test_owned_lists_a_keys_live_jobs_only(store: JobStore) -> None:
+    mine = [_spec(owner="owned-anna") for _ in range(2)]
+    for spec in mine:
+        await store.create(spec, [_item(1)])
+    await store.create(_spec(owner="owned-ben"), [_item(1)])
+    gone = _spec(owner="owned-anna", expires_at=time.time() + 0.2)
+    await store.create(gone, [_item(1)])
+    time.sleep(0.3)
+    assert sorted(await store.owned("owned-anna")) == sorted(s.id for s in mine)
+    assert len(await store.owned("owned-ben")) == 1 and await store.owned("nobody") == []

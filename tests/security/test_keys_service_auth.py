@@ -97,3 +97,18 @@ def test_nobody_but_the_gateway_bills_tokens_to_a_key(setup: Setup) -> None:
     wait_until(lambda: bool(_token_records(kg)), 5, "the token record")
     [record] = _token_records(kg)
     assert (record["key"], record["prompt_tokens"]) == ("billed-box", 7)
+
+
+def test_nobody_but_the_gateway_reads_a_keys_firecrawl_usage(setup: Setup) -> None:
+    kg = setup.kg
+    with httpx.Client(timeout=10) as client:
+        for extra in WRONG:
+            resp = client.get(
+                f"http://{kg.keys_address}/firecrawl/v2/team/credit-usage",
+                headers={"X-OpenMono-Key": "operator", **extra},
+            )
+            assert resp.status_code == 401 and resp.json()["success"] is False, resp.text
+        # through the gateway the key's own numbers
+        auth = {"Authorization": f"Bearer {OPERATOR_KEY}"}
+        resp = client.get(f"{kg.gw.url}/v2/team/token-usage", headers=auth)
+    assert resp.status_code == 200 and resp.json()["data"]["remainingTokens"] > 0, resp.text

@@ -294,5 +294,9 @@ class MemoryJobStore:
         job = self._job(job_id)
         return sum(1 for d in job.drivers.values() if d > now) if job else 0
 
+    async def owned(self, owner: str) -> list[str]:
+        self._sweep(time.time())
+        return [job_id for job_id, job in self._jobs.items() if job.spec.owner == owner]
+
     async def close(self) -> None:
         self._jobs.clear()

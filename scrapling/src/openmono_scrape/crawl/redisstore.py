@@ -484,5 +484,15 @@ class RedisJobStore:
     async def live_drivers(self, job_id: str, now: float) -> int:
         return int(await self.redis.zcount(self.keys(job_id)[10], f"({now}", "+inf"))
 
+    async def owned(self, owner: str) -> list[str]:
+        # reserved-owner keeps an id until its reservation is swept: keep those whose spec lives
+        mapping = await self.redis.hgetall(_RESERVED_OWNER)
+        ids = sorted(_text(k) for k, v in mapping.items() if _text(v) == owner)
+        async with self.redis.pipeline(transaction=False) as pipe:
+            for job_id in ids:
+                pipe.exists(self.keys(job_id)[0])
+            alive = await pipe.execute()
+        return [job_id for job_id, there in zip(ids, alive, strict=True) if there]
+
     async def close(self) -> None:
         await self.redis.aclose()

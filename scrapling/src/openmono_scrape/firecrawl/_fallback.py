@@ -3,7 +3,8 @@
 Nothing of that space goes elsewhere (the gateway sends all of `/firecrawl/*` and `/v2/*` here):
 - a path this server serves, with another method: 405;
 - an endpoint of Firecrawl's API this server does not implement (extract, deep research, agent,
-  llms.txt, the team's usage, ...): 501, naming what is supported;
+  llms.txt, the team's historical usage, ...): 501, naming what is supported (the team's
+  credit and token usage are the key service's, which the gateway sends them to);
 - anything else: 404, naming the same.
 """
 
@@ -22,8 +23,9 @@ from openmono_scrape.errors import (
 )
 
 SUPPORTED = (
-    "supported here: scrape, search, map, crawl (start, status, cancel, errors) and "
-    "batch/scrape (start, status, cancel, errors), under /firecrawl/v1 and /firecrawl/v2"
+    "supported here: scrape, search, map, crawl (start, status, cancel, errors, active, "
+    "ongoing), batch/scrape (start, status, cancel, errors), team (credit-usage, token-usage, "
+    "queue-status), under /firecrawl/v1 and /firecrawl/v2"
 )
 # Firecrawl endpoints (first path segment after the version, or the whole rest) not served here.
 _FIRECRAWL_ONLY = frozenset(
@@ -51,8 +53,6 @@ _FIRECRAWL_ONLY = frozenset(
         "feedback",
         "developer",
         "gov",
-        "crawl/active",
-        "crawl/ongoing",
         "crawl/params-preview",
         "batch/scrape/ongoing",
         "scrape/browser",
@@ -60,6 +60,11 @@ _FIRECRAWL_ONLY = frozenset(
     }
 )
 _OURS = {
+    "crawl/active": "GET",
+    "crawl/ongoing": "GET",
+    "team/queue-status": "GET",
+    "team/credit-usage": "GET",
+    "team/token-usage": "GET",
     "scrape": "POST",
     "search": "POST",
     "map": "POST",
@@ -75,7 +80,7 @@ def not_served(method: str, rest: str) -> NotServed:
     if version not in ("v1", "v2"):
         return NotServed(f"no such endpoint: /firecrawl/{rest.strip('/')} ({SUPPORTED})")
     first = sub.split("/", 1)[0]
-    if sub in _FIRECRAWL_ONLY or first in _FIRECRAWL_ONLY:
+    if sub not in _OURS and (sub in _FIRECRAWL_ONLY or first in _FIRECRAWL_ONLY):
         return NotImplementedHere(
             f"Firecrawl's /{version}/{sub} is not implemented by this server ({SUPPORTED})"
         )

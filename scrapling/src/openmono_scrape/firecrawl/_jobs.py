@@ -395,7 +395,7 @@ class JobsAPI:
         return _json(FirecrawlJobErrors(errors=listed, robots_blocked=blocked))
 
 
-def _reachable(make: Make) -> Make:
+def reachable(make: Make) -> Make:
     """`make`, with the job store or broker out of reach answered as a busy service (503 +
     Retry-After), not as a bug: the stack's Redis restarting is a wait, not an error."""
 
@@ -427,7 +427,7 @@ def add_job_routes(
         tag = kind if kind == "crawl" else "batch_scrape"
 
         async def start(body: Any, request: Request) -> JSONResponse:
-            return await answer(_reachable(lambda: starter(body, version, request)), base)
+            return await answer(reachable(lambda: starter(body, version, request)), base)
 
         # the body's model differs per kind: give FastAPI the class itself, not a name
         start.__annotations__["body"] = body_model
@@ -439,17 +439,17 @@ def add_job_routes(
             limit: int | None = Query(default=None, ge=1, le=1000),
         ) -> JSONResponse:
             return await answer(
-                _reachable(lambda: jobs.status(kind, version, job_id, skip, limit, request)), base
+                reachable(lambda: jobs.status(kind, version, job_id, skip, limit, request)), base
             )
 
         async def cancel(job_id: str, request: Request) -> JSONResponse:
             return await answer(
-                _reachable(lambda: jobs.cancel(kind, version, job_id, request)), base
+                reachable(lambda: jobs.cancel(kind, version, job_id, request)), base
             )
 
         async def errors(job_id: str, request: Request) -> JSONResponse:
             return await answer(
-                _reachable(lambda: jobs.errors(kind, version, job_id, request)), base
+                reachable(lambda: jobs.errors(kind, version, job_id, request)), base
             )
 
         for name, fn in (

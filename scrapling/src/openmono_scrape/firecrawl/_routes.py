@@ -54,6 +54,7 @@ from openmono_scrape.firecrawl._interact import refuse_off_scrape
 from openmono_scrape.firecrawl._jobs import JobRunner, JobsAPI, add_job_routes
 from openmono_scrape.firecrawl._lenient import joined, map_warnings, scrape_warnings
 from openmono_scrape.firecrawl._map import SiteMapper
+from openmono_scrape.firecrawl._queue import QueueAPI, add_queue_routes
 from openmono_scrape.firecrawl._scrape import PageScraper, Version
 
 log = logging.getLogger("openmono_scrape")
@@ -179,6 +180,8 @@ def build_router(api: FirecrawlAPI, runner: JobRunner, once: IdempotencyStore) -
             FirecrawlMapRequest,
             FirecrawlMapResponseV1 if one else FirecrawlMapResponseV2,
         )
-    add_job_routes(router, JobsAPI(api, runner, once), _answer, _RESPONSES)
+    jobs = JobsAPI(api, runner, once)
+    add_queue_routes(router, QueueAPI(jobs), _answer, _RESPONSES)
+    add_job_routes(router, jobs, _answer, _RESPONSES)
     add_fallback(router)
     return router

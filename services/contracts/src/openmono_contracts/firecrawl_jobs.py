@@ -194,3 +194,30 @@ class FirecrawlJobErrors(_Answer):
 class FirecrawlJobCancelled(_Answer):
     success: Literal[True] = True
     status: Literal["cancelled"] = "cancelled"
+
+
+class FirecrawlActiveCrawl(_Answer):
+    """One running crawl of `GET .../crawl/active` (`teamId`: the gateway key's name)."""
+
+    id: str
+    team_id: str
+    url: str
+    options: dict[str, Any]
+
+
+class FirecrawlActiveCrawls(_Answer):
+    """`GET .../crawl/active` (and its older name `.../crawl/ongoing`): the key's running crawls."""
+
+    success: Literal[True] = True
+    crawls: list[FirecrawlActiveCrawl]
+
+
+class FirecrawlQueueStatus(_Answer):
+    """`GET .../team/queue-status`: the pages the key's running jobs have yet to read."""
+
+    success: Literal[True] = True
+    jobs_in_queue: int
+    active_jobs_in_queue: int
+    waiting_jobs_in_queue: int
+    max_concurrency: int
+    most_recent_success: str | None = None

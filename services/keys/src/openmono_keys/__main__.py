@@ -86,7 +86,7 @@ async def _serve(settings: KeysSettings) -> None:
         tap = TokenTap(Allowed(settings.tap_upstream_list()), tokens, secret)
         await tap.start(settings.host, settings.tap_port)
     config = uvicorn.Config(
-        KeyService(secret),
+        KeyService(secret, usage_dir=settings.usage_dir),
         host=settings.host,
         port=settings.port,
         access_log=False,  # the gateway keeps the access records; this never logs a request

@@ -1,4 +1,6 @@
-"""The key service's HTTP face: `GET /health` and `GET /v1/rate` (Caddy's `forward_auth`).
+"""The key service's HTTP face: `GET /health`, `GET /v1/rate` (Caddy's `forward_auth`) and
+Firecrawl's `GET /firecrawl/{v1,v2}/team/{credit-usage,token-usage}` (`openmono_keys.firecrawl`:
+the key's usage from the records kept here, asked by the gateway with the same secret).
 
 The gateway calls `/v1/rate` for a key that has a rate limit, after Caddy checked the key itself,
 with the key's name and limit in headers (never the key) and the gateway's own secret
@@ -11,8 +13,11 @@ every request.
 
 from __future__ import annotations
 
+import asyncio
 import json
+import time
 from collections.abc import Awaitable, Callable, MutableMapping
+from pathlib import Path
 from typing import Any
 
 from openmono_contracts.gatewaykeys import (
@@ -24,6 +29,7 @@ from openmono_contracts.gatewaykeys import (
     RateLimitedBody,
 )
 
+from openmono_keys import firecrawl
 from openmono_keys.ratelimit import RateLimiter
 from openmono_keys.secret import from_gateway
 
@@ -37,9 +43,12 @@ _JSON = (b"content-type", b"application/json")
 class KeyService:
     """The ASGI application."""
 
-    def __init__(self, secret: str, limiter: RateLimiter | None = None) -> None:
+    def __init__(
+        self, secret: str, limiter: RateLimiter | None = None, usage_dir: Path | None = None
+    ) -> None:
         self.secret = secret
         self.limiter = limiter or RateLimiter()
+        self.usage_dir = usage_dir
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] == "lifespan":
@@ -52,8 +61,32 @@ class KeyService:
             await _respond(send, 200, {"status": "ok"})
         elif path == "/v1/rate":
             await self._rate(scope, send)
+        elif firecrawl.PATH.match(path):
+            await self._team_usage(scope, send, path)
         else:
             await _respond(send, 404, {"error": "not_found"})
+
+    async def _team_usage(self, scope: Scope, send: Send, path: str) -> None:
+        """Firecrawl's team usage of the key the gateway names (`openmono_keys.firecrawl`)."""
+        headers = _headers(scope)
+        if not from_gateway(headers.get(GATEWAY_HEADER.lower()), self.secret):
+            await _respond(send, 401, {"success": False, "error": "unauthorized"})
+            return
+        if scope.get("method") != "GET":
+            await _respond(send, 405, {"success": False, "error": "use GET"})
+            return
+        name = headers.get(KEY_HEADER.lower(), "")
+        match = firecrawl.PATH.match(path)
+        if not KEY_NAME.fullmatch(name) or self.usage_dir is None or match is None:
+            await _respond(send, 400, {"success": False, "error": "no key named"})
+            return
+        version: firecrawl.Version = "v1" if match.group(1) == "v1" else "v2"
+        what: firecrawl.What = "credit-usage" if "credit" in match.group(2) else "token-usage"
+        # every record file is read: off the event loop, which also answers /v1/rate
+        body = await asyncio.to_thread(
+            firecrawl.team_usage, self.usage_dir, name, version, what, time.time()
+        )
+        await _respond(send, 200, body)
 
     async def _rate(self, scope: Scope, send: Send) -> None:
         headers = _headers(scope)
