@@ -185,3 +185,37 @@ def test_json_format_without_a_model_on_the_box_is_503(stack: WebStack, web: str
     error = resp.json()
     assert error["success"] is False and "llm: false" in error["error"]
     assert hits() == before
+
+
+def test_change_tracking_compares_with_the_keys_last_scrape(stack: WebStack) -> None:
+    from firecrawl.v2.types import ChangeTrackingFormat
+
+    from tests.support.httpfake import Reply, serve
+
+    page = {"price": "£10", "status": 200}
+
+    def answer(req: object) -> Reply:
+        body = f"<html><body><article><h1>Clock</h1><p>Price: {page['price']}</p>"
+        body += "<p>A wall clock with a quiet sweep movement.</p></article></body></html>"
+        return Reply(int(page["status"]), body.encode(), "text/html")
+
+    fc = Firecrawl(api_key=KEY, api_url=stack.firecrawl)
+    tracked = ["markdown", ChangeTrackingFormat(modes=["git-diff"])]
+    with serve(answer) as origin:
+        url = f"{origin.url}/clock"
+        first = fc.scrape(url, formats=tracked, max_age=0)
+        again = fc.scrape(url, formats=tracked, max_age=60_000)  # a cache hit: compared as well
+        page["price"] = "£12"
+        changed = fc.scrape(url, formats=tracked, max_age=0)
+        page["status"] = 404
+        removed = fc.scrape(url, formats=tracked, max_age=0)
+    assert first.change_tracking == {"changeStatus": "new", "visibility": "visible"}
+    assert again.change_tracking is not None and again.change_tracking["changeStatus"] == "same"
+    assert again.change_tracking["previousScrapeAt"].endswith("Z")
+    assert again.metadata_dict["cache_state"] == "hit"
+    ct = changed.change_tracking
+    assert ct is not None and ct["changeStatus"] == "changed"
+    assert "-Price: £10" in ct["diff"]["text"] and "+Price: £12" in ct["diff"]["text"]
+    assert ct["diff"]["json"]["files"][0]["additions"] == 1
+    assert removed.change_tracking is not None
+    assert removed.change_tracking["changeStatus"] == "removed"

@@ -230,7 +230,7 @@ def test_everything_else_under_firecrawl_and_v2_answers_firecrawls_shape(
         ("POST", "/v2/extract", 501),
         ("POST", "/firecrawl/v1/extract", 501),
         ("POST", "/firecrawl/v1/deep-research", 501),
-        ("POST", "/v2/crawl/params-preview", 501),
+        ("POST", "/v2/llmstxt", 501),
         ("GET", "/v2/team/credit-usage/historical", 501),
         ("POST", "/v2/crawl/active", 405),
         ("POST", "/v2/agent", 501),

@@ -441,13 +441,13 @@ def test_upstream_connections_are_pooled_with_a_short_idle_timeout(tmp_path: Pat
     env = gateway_env(tmp_path, api_key=KEY, listen=":8080", llama_upstream="127.0.0.1:7474")
     config = _adapt(env)
     proxies = _proxies(config)
-    # (5 routes, /firecrawl and a box key's /props included, + 4 probes + 2 rate checks) x 2
-    # listeners
-    assert len(proxies) == 22
+    # (5 routes, /firecrawl and a box key's /props included, + 4 probes + 2 rate checks + the
+    # key service's Firecrawl team usage) x 2 listeners
+    assert len(proxies) == 24
     keys = [p for p in proxies if _dials(p) == [env["KEYS_UPSTREAM"]]]
     routes = [p for p in proxies if "health_checks" in p]
     probes = [p for p in proxies if "health_checks" not in p and p not in keys]
-    assert (len(routes), len(probes), len(keys)) == (10, 8, 4)
+    assert (len(routes), len(probes), len(keys)) == (10, 8, 6)
     for proxy in routes:
         transport = proxy["transport"]
         assert transport["keep_alive"]["idle_timeout"] < 5 * 10**9

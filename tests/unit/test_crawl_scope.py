@@ -116,7 +116,7 @@ def test_sitemaps_index_urlset_plain_text_and_an_entity_bomb() -> None:
     ("method", "rest", "status"),
     [
         ("POST", "v2/extract", 501),
-        ("POST", "v1/crawl/params-preview", 501),
+        ("POST", "v1/deep-research", 501),
         ("GET", "v2/team/credit-usage/historical", 501),
         ("POST", "v1/crawl/active", 405),
         ("POST", "v2/team/credit-usage", 405),

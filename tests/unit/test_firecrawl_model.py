@@ -159,3 +159,22 @@ async def test_an_unreachable_model_is_503_naming_it() -> None:
     with pytest.raises(e.ModelUnavailable, match="cannot be reached") as caught:
         await ModelClient(settings, time.monotonic() + 5).context_tokens()
     assert statuses.status_of(caught.value, "firecrawl") == 503
+
+
+async def test_params_preview_needs_the_model_and_keeps_only_valid_patterns() -> None:
+    from openmono_scrape.firecrawl._preview import PARAMS_SCHEMA, _paths
+
+    app = create_app(ScrapeSettings(system_dns=False, browser_path=None))
+    transport = httpx.ASGITransport(app=app, raise_app_exceptions=False)
+    async with httpx.AsyncClient(transport=transport, base_url="http://scrape.test") as c:
+        body = {"url": "https://docs.example/", "prompt": "only the API reference"}
+        unset = await c.post("/firecrawl/v2/crawl/params-preview", json=body)
+        bad = await c.post("/firecrawl/v1/crawl/params-preview", json={**body, "url": "ftp://x"})
+        empty = await c.post("/firecrawl/v2/crawl/params-preview", json={"url": body["url"]})
+    assert unset.status_code == 503 and "SCRAPE_LLM_URL" in unset.json()["error"]
+    assert bad.status_code == 400 and "url" in bad.json()["error"]
+    assert empty.status_code == 400 and "prompt" in empty.json()["error"]
+    warnings: list[str] = []
+    assert _paths(["^/api/.*", "(unclosed"], "includePaths", warnings) == ["^/api/.*"]
+    assert "'(unclosed' was left out" in warnings[0]
+    assert checked(PARAMS_SCHEMA, "params") is not None

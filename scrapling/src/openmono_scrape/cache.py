@@ -262,10 +262,19 @@ class ScrapeCache:
         self.hits += 1
         return entry
 
+    async def get_raw(self, key: str) -> bytes | None:
+        """Another kind of entry (a change-tracking snapshot) by its own key; any age."""
+        if self.max_bytes <= 0:
+            return None
+        return await self._store_get(key)
+
     async def put(self, key: str, entry: CachedPage) -> None:
+        await self.put_raw(key, entry.encode())
+
+    async def put_raw(self, key: str, value: bytes) -> None:
+        """Stored under the same byte bound and LRU as the pages."""
         if self.max_bytes <= 0:
             return
-        value = entry.encode()
         if len(value) > self.max_entry_bytes:
             return
         if self.redis is not None and self._use_redis():

@@ -28,6 +28,10 @@ _KNOWN: frozenset[str] = frozenset({"markdown", "html", "rawHtml", "links"})
 MODEL_FORMATS: frozenset[str] = frozenset({"json", "extract", "summary"})
 # made by the browser (`_interact`), on scrape only too
 SHOT_FORMATS: frozenset[str] = frozenset({"screenshot", "screenshot@fullPage"})
+# on scrape only as well: it compares with the asking key's snapshot (`_changes`)
+SCRAPE_ONLY: frozenset[str] = MODEL_FORMATS | {"changeTracking"}
+# the firecrawl-py SDK's own spellings of two formats
+_SNAKE = {"raw_html": "rawHtml", "change_tracking": "changeTracking"}
 _OG = {"og:title": "og_title", "og:description": "og_description", "og:image": "og_image",
        "og:site_name": "og_site_name"}  # fmt: skip
 
@@ -38,11 +42,10 @@ def parse_formats(raw: list[str | dict[str, Any]], model: bool = False) -> list[
     out: list[FirecrawlFormat] = []
     for item in raw:
         name = item.get("type") if isinstance(item, dict) else item
-        if name == "raw_html":
-            name = "rawHtml"
-        if isinstance(name, str) and name in MODEL_FORMATS and not model:
+        name = _SNAKE.get(name, name) if isinstance(name, str) else name
+        if isinstance(name, str) and name in SCRAPE_ONLY and not model:
             raise BadRequest(
-                f"Bad Request: format {name!r} is made by the box's model on scrape only here "
+                f"Bad Request: format {name!r} is made on scrape only here "
                 "(here: markdown, html, rawHtml, links)"
             )
         if isinstance(name, str) and name in SHOT_FORMATS and not model:
@@ -50,11 +53,11 @@ def parse_formats(raw: list[str | dict[str, Any]], model: bool = False) -> list[
                 f"Bad Request: format {name!r} is made by the browser on scrape only here "
                 "(here: markdown, html, rawHtml, links)"
             )
-        if not isinstance(name, str) or name not in _KNOWN | MODEL_FORMATS | SHOT_FORMATS:
+        if not isinstance(name, str) or name not in _KNOWN | SCRAPE_ONLY | SHOT_FORMATS:
             raise BadRequest(
                 f"Bad Request: format {name!r} is not supported here "
                 "(supported: markdown, html, rawHtml, links; on scrape also json, summary, "
-                "screenshot)"
+                "screenshot, changeTracking)"
             )
         if name not in out:
             out.append(name)  # type: ignore[arg-type]  # checked against _KNOWN above

@@ -24,8 +24,8 @@ from openmono_scrape.errors import (
 
 SUPPORTED = (
     "supported here: scrape, search, map, crawl (start, status, cancel, errors, active, "
-    "ongoing), batch/scrape (start, status, cancel, errors), team (credit-usage, token-usage, "
-    "queue-status), under /firecrawl/v1 and /firecrawl/v2"
+    "ongoing, params-preview), batch/scrape (start, status, cancel, errors), team "
+    "(credit-usage, token-usage, queue-status), under /firecrawl/v1 and /firecrawl/v2"
 )
 # Firecrawl endpoints (first path segment after the version, or the whole rest) not served here.
 _FIRECRAWL_ONLY = frozenset(
@@ -53,7 +53,6 @@ _FIRECRAWL_ONLY = frozenset(
         "feedback",
         "developer",
         "gov",
-        "crawl/params-preview",
         "batch/scrape/ongoing",
         "scrape/browser",
         "search/papers",
@@ -62,6 +61,7 @@ _FIRECRAWL_ONLY = frozenset(
 _OURS = {
     "crawl/active": "GET",
     "crawl/ongoing": "GET",
+    "crawl/params-preview": "POST",
     "team/queue-status": "GET",
     "team/credit-usage": "GET",
     "team/token-usage": "GET",

@@ -35,7 +35,7 @@ def _text(value: Any, field: str) -> str | None:
     return value
 
 
-def _json_ask(
+def json_ask(
     key: str, item: dict[str, Any], options: FirecrawlJsonOptions | None, where: str
 ) -> JsonAsk:
     schema = item.get("schema", options.json_schema if options else None)
@@ -62,11 +62,11 @@ def model_asks(opts: FirecrawlScrapeOptions) -> list[Ask]:
         name = item.get("type") if isinstance(item, dict) else item
         body = item if isinstance(item, dict) else {}
         if name == "json" and not any(isinstance(a, JsonAsk) and a.key == "json" for a in asks):
-            asks.append(_json_ask("json", body, opts.json_options, f"formats.{i}"))
+            asks.append(json_ask("json", body, opts.json_options, f"formats.{i}"))
         elif name == "extract" and not any(
             isinstance(a, JsonAsk) and a.key == "extract" for a in asks
         ):
-            asks.append(_json_ask("extract", body, opts.extract, f"formats.{i}"))
+            asks.append(json_ask("extract", body, opts.extract, f"formats.{i}"))
         elif name == "summary" and "summary" not in asks:
             asks.append("summary")
     return asks

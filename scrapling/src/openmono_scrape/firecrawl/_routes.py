@@ -22,7 +22,7 @@ import time
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-from fastapi import APIRouter
+from fastapi import APIRouter, Request
 from fastapi.responses import JSONResponse
 from openmono_contracts.firecrawl import (
     FirecrawlDocument,
@@ -36,6 +36,8 @@ from openmono_contracts.firecrawl import (
     FirecrawlSearchResponseV2,
 )
 from openmono_contracts.firecrawl_jobs import (
+    FirecrawlCrawlParamsRequest,
+    FirecrawlCrawlParamsResponse,
     FirecrawlMapLink,
     FirecrawlMapRequest,
     FirecrawlMapResponseV1,
@@ -51,16 +53,17 @@ from openmono_scrape.firecrawl._document import parse_formats
 from openmono_scrape.firecrawl._fallback import add_fallback
 from openmono_scrape.firecrawl._idempotency import IdempotencyStore
 from openmono_scrape.firecrawl._interact import refuse_off_scrape
-from openmono_scrape.firecrawl._jobs import JobRunner, JobsAPI, add_job_routes
+from openmono_scrape.firecrawl._jobs import JobRunner, JobsAPI, add_job_routes, owner_of
 from openmono_scrape.firecrawl._lenient import joined, map_warnings, scrape_warnings
 from openmono_scrape.firecrawl._map import SiteMapper
+from openmono_scrape.firecrawl._preview import params_preview
 from openmono_scrape.firecrawl._queue import QueueAPI, add_queue_routes
 from openmono_scrape.firecrawl._scrape import PageScraper, Version
 
 log = logging.getLogger("openmono_scrape")
 
 PREFIX = "/firecrawl"
-Make = Callable[[Any], Awaitable[JSONResponse]]
+Make = Callable[[Any, Request], Awaitable[JSONResponse]]
 
 _RESPONSES = statuses.documented("firecrawl", {401: "no or wrong bearer (answered by the gateway)"})
 
@@ -82,13 +85,15 @@ async def _answer(make: Callable[[], Awaitable[JSONResponse]], path: str) -> JSO
 class FirecrawlAPI(PageScraper):
     """The handlers; `admit` is the service's admission (the same slots as `/scrape`)."""
 
-    async def scrape(self, req: FirecrawlScrapeRequest, version: Version) -> JSONResponse:
+    async def scrape(
+        self, req: FirecrawlScrapeRequest, version: Version, request: Request
+    ) -> JSONResponse:
         crossed = scrape_warnings(req, version)
         async with self.admit(req.url):
-            got = await self.scrape_one(req.url, req, version, model=True)
+            got = await self.scrape_one(req.url, req, version, model=True, owner=owner_of(request))
         return _json(FirecrawlScrapeResponse(data=got.doc, warning=joined(crossed + got.warnings)))
 
-    async def map(self, req: FirecrawlMapRequest, version: Version) -> JSONResponse:
+    async def map(self, req: FirecrawlMapRequest, version: Version, _: Request) -> JSONResponse:
         warning = joined(map_warnings(req, version))
         async with self.admit(req.url):
             links = await SiteMapper(self).links(req, version)
@@ -97,6 +102,12 @@ class FirecrawlAPI(PageScraper):
         return _json(
             FirecrawlMapResponseV2(links=[FirecrawlMapLink(url=u) for u in links], warning=warning)
         )
+
+    async def params_preview(
+        self, req: FirecrawlCrawlParamsRequest, _: Version, __: Request
+    ) -> JSONResponse:
+        async with self.admit(req.url):
+            return _json(await params_preview(req, self.settings))
 
     async def _result(
         self, hit: SearchHit, opts: FirecrawlScrapeOptions, version: Version, deadline: float
@@ -110,7 +121,9 @@ class FirecrawlAPI(PageScraper):
         doc.url, doc.title, doc.description = hit.url, hit.title, hit.snippet
         return doc
 
-    async def search(self, req: FirecrawlSearchRequest, version: Version) -> JSONResponse:
+    async def search(
+        self, req: FirecrawlSearchRequest, version: Version, _: Request
+    ) -> JSONResponse:
         total = min(
             req.timeout / 1000.0 if req.timeout else self.settings.default_timeout_s,
             self.settings.max_timeout_s,
@@ -143,9 +156,11 @@ class FirecrawlAPI(PageScraper):
         return _json(FirecrawlSearchResponseV2(data=FirecrawlSearchData(web=docs)))
 
 
-def _bound(handler: Callable[[Any, Version], Awaitable[JSONResponse]], version: Version) -> Make:
-    async def make(body: Any) -> JSONResponse:
-        return await handler(body, version)
+def _bound(
+    handler: Callable[[Any, Version, Request], Awaitable[JSONResponse]], version: Version
+) -> Make:
+    async def make(body: Any, request: Request) -> JSONResponse:
+        return await handler(body, version, request)
 
     return make
 
@@ -155,8 +170,8 @@ def build_router(api: FirecrawlAPI, runner: JobRunner, once: IdempotencyStore) -
     router = APIRouter(prefix=PREFIX, tags=["firecrawl"])
 
     def post(path: str, make: Make, body: type[BaseModel], ok: type[BaseModel]) -> None:
-        async def endpoint(body: Any) -> JSONResponse:
-            return await _answer(lambda: make(body), f"/firecrawl{path}")
+        async def endpoint(body: Any, request: Request) -> JSONResponse:
+            return await _answer(lambda: make(body, request), f"/firecrawl{path}")
 
         # each route has its own body model: FastAPI is given the class itself
         endpoint.__annotations__["body"] = body
@@ -179,6 +194,12 @@ def build_router(api: FirecrawlAPI, runner: JobRunner, once: IdempotencyStore) -
             _bound(api.map, v),
             FirecrawlMapRequest,
             FirecrawlMapResponseV1 if one else FirecrawlMapResponseV2,
+        )
+        post(
+            f"/{v}/crawl/params-preview",
+            _bound(api.params_preview, v),
+            FirecrawlCrawlParamsRequest,
+            FirecrawlCrawlParamsResponse,
         )
     jobs = JobsAPI(api, runner, once)
     add_queue_routes(router, QueueAPI(jobs), _answer, _RESPONSES)

@@ -25,8 +25,10 @@ from openmono_contracts.firecrawl import (
     FirecrawlScrapeOptions,
 )
 
+from openmono_scrape.cache import CachedPage
 from openmono_scrape.content import off_loop_for_pdf
 from openmono_scrape.firecrawl import _interact
+from openmono_scrape.firecrawl._changes import ChangeTracker, tracking_of
 from openmono_scrape.firecrawl._document import document, parse_formats
 from openmono_scrape.firecrawl._model_formats import fill, model_asks, model_deadline, ready
 from openmono_scrape.service import ScrapeService
@@ -52,6 +54,7 @@ class PageScraper:
         self.service = service
         self.settings = service.settings
         self.admit = admit
+        self.changes = ChangeTracker(service.cache)
 
     async def scrape_one(
         self,
@@ -61,9 +64,11 @@ class PageScraper:
         cap_s: float | None = None,
         with_links: bool = False,
         model: bool = False,
+        owner: str = "",
     ) -> Scraped:
         """One page as a document; `with_links` also gives its links, asked for or not; `model`:
-        the model's formats (`json`, `summary`) may be asked (scrape)."""
+        the scrape-only formats (`json`, `summary`, `changeTracking`) may be asked, `owner`
+        the gateway key asking (whose change-tracking snapshots are compared)."""
         started = time.monotonic()
         formats = parse_formats(opts.formats, model)
         asks = model_asks(opts) if model else []
@@ -81,14 +86,15 @@ class PageScraper:
         else:
             _interact.refuse_off_scrape(opts)
             plan = None
+        tracking = tracking_of(opts) if model else None
         asked_links = "links" in formats
         if with_links and not asked_links:
             formats.append("links")
         asked_markdown = "markdown" in formats
         model_work = None
-        if asks:
-            if not asked_markdown:
-                formats.append("markdown")
+        if (asks or tracking is not None) and not asked_markdown:
+            formats.append("markdown")
+        if asks or (tracking is not None and tracking.ask is not None):
             # before the fetch: without a model on the box the answer is 503 at once
             model_work = await ready(self.settings, model_deadline(opts, started, self.settings))
         render = False
@@ -115,8 +121,14 @@ class PageScraper:
         links = doc.links or []
         if not asked_links:
             doc.links = None
-        if model_work is not None:
+        if model_work is not None and asks:
             warnings += await fill(doc, asks, doc.markdown or "", url, model_work)
-            if not asked_markdown:
-                doc.markdown = None
+        if tracking is not None:
+            now = result.cached_at or CachedPage(result.page, None, time.time()).stored_at_iso
+            doc.change_tracking, more = await self.changes.track(
+                tracking, owner, url, result.page.status, doc.markdown or "", now, model_work
+            )
+            warnings += more
+        if not asked_markdown:
+            doc.markdown = None
         return Scraped(doc, warnings, links)

@@ -17,13 +17,15 @@ from pydantic.alias_generators import to_camel
 
 from openmono_contracts.firecrawl_actions import FirecrawlAction, FirecrawlActionResults
 
-# The formats this server produces; Firecrawl's others (changeTracking, ...) get 400.
+# The formats this server produces; Firecrawl's others get 400.
 # `json` (v1's legacy name: `extract`) and `summary` are made by the box's own model;
-# `screenshot` (`screenshot@fullPage`: v1's whole page) by the browser.
+# `screenshot` (`screenshot@fullPage`: v1's whole page) by the browser; `changeTracking`
+# compares the page with the asking key's last scrape of it.
 FirecrawlFormat = Literal[
     "markdown", "html", "rawHtml", "links", "json", "extract", "summary", "screenshot",
-    "screenshot@fullPage",
+    "screenshot@fullPage", "changeTracking",
 ]  # fmt: skip
+ChangeStatus = Literal["new", "same", "changed", "removed"]
 
 # v2 defaults to a two-day cache window, v1 to none (Firecrawl's documented defaults).
 V1_DEFAULT_MAX_AGE_MS = 0
@@ -110,6 +112,23 @@ class FirecrawlMetadata(_Wire):
     error: str | None = None
 
 
+class FirecrawlChangeTracking(_Wire):
+    """`data.changeTracking`: this scrape against the key's previous one of the page."""
+
+    model_config = ConfigDict(
+        alias_generator=to_camel, populate_by_name=True, extra="ignore", serialize_by_alias=True
+    )
+
+    previous_scrape_at: str | None = None
+    change_status: ChangeStatus
+    visibility: Literal["visible", "hidden"] = "visible"
+    # git-diff mode: {text, json}; json mode: {field: {previous, current}}; only when changed
+    diff: dict[str, Any] | None = None
+    json_: dict[str, Any] | None = Field(
+        default=None, serialization_alias="json", validation_alias=AliasChoices("json", "json_")
+    )
+
+
 class FirecrawlDocument(_Wire):
     """`data` of a scrape; one search result (then `url`, `title`, `description` are set too)."""
 
@@ -133,6 +152,7 @@ class FirecrawlDocument(_Wire):
     # the `screenshot` format: a data: URL (self-hosted Firecrawl without storage does the same)
     screenshot: str | None = None
     actions: FirecrawlActionResults | None = None
+    change_tracking: FirecrawlChangeTracking | None = None
     metadata: FirecrawlMetadata | None = None
 
 

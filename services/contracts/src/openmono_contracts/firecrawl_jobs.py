@@ -221,3 +221,30 @@ class FirecrawlQueueStatus(_Answer):
     waiting_jobs_in_queue: int
     max_concurrency: int
     most_recent_success: str | None = None
+
+
+class FirecrawlCrawlParamsRequest(_Wire):
+    """`POST .../crawl/params-preview`: crawl options for `url`, written from `prompt`."""
+
+    url: str = Field(min_length=1, max_length=8192)
+    prompt: str = Field(min_length=1, max_length=10_000)
+
+
+class FirecrawlCrawlParams(_Answer):
+    """The options the box's model wrote (Firecrawl's v2 crawl names; unset ones left out)."""
+
+    url: str
+    include_paths: list[str] | None = None
+    exclude_paths: list[str] | None = None
+    max_discovery_depth: int | None = None
+    limit: int | None = None
+    crawl_entire_domain: bool | None = None
+    allow_subdomains: bool | None = None
+    allow_external_links: bool | None = None
+    sitemap: SitemapMode | None = None
+
+
+class FirecrawlCrawlParamsResponse(_Answer):
+    success: Literal[True] = True
+    data: FirecrawlCrawlParams
+    warning: str | None = None
