@@ -227,8 +227,8 @@ def test_everything_else_under_firecrawl_and_v2_answers_firecrawls_shape(
     stack: CrawlStack,
 ) -> None:
     cases = [
-        ("POST", "/v2/extract", 501),
-        ("POST", "/firecrawl/v1/extract", 501),
+        ("POST", "/v2/deep-research", 501),
+        ("POST", "/firecrawl/v1/generate-llmstxt", 501),
         ("POST", "/firecrawl/v1/deep-research", 501),
         ("POST", "/v2/llmstxt", 501),
         ("GET", "/v2/team/credit-usage/historical", 501),

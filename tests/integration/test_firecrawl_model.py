@@ -12,6 +12,7 @@ upstream.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Iterator
 
 import httpx
@@ -64,3 +65,27 @@ def test_an_invalid_schema_is_400_naming_its_path(stack: WebStack, web: str) -> 
     error = refused.json()
     assert error["success"] is False
     assert "formats.0.schema" in error["error"] and "/properties/title/type" in error["error"]
+
+
+@pytest.mark.filterwarnings("ignore::DeprecationWarning")  # the SDK calls extract deprecated
+def test_extract_job_v1_start_v2_status_validates(stack: WebStack, web: str) -> None:
+    started = httpx.post(
+        f"{stack.firecrawl}/v1/extract",
+        json={"urls": [f"{web}/article"], "schema": SCHEMA, "prompt": "The title and the author.",
+              "showSources": True},
+        headers=stack.gateway.auth,
+        timeout=60,
+    )  # fmt: skip
+    assert started.status_code == 200, started.text
+    assert started.json()["success"] is True and started.json()["urlTrace"] == []
+    fc = Firecrawl(api_key=KEY, api_url=stack.firecrawl)
+    job = started.json()["id"]
+    status = fc.get_extract_status(job)
+    deadline = time.monotonic() + 240
+    while status.status == "processing" and time.monotonic() < deadline:
+        time.sleep(1)
+        status = fc.get_extract_status(job)
+    assert status.status == "completed", status
+    jsonschema_rs.validator_for(SCHEMA).validate(status.data)
+    assert status.expires_at is not None
+    assert all(urls == [f"{web}/article"] for urls in (status.sources or {}).values())

@@ -5,8 +5,10 @@ key service answers team credit and token usage from its usage records, the real
 
 from __future__ import annotations
 
+import json
 import time
 from collections.abc import Iterator
+from pathlib import Path
 
 import httpx
 import pytest
@@ -106,3 +108,40 @@ def test_active_crawls_queue_and_usage_per_key(stack: CrawlStack, site: CrawlSit
     assert [e["url"] for e in errors["errors"]] == ["http://10.0.0.1/"] and errors[
         "robotsBlocked"
     ] == []
+
+
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "firecrawl_clients"
+
+
+def _replay(stack: CrawlStack, site: CrawlSite, client: str) -> dict[str, httpx.Response]:
+    """Each recorded request of `client` as it sends it (tests/fixtures/firecrawl_clients)."""
+    out = {}
+    for req in json.loads((FIXTURES / f"{client}.json").read_text()):
+        body = json.loads(json.dumps(req["body"]).replace("{site}", site.url))
+        out[req["name"]] = httpx.request(
+            req["method"],
+            f"{stack.gateway.url}{req['path']}",
+            json=body,
+            headers={**stack.auth(), **req.get("headers", {})},
+            timeout=30,
+        )
+    return out
+
+
+def test_n8n_and_dify_requests_are_answered(stack: CrawlStack, site: CrawlSite) -> None:
+    n8n = _replay(stack, site, "n8n")
+    for name in ("team credit usage", "team token usage", "team queue status", "active crawls"):
+        assert n8n[name].status_code == 200 and n8n[name].json()["success"] is True, name
+    # no model on this stack: the preview is Firecrawl's 503, naming why
+    preview = n8n["crawl params preview"]
+    assert preview.status_code == 503 and preview.json()["success"] is False
+    crawl = n8n["crawl"]
+    assert crawl.status_code == 200, crawl.text
+    assert "ignoreSitemap is Firecrawl v1's name" in crawl.json()["warning"]
+    dify = _replay(stack, site, "dify")["crawl"]
+    assert dify.status_code == 200, dify.text
+    assert all(w in dify.json()["warning"] for w in ("maxDepth", "allowBackwardLinks"))
+    again = _replay(stack, site, "dify")["crawl"]  # its Idempotency-Key: the same job
+    assert again.json()["id"] == dify.json()["id"]
+    for job in (crawl.json()["id"], dify.json()["id"]):
+        httpx.delete(f"{stack.firecrawl}/v2/crawl/{job}", headers=stack.auth(), timeout=30)

@@ -115,7 +115,7 @@ def test_sitemaps_index_urlset_plain_text_and_an_entity_bomb() -> None:
 @pytest.mark.parametrize(
     ("method", "rest", "status"),
     [
-        ("POST", "v2/extract", 501),
+        ("POST", "v2/agent", 501),
         ("POST", "v1/deep-research", 501),
         ("GET", "v2/team/credit-usage/historical", 501),
         ("POST", "v1/crawl/active", 405),

@@ -64,6 +64,7 @@ def create_app(settings: ScrapeSettings | None = None) -> FastAPI:
             yield
         finally:
             await once.close()
+            await api.close()
             await runner.close()
             await service.close()
 

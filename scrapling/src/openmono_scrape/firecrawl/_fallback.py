@@ -24,13 +24,13 @@ from openmono_scrape.errors import (
 
 SUPPORTED = (
     "supported here: scrape, search, map, crawl (start, status, cancel, errors, active, "
-    "ongoing, params-preview), batch/scrape (start, status, cancel, errors), team "
-    "(credit-usage, token-usage, queue-status), under /firecrawl/v1 and /firecrawl/v2"
+    "ongoing, params-preview), batch/scrape (start, status, cancel, errors), extract (start, "
+    "status), team (credit-usage, token-usage, queue-status), under /firecrawl/v1 and "
+    "/firecrawl/v2"
 )
 # Firecrawl endpoints (first path segment after the version, or the whole rest) not served here.
 _FIRECRAWL_ONLY = frozenset(
     {
-        "extract",
         "deep-research",
         "llmstxt",
         "generate-llmstxt",
@@ -59,6 +59,7 @@ _FIRECRAWL_ONLY = frozenset(
     }
 )
 _OURS = {
+    "extract": "POST",
     "crawl/active": "GET",
     "crawl/ongoing": "GET",
     "crawl/params-preview": "POST",
@@ -71,7 +72,7 @@ _OURS = {
     "crawl": "POST",
     "batch/scrape": "POST",
 }
-_JOB_PATH = re.compile(r"^(crawl|batch/scrape)/[^/]+(/errors)?$")
+_JOB_PATH = re.compile(r"^(crawl|batch/scrape|extract)/[^/]+(/errors)?$")
 
 
 def not_served(method: str, rest: str) -> NotServed:
@@ -85,7 +86,8 @@ def not_served(method: str, rest: str) -> NotServed:
             f"Firecrawl's /{version}/{sub} is not implemented by this server ({SUPPORTED})"
         )
     if sub in _OURS or _JOB_PATH.match(sub):
-        allowed = _OURS.get(sub, "GET, DELETE" if not sub.endswith("/errors") else "GET")
+        one = sub.endswith("/errors") or sub.startswith("extract/")
+        allowed = _OURS.get(sub, "GET" if one else "GET, DELETE")
         return MethodNotAllowed(f"{method} is not allowed on /{version}/{sub} (use {allowed})")
     return NotServed(f"no such endpoint: /{version}/{sub} ({SUPPORTED})")
 

@@ -1,4 +1,5 @@
-"""`x-idempotency-key` on crawl and batch scrape: the same key again gives the same job.
+"""`x-idempotency-key` (or `Idempotency-Key`) on crawl and batch scrape: the same key again
+gives the same job.
 
 A record is per gateway key (the job's owner): the same idempotency key sent with another gateway
 key is another record, so no key can reach another's job through it. A record holds the job id
@@ -18,12 +19,15 @@ import json
 import re
 import time
 from collections import OrderedDict
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Protocol
 
 from openmono_scrape.errors import BadRequest
 
 HEADER = "x-idempotency-key"
+# the IETF draft's name, which some clients send instead (Dify's Firecrawl plugin)
+HEADERS = (HEADER, "idempotency-key")
 PENDING_S = 60.0
 MAX_RECORDS = 8192
 MAX_PER_OWNER = 1024
@@ -35,6 +39,14 @@ _REDIS_PREFIX = "openmono:firecrawl:idem:"
 class Record:
     job_id: str
     fingerprint: str
+
+
+def key_of(headers: Mapping[str, str]) -> str | None:
+    """The request's idempotency key (either header), or None; 400 for one that cannot be."""
+    for name in HEADERS:
+        if name in headers:
+            return checked_key(headers[name])
+    return None
 
 
 def checked_key(raw: str | None) -> str | None:

@@ -73,8 +73,8 @@ from openmono_scrape.firecrawl._idempotency import (
     HEADER,
     IdempotencyStore,
     Record,
-    checked_key,
     fingerprint,
+    key_of,
 )
 from openmono_scrape.firecrawl._interact import refuse_off_scrape
 from openmono_scrape.firecrawl._lenient import crawl_warnings, joined, scrape_warnings
@@ -288,7 +288,7 @@ class JobsAPI:
     ) -> str:
         """Creates the job; the id of the job to answer with (with an `x-idempotency-key` seen
         before for the same request, that earlier job's, and nothing is created)."""
-        key = checked_key(request.headers.get(HEADER))
+        key = key_of(request.headers)
         if key is None:
             await self._store(spec, items)
             return spec.id

@@ -35,6 +35,11 @@ from openmono_contracts.firecrawl import (
     FirecrawlSearchResponseV1,
     FirecrawlSearchResponseV2,
 )
+from openmono_contracts.firecrawl_extract import (
+    FirecrawlExtractRequest,
+    FirecrawlExtractStarted,
+    FirecrawlExtractStatus,
+)
 from openmono_contracts.firecrawl_jobs import (
     FirecrawlCrawlParamsRequest,
     FirecrawlCrawlParamsResponse,
@@ -50,6 +55,7 @@ from openmono_scrape import statuses
 from openmono_scrape.errors import InternalError, ScrapeError
 from openmono_scrape.firecrawl import _searxng
 from openmono_scrape.firecrawl._document import parse_formats
+from openmono_scrape.firecrawl._extract import ExtractJobs
 from openmono_scrape.firecrawl._fallback import add_fallback
 from openmono_scrape.firecrawl._idempotency import IdempotencyStore
 from openmono_scrape.firecrawl._interact import refuse_off_scrape
@@ -58,7 +64,8 @@ from openmono_scrape.firecrawl._lenient import joined, map_warnings, scrape_warn
 from openmono_scrape.firecrawl._map import SiteMapper
 from openmono_scrape.firecrawl._preview import params_preview
 from openmono_scrape.firecrawl._queue import QueueAPI, add_queue_routes
-from openmono_scrape.firecrawl._scrape import PageScraper, Version
+from openmono_scrape.firecrawl._scrape import Admit, PageScraper, Version
+from openmono_scrape.service import ScrapeService
 
 log = logging.getLogger("openmono_scrape")
 
@@ -84,6 +91,18 @@ async def _answer(make: Callable[[], Awaitable[JSONResponse]], path: str) -> JSO
 
 class FirecrawlAPI(PageScraper):
     """The handlers; `admit` is the service's admission (the same slots as `/scrape`)."""
+
+    def __init__(self, service: ScrapeService, admit: Admit) -> None:
+        super().__init__(service, admit)
+        self.extracts = ExtractJobs(self)
+
+    async def extract(
+        self, req: FirecrawlExtractRequest, version: Version, request: Request
+    ) -> JSONResponse:
+        return _json(await self.extracts.start(req, version, owner_of(request)))
+
+    async def close(self) -> None:
+        await self.extracts.close()
 
     async def scrape(
         self, req: FirecrawlScrapeRequest, version: Version, request: Request
@@ -165,6 +184,22 @@ def _bound(
     return make
 
 
+def add_extract_status(router: APIRouter, api: FirecrawlAPI, version: Version) -> None:
+    async def status(job_id: str, request: Request) -> JSONResponse:
+        async def make() -> JSONResponse:
+            return _json(api.extracts.status(job_id, owner_of(request)))
+
+        return await _answer(make, f"/firecrawl/{version}/extract/{{id}}")
+
+    status.__name__ = f"firecrawl_extract_status_{version}"
+    router.add_api_route(
+        f"/{version}/extract/{{job_id}}",
+        status,
+        methods=["GET"],
+        responses={200: {"model": FirecrawlExtractStatus}, **_RESPONSES},
+    )
+
+
 def build_router(api: FirecrawlAPI, runner: JobRunner, once: IdempotencyStore) -> APIRouter:
     """The `/firecrawl` routes (the gateway forwards its paths unchanged), the fallback last."""
     router = APIRouter(prefix=PREFIX, tags=["firecrawl"])
@@ -201,6 +236,13 @@ def build_router(api: FirecrawlAPI, runner: JobRunner, once: IdempotencyStore) -
             FirecrawlCrawlParamsRequest,
             FirecrawlCrawlParamsResponse,
         )
+        post(
+            f"/{v}/extract",
+            _bound(api.extract, v),
+            FirecrawlExtractRequest,
+            FirecrawlExtractStarted,
+        )
+        add_extract_status(router, api, v)
     jobs = JobsAPI(api, runner, once)
     add_queue_routes(router, QueueAPI(jobs), _answer, _RESPONSES)
     add_job_routes(router, jobs, _answer, _RESPONSES)

@@ -32,17 +32,21 @@ def _scrape_options() -> FirecrawlScrapeOptions:
     return FirecrawlScrapeOptions()
 
 
-class _Wire(BaseModel):
+class Wire(BaseModel):
+    """A request: Firecrawl's camelCase names or the Python ones, unknown fields ignored."""
+
     model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True, extra="ignore")
 
 
-class _Answer(BaseModel):
+class Answer(BaseModel):
+    """An answer, written with Firecrawl's camelCase names."""
+
     model_config = ConfigDict(
         alias_generator=to_camel, populate_by_name=True, extra="ignore", serialize_by_alias=True
     )
 
 
-class FirecrawlWebhook(_Wire):
+class FirecrawlWebhook(Wire):
     """`webhook` of a crawl or a batch scrape (a bare URL string is accepted as well)."""
 
     url: str = Field(min_length=1, max_length=2048)
@@ -52,7 +56,7 @@ class FirecrawlWebhook(_Wire):
     events: list[str] | None = None
 
 
-class FirecrawlMapRequest(_Wire):
+class FirecrawlMapRequest(Wire):
     """`POST /firecrawl/v1/map` and `/v2/map`."""
 
     url: str = Field(min_length=1, max_length=8192)
@@ -74,25 +78,25 @@ class FirecrawlMapRequest(_Wire):
         return mine or other or "include"
 
 
-class FirecrawlMapLink(_Answer):
+class FirecrawlMapLink(Answer):
     url: str
     title: str | None = None
     description: str | None = None
 
 
-class FirecrawlMapResponseV1(_Answer):
+class FirecrawlMapResponseV1(Answer):
     success: Literal[True] = True
     links: list[str]
     warning: str | None = None
 
 
-class FirecrawlMapResponseV2(_Answer):
+class FirecrawlMapResponseV2(Answer):
     success: Literal[True] = True
     links: list[FirecrawlMapLink]
     warning: str | None = None
 
 
-class FirecrawlCrawlRequest(_Wire):
+class FirecrawlCrawlRequest(Wire):
     """`POST /firecrawl/v1/crawl` and `/v2/crawl`."""
 
     url: str = Field(min_length=1, max_length=8192)
@@ -150,7 +154,7 @@ class FirecrawlBatchScrapeRequest(FirecrawlScrapeOptions):
     append_to_id: str | None = None
 
 
-class FirecrawlJobStarted(_Answer):
+class FirecrawlJobStarted(Answer):
     """The answer to starting a crawl or a batch scrape: the job id and its status URL."""
 
     success: Literal[True] = True
@@ -161,7 +165,7 @@ class FirecrawlJobStarted(_Answer):
     warning: str | None = None
 
 
-class FirecrawlJobStatus(_Answer):
+class FirecrawlJobStatus(Answer):
     """`GET .../crawl/{id}` and `.../batch/scrape/{id}`: counts and one page of documents."""
 
     success: Literal[True] = True
@@ -176,7 +180,7 @@ class FirecrawlJobStatus(_Answer):
     warning: str | None = None
 
 
-class FirecrawlJobError(_Answer):
+class FirecrawlJobError(Answer):
     id: str
     timestamp: str
     url: str
@@ -184,19 +188,19 @@ class FirecrawlJobError(_Answer):
     error: str
 
 
-class FirecrawlJobErrors(_Answer):
+class FirecrawlJobErrors(Answer):
     """`GET .../crawl/{id}/errors`: failed pages, and the URLs robots.txt kept out."""
 
     errors: list[FirecrawlJobError]
     robots_blocked: list[str]
 
 
-class FirecrawlJobCancelled(_Answer):
+class FirecrawlJobCancelled(Answer):
     success: Literal[True] = True
     status: Literal["cancelled"] = "cancelled"
 
 
-class FirecrawlActiveCrawl(_Answer):
+class FirecrawlActiveCrawl(Answer):
     """One running crawl of `GET .../crawl/active` (`teamId`: the gateway key's name)."""
 
     id: str
@@ -205,14 +209,14 @@ class FirecrawlActiveCrawl(_Answer):
     options: dict[str, Any]
 
 
-class FirecrawlActiveCrawls(_Answer):
+class FirecrawlActiveCrawls(Answer):
     """`GET .../crawl/active` (and its older name `.../crawl/ongoing`): the key's running crawls."""
 
     success: Literal[True] = True
     crawls: list[FirecrawlActiveCrawl]
 
 
-class FirecrawlQueueStatus(_Answer):
+class FirecrawlQueueStatus(Answer):
     """`GET .../team/queue-status`: the pages the key's running jobs have yet to read."""
 
     success: Literal[True] = True
@@ -223,14 +227,14 @@ class FirecrawlQueueStatus(_Answer):
     most_recent_success: str | None = None
 
 
-class FirecrawlCrawlParamsRequest(_Wire):
+class FirecrawlCrawlParamsRequest(Wire):
     """`POST .../crawl/params-preview`: crawl options for `url`, written from `prompt`."""
 
     url: str = Field(min_length=1, max_length=8192)
     prompt: str = Field(min_length=1, max_length=10_000)
 
 
-class FirecrawlCrawlParams(_Answer):
+class FirecrawlCrawlParams(Answer):
     """The options the box's model wrote (Firecrawl's v2 crawl names; unset ones left out)."""
 
     url: str
@@ -244,7 +248,7 @@ class FirecrawlCrawlParams(_Answer):
     sitemap: SitemapMode | None = None
 
 
-class FirecrawlCrawlParamsResponse(_Answer):
+class FirecrawlCrawlParamsResponse(Answer):
     success: Literal[True] = True
     data: FirecrawlCrawlParams
     warning: str | None = None
