@@ -31,7 +31,6 @@ import uuid
 from dataclasses import dataclass, field
 from typing import Any
 
-from openmono_contracts.crawl import iso, normalise
 from openmono_contracts.firecrawl import FirecrawlScrapeOptions
 from openmono_contracts.firecrawl_extract import (
     MAX_EXTRACT_URLS,
@@ -42,6 +41,7 @@ from openmono_contracts.firecrawl_extract import (
 )
 from openmono_contracts.firecrawl_jobs import FirecrawlMapRequest
 
+from openmono_scrape.crawl import iso, normalise
 from openmono_scrape.engines import check_url
 from openmono_scrape.errors import BadRequest, JobNotFound, ScrapeError, TooManyJobs
 from openmono_scrape.firecrawl._map import SiteMapper

@@ -14,13 +14,13 @@ from __future__ import annotations
 import time
 from typing import Any
 
-from openmono_contracts.crawl import check_patterns, normalise
 from openmono_contracts.firecrawl_jobs import (
     FirecrawlCrawlParams,
     FirecrawlCrawlParamsRequest,
     FirecrawlCrawlParamsResponse,
 )
 
+from openmono_scrape.crawl import check_patterns, normalise
 from openmono_scrape.errors import BadRequest
 from openmono_scrape.firecrawl._model_formats import ready
 from openmono_scrape.model import JsonAsk, checked

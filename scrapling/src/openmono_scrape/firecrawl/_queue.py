@@ -20,7 +20,7 @@ from typing import Any
 
 from fastapi import APIRouter, Request
 from fastapi.responses import JSONResponse
-from openmono_contracts.crawl import JobSpec, JobState, iso
+from openmono_contracts.crawl import JobSpec
 from openmono_contracts.firecrawl_jobs import (
     FirecrawlActiveCrawl,
     FirecrawlActiveCrawls,
@@ -29,6 +29,7 @@ from openmono_contracts.firecrawl_jobs import (
 from pydantic import BaseModel
 from pydantic.alias_generators import to_camel
 
+from openmono_scrape.crawl import JobState, iso
 from openmono_scrape.firecrawl._jobs import Answer, JobsAPI, owner_of, reachable
 
 
