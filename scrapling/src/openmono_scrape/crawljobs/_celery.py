@@ -4,10 +4,16 @@ so both agree on serializers and broker timeouts by construction."""
 
 from __future__ import annotations
 
-from celery import Celery
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from celery import Celery
 
 
 def crawl_celery(name: str, broker_url: str) -> Celery:
+    # imported here: a service without a broker never loads Celery (~0.3 s of its start)
+    from celery import Celery
+
     app = Celery(name, broker=broker_url)
     app.conf.update(
         # JSON only: a pickled payload injected into Redis is refused, never deserialized
