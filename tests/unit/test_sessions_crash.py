@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import subprocess
@@ -12,13 +13,16 @@ from pathlib import Path
 from openmono.sessions import SessionMessage, SessionWriter, load_session
 
 WRITER = r"""
+import os
 import sys
 from pathlib import Path
 from openmono.sessions import SessionHeader, SessionMessage, SessionWriter
-path = Path(sys.argv[1])
+path, parent = Path(sys.argv[1]), int(sys.argv[2])
 w = SessionWriter(path, SessionHeader(working_directory="/w", model="m"))
 i = 0
-while True:
+# bounded (80 MB), and it stops when the test is gone: a run killed before its `finally`
+# once left this writer filling the disk (67 GB)
+while i < 400 and os.getppid() == parent:
     # big messages so that the kill is likely to land inside a write
     w.append(SessionMessage(role="assistant", content=f"message {i} " + "x" * 200_000))
     i += 1
@@ -35,7 +39,7 @@ def _lines(path: Path) -> int:
 def test_kill_9_mid_stream_then_load_and_resume(tmp_path: Path) -> None:
     path = tmp_path / "s.jsonl"
     proc = subprocess.Popen(
-        [sys.executable, "-c", WRITER, str(path)], start_new_session=True,
+        [sys.executable, "-c", WRITER, str(path), str(os.getpid())], start_new_session=True,
         stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
     )  # fmt: skip
     try:
@@ -45,7 +49,8 @@ def test_kill_9_mid_stream_then_load_and_resume(tmp_path: Path) -> None:
             assert time.monotonic() < deadline, "writer made no progress"
             time.sleep(0.01)
     finally:
-        os.killpg(proc.pid, signal.SIGKILL)
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(proc.pid, signal.SIGKILL)
         proc.wait(10)
         if proc.stderr:
             proc.stderr.close()
