@@ -1,7 +1,16 @@
 """Conversations that stay on their replica: time to first token of an agent conversation through
-the gateway, with `X-OpenMono-Session` (hashed to one replica) vs without (least_conn).
+the gateway, by how the replica is chosen.
 
-    uv run python bench/affinity.py [--rounds 3] [--turns 6] [--independent 12]
+    uv run python bench/affinity.py [--rounds 3] [--turns 6] [--independent 12] [--modes ...]
+
+Modes (each its own gateway over the same three replicas, all in one run):
+- `cache_aware`: the gateway's LLM route through SGLang's router, `cache_aware` policy, no
+  `X-OpenMono-Session` (any client: the prefix of the prompt picks the replica);
+- `manual`: the router's `manual` policy with the session header as its routing key
+  (`--assignment-mode min_load`: a new session goes to the least-loaded replica);
+- `round_robin`: the router's `round_robin` (the baseline of the target);
+- `hash`: Caddy's own hash of `X-OpenMono-Session` (no router: what shipped before);
+- `least_conn`: Caddy's least_conn, no header, no router.
 
 Starts its own processes on free loopback ports and stops them at the end: three real llama.cpp
 servers (xllamacpp + the bundled SmolLM2-135M, one slot of 8192 tokens each, llama.cpp's default
@@ -18,8 +27,9 @@ of turns 2-6 per mode, their ratio, and the prompt tokens each turn evaluated (l
 `timings.prompt_n`).
 
 Independent requests (`--independent`, 3 at a time, ~200-token prompts, 32 tokens out): tokens/s
-with a fresh session id each (spread by the hash) vs none (least_conn), alternating, same run.
-Goals: median TTFT of turns 2-6 at least 5x lower with affinity; the same tokens/s (ratio ~1).
+per mode (a fresh session id each where the mode sends the header), modes in rotating order.
+Goals (issue 40): median TTFT of turns 2-6 at least 5x lower than round_robin, without the header
+too; independent requests at least 0.95x the tokens/s of least_conn.
 """
 
 from __future__ import annotations
@@ -47,6 +57,11 @@ sys.path.insert(0, str(ROOT))  # reuse the test support's process handling (free
 
 from tests.support.gateway import gateway  # noqa: E402
 from tests.support.llama import llama_server  # noqa: E402
+from tests.support.router import llm_router  # noqa: E402
+
+ROUTER_POLICIES = ("cache_aware", "manual", "round_robin")
+# which modes send X-OpenMono-Session
+WITH_HEADER = {"manual", "hash"}
 
 API_KEY = "bench-affinity-key"
 SESSION = "X-OpenMono-Session"
@@ -69,12 +84,8 @@ class Turn:
 
 @dataclass
 class Results:
-    turns: dict[str, list[list[Turn]]] = field(
-        default_factory=lambda: {"affinity": [], "least_conn": []}
-    )
-    tokens_per_s: dict[str, list[float]] = field(
-        default_factory=lambda: {"hash": [], "least_conn": []}
-    )
+    turns: dict[str, list[list[Turn]]] = field(default_factory=dict)
+    tokens_per_s: dict[str, list[float]] = field(default_factory=dict)
 
 
 def _text(rng: random.Random, words: int) -> str:
@@ -104,19 +115,27 @@ def _stream(
 
 
 def conversation(
-    client: httpx.Client, url: str, turns: int, affinity: bool, seed: int
+    client: httpx.Client,
+    url: str,
+    turns: int,
+    affinity: bool,
+    seed: int,
+    system_words: int = 3000,
+    turn_words: int = 560,
 ) -> list[Turn]:
     rng = random.Random(seed)
     # the first line differs per conversation: no cache anywhere holds a prefix of this one
     # SmolLM2's tokenizer makes ~1 token of a word here: 3,000 words, ~3,030 tokens with the rest
-    system = f"conversation {uuid.uuid4()}\nYou are a coding agent. Tools:\n" + _text(rng, 3000)
+    system = f"conversation {uuid.uuid4()}\nYou are a coding agent. Tools:\n" + _text(
+        rng, system_words
+    )
     messages: list[dict[str, str]] = [{"role": "system", "content": system}]
     headers = {"Authorization": f"Bearer {API_KEY}"}
     if affinity:
         headers[SESSION] = str(uuid.uuid4())
     out = []
     for i in range(turns):
-        messages.append({"role": "user", "content": f"step {i}: " + _text(rng, 560)})
+        messages.append({"role": "user", "content": f"step {i}: " + _text(rng, turn_words)})
         body = {
             "messages": messages,
             "stream": True,
@@ -173,15 +192,24 @@ def _report(results: Results, turns: int) -> None:
         for i, run in enumerate(runs):
             cells = " ".join(f"{t.ttft_s * 1e3:6.0f}/{t.evaluated:<5d}" for t in run)
             print(f"   round {i + 1}: ms/evaluated per turn: {cells}")
-    ratio = medians["least_conn"] / medians["affinity"]
-    print(f"least_conn / affinity median TTFT: {ratio:.2f}x   (goal: >= 5x)")
-    if results.tokens_per_s["hash"]:
+    if "round_robin" in medians:
+        for mode, value in medians.items():
+            if mode != "round_robin":
+                ratio = medians["round_robin"] / value
+                print(f"round_robin / {mode} median TTFT: {ratio:.2f}x   (goal: >= 5x)")
+    if results.tokens_per_s:
         print("\n== independent requests, 3 at a time")
         tps = {k: statistics.median(v) for k, v in results.tokens_per_s.items()}
         for mode, value in tps.items():
             runs = ", ".join(f"{v:.1f}" for v in results.tokens_per_s[mode])
             print(f"{mode:11} {value:7.1f} tokens/s (median of {runs})")
-        print(f"hash / least_conn tokens/s: {tps['hash'] / tps['least_conn']:.2f}   (goal: ~1)")
+        if "least_conn" in tps:
+            for mode, value in tps.items():
+                if mode != "least_conn":
+                    print(
+                        f"{mode} / least_conn tokens/s: {value / tps['least_conn']:.2f}"
+                        "  (goal >= 0.95)"
+                    )
     one, five, fifteen = os.getloadavg()
     print(f"\nload average: {one:.1f} {five:.1f} {fifteen:.1f} ({os.cpu_count()} cores)")
 
@@ -192,7 +220,18 @@ def main() -> None:
     ap.add_argument("--turns", type=int, default=6)
     ap.add_argument("--independent", type=int, default=12, help="0 skips the throughput part")
     ap.add_argument("--replicas", type=int, default=3)
+    # a smaller conversation for a loaded machine (the shipped sizes: ~6,600 tokens at turn 6)
+    ap.add_argument("--system-words", type=int, default=3000)
+    ap.add_argument("--turn-words", type=int, default=560)
+    ap.add_argument(
+        "--modes", default="cache_aware,manual,round_robin,hash,least_conn", help="comma list"
+    )
+    ap.add_argument(
+        "--independent-modes", default="cache_aware,manual,least_conn", help="comma list"
+    )
     args = ap.parse_args()
+    modes = [m for m in args.modes.split(",") if m]
+    ind_modes = [m for m in args.independent_modes.split(",") if m]
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
 
     with tempfile.TemporaryDirectory(prefix="bench-affinity-") as tmp_name, ExitStack() as stack:
@@ -204,24 +243,41 @@ def main() -> None:
             stack.enter_context(llama_server(tmp / f"r{i}", api_key=API_KEY, ctx=8192, parallel=1))
             for i in range(args.replicas)
         ]
-        upstreams = ",".join(r.url for r in replicas).replace(",", " ")
-        gw = stack.enter_context(gateway(tmp / "gw", api_key=API_KEY, llama_upstream=upstreams))
+        upstreams = " ".join(r.url for r in replicas)
+        urls: dict[str, str] = {}
+        direct = stack.enter_context(gateway(tmp / "gw", api_key=API_KEY, llama_upstream=upstreams))
+        for mode in set(modes + ind_modes):
+            if mode not in ROUTER_POLICIES:
+                urls[mode] = direct.url
+                continue
+            router = stack.enter_context(
+                llm_router(tmp / mode, API_KEY, [r.url for r in replicas], policy=mode)
+            )
+            env = {"LLAMA_ROUTER": router.address, "LLAMA_ROUTER_METRICS": router.metrics_address}
+            gw = stack.enter_context(
+                gateway(
+                    tmp / f"gw-{mode}", api_key=API_KEY, llama_upstream=upstreams, extra_env=env
+                )
+            )
+            urls[mode] = gw.url
         client = stack.enter_context(httpx.Client(timeout=httpx.Timeout(900.0, connect=10.0)))
         results = Results()
         for r in range(args.rounds):
-            order = [True, False] if r % 2 == 0 else [False, True]
-            for affinity in order:
-                mode = "affinity" if affinity else "least_conn"
-                run = conversation(client, gw.url, args.turns, affinity, seed=1000 * r + affinity)
-                results.turns[mode].append(run)
+            shift = r % len(modes)
+            for mode in modes[shift:] + modes[:shift]:
+                header = mode in WITH_HEADER
+                run = conversation(
+                    client, urls[mode], args.turns, header, seed=1000 * r + len(mode)
+                )
+                results.turns.setdefault(mode, []).append(run)
                 shown = " ".join(f"{t.ttft_s * 1e3:.0f}" for t in run)
-                print(f"round {r + 1} {mode:10}: TTFT ms per turn {shown}", flush=True)
+                print(f"round {r + 1} {mode:11}: TTFT ms per turn {shown}", flush=True)
             if args.independent:
-                for hashed in [True, False] if r % 2 == 0 else [False, True]:
-                    mode = "hash" if hashed else "least_conn"
-                    tps = independent(gw.url, args.independent, hashed, seed=r)
-                    results.tokens_per_s[mode].append(tps)
-                    print(f"round {r + 1} independent {mode:10}: {tps:.1f} tokens/s", flush=True)
+                shift = r % len(ind_modes)
+                for mode in ind_modes[shift:] + ind_modes[:shift]:
+                    tps = independent(urls[mode], args.independent, mode in WITH_HEADER, seed=r)
+                    results.tokens_per_s.setdefault(mode, []).append(tps)
+                    print(f"round {r + 1} independent {mode:11}: {tps:.1f} tokens/s", flush=True)
         _report(results, args.turns)
 
 

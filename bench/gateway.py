@@ -13,7 +13,10 @@ upstream connection per request, as before pooling came back). Requests rotate o
 load: direct; `operator` (the shipped gateway, LLAMA_API_KEY); `box-key` (the same gateway, each
 request one of the box keys in turn: the map lookup and Caddy's basic_auth, its verdict cached);
 `rated` (a box key with a rate limit: the forward_auth round trip to the key service too);
-`box-key-no-tap` (box keys, tokens off: the key check alone); and `keepalive-off`. Prints p50/p99
+`box-key-no-tap` (box keys, tokens off: the key check alone); `keepalive-off`; `router-alone`
+(SGLang's router, `openmono.stack.router`, in front of the upstream, no gateway: the router's own
+hop) and `router` (box keys, the tap and the router: the LLM route with several replicas, here
+over the one upstream). Prints p50/p99
 per path and the ratio and difference of each gateway path's medians against direct. Goals: first
 event through the gateway with box keys <= +0.35 ms on the median against the local upstream,
 <= 1.05x direct against llama-server.
@@ -42,6 +45,7 @@ sys.path.insert(0, str(ROOT))  # reuse the test support's process handling (free
 from tests.support.gateway import CADDYFILE, gateway  # noqa: E402
 from tests.support.keys import KeyedGateway, keyed_gateway  # noqa: E402
 from tests.support.llama import llama_server  # noqa: E402
+from tests.support.router import llm_router  # noqa: E402
 from tests.support.sse_upstream import sse_upstream  # noqa: E402
 
 API_KEY = "bench-gateway-key"
@@ -151,6 +155,19 @@ def main() -> None:
         rated: dict[str, str] = {}
         urls: dict[tuple[str, str], str] = {}
         for name, upstream in (("llama", llama.url), ("local", sse_url)):
+            router = stack.enter_context(llm_router(tmp / f"router-{name}", API_KEY, [upstream]))
+            urls[name, "router-alone"] = router.url
+            routed = stack.enter_context(
+                keyed_gateway(
+                    tmp / f"gw-{name}-router", api_key=API_KEY, llama_upstream=upstream,
+                    caddyfile=args.caddyfile, router=router,
+                )
+            )  # fmt: skip
+            box_keys[name, "router"] = [
+                routed.store.add(f"bench-box-{i}").key for i in range(args.keys)
+            ]
+            routed.backend.apply(routed.store.read().generation)
+            urls[name, "router"] = routed.gw.url
             for tap, tokens in (("gateway", True), ("no-tap", False)):
                 kg = stack.enter_context(
                     keyed_gateway(
@@ -173,7 +190,16 @@ def main() -> None:
                 )
             ).url
         timeout = httpx.Timeout(120.0, connect=10.0)
-        names = ("direct", "operator", "box-key", "rated", "box-key-no-tap", "keepalive-off")
+        names = (
+            "direct",
+            "operator",
+            "box-key",
+            "rated",
+            "box-key-no-tap",
+            "keepalive-off",
+            "router-alone",
+            "router",
+        )
         clients = {name: stack.enter_context(httpx.Client(timeout=timeout)) for name in names}
 
         body: dict[str, Any] = {
@@ -188,6 +214,8 @@ def main() -> None:
             gw, off_url, no_tap = (urls[name, n] for n in ("gateway", "keepalive-off", "no-tap"))
             boxes = itertools.cycle(box_keys[name, "gateway"])
             boxes_no_tap = itertools.cycle(box_keys[name, "no-tap"])
+            boxes_router = itertools.cycle(box_keys[name, "router"])
+            alone, routed_url = urls[name, "router-alone"], urls[name, "router"]
             c = clients
             return {
                 "direct": lambda: _one(c["direct"], f"{direct_url}{chat}", API_KEY, body),
@@ -199,6 +227,10 @@ def main() -> None:
                 ),
                 "keepalive-off": lambda: _one(
                     c["keepalive-off"], f"{off_url}{chat}", API_KEY, body
+                ),
+                "router-alone": lambda: _one(c["router-alone"], f"{alone}{chat}", API_KEY, body),
+                "router": lambda: _one(
+                    c["router"], f"{routed_url}{chat}", next(boxes_router), body
                 ),
             }
 

@@ -383,6 +383,9 @@ def test_defaults_are_the_compose_service_names(tmp_path: Path) -> None:
     assert sorted(set(_dials(server))) == [
         "keys:8090",
         "llama-server:8080",
+        # the router's (used only while LLAMA_ROUTER is set: compose sets it)
+        "llm-router:8092",
+        "llm-router:8093",
         "scrapling:5000",
         "searxng:8080",
     ]
@@ -441,13 +444,19 @@ def test_upstream_connections_are_pooled_with_a_short_idle_timeout(tmp_path: Pat
     env = gateway_env(tmp_path, api_key=KEY, listen=":8080", llama_upstream="127.0.0.1:7474")
     config = _adapt(env)
     proxies = _proxies(config)
-    # (5 routes, /firecrawl and a box key's /props included, + 4 probes + 2 rate checks + the
-    # key service's Firecrawl team usage) x 2 listeners
-    assert len(proxies) == 24
+    # (6 routes, /firecrawl, a box key's /props and the router's generation included, + 4 probes
+    # + 2 rate checks + the key service's Firecrawl team usage + the router's /router/metrics and
+    # /router/workers) x 2 listeners
+    assert len(proxies) == 30
     keys = [p for p in proxies if _dials(p) == [env["KEYS_UPSTREAM"]]]
     routes = [p for p in proxies if "health_checks" in p]
-    probes = [p for p in proxies if "health_checks" not in p and p not in keys]
-    assert (len(routes), len(probes), len(keys)) == (10, 8, 6)
+    router_state = [
+        p
+        for p in proxies
+        if "health_checks" not in p and set(_dials(p)) <= {"llm-router:8092", "llm-router:8093"}
+    ]
+    probes = [p for p in proxies if "health_checks" not in p and p not in keys + router_state]
+    assert (len(routes), len(probes), len(keys), len(router_state)) == (12, 8, 6, 4)
     for proxy in routes:
         transport = proxy["transport"]
         assert transport["keep_alive"]["idle_timeout"] < 5 * 10**9

@@ -19,6 +19,7 @@ from openmono_keys import KeyStore
 
 from tests.support.gateway import GATEWAY_SECRET, Gateway, gateway
 from tests.support.procs import Proc, free_port, running
+from tests.support.router import Router
 
 
 @dataclass
@@ -61,15 +62,25 @@ def key_service(
 
 @contextmanager
 def keyed_gateway(
-    tmp: Path, *, api_key: str, llama_upstream: str, tokens: bool = True, **gateway_kw: object
+    tmp: Path,
+    *,
+    api_key: str,
+    llama_upstream: str,
+    tokens: bool = True,
+    router: Router | None = None,
+    **gateway_kw: object,
 ) -> Iterator[KeyedGateway]:
     """`tokens`: LLM requests go through the key service's token tap, as the stack ships. The
-    tap runs either way: a box key's `/props` passes it."""
+    tap runs either way: a box key's `/props` passes it. `router`: generation goes through it
+    (LLAMA_ROUTER), and the tap dials it too."""
     folder = tmp / "gateway-keys"
     usage_dir = tmp / "usage"
     tap_port = free_port()
-    with key_service(tmp, folder, usage_dir, llama_upstream, tap_port) as (keys_address, keys_proc):
+    dialled = f"{llama_upstream} {router.address}" if router else llama_upstream
+    with key_service(tmp, folder, usage_dir, dialled, tap_port) as (keys_address, keys_proc):
         env = {
+            "LLAMA_ROUTER": router.address if router else "",
+            "LLAMA_ROUTER_METRICS": router.metrics_address if router else "",
             "GATEWAY_KEYS_DIR": str(folder),
             "KEYS_UPSTREAM": keys_address,
             "GATEWAY_USAGE": "on",

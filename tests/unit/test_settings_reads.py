@@ -21,6 +21,7 @@ SETTINGS_MODULES = {
     "openmono.config._environ": "the agent's one reader of the environment and the env file",
     "openmono.config._settings": "the agent's settings class (its sources are _environ's)",
     "openmono.stack.settings": "the native stack's settings class (its sources are _environ's)",
+    "openmono.stack.router": "the LLM router's settings class (a service of its own, compose too)",
     "openmono_worker.settings": "the tool worker's settings class",
     "openmono_scrape.settings": "the scrape service's settings class",
     "openmono_keys.settings": "the key service's settings class",

@@ -203,6 +203,61 @@ def _routed_env(s: StackSettings) -> dict[str, str]:
     return env
 
 
+def routed(s: StackSettings) -> bool:
+    """Several llama upstreams: generation goes through the router (one needs none)."""
+    return len(routed_upstreams(s, LLM)) > 1
+
+
+def router_address(s: StackSettings) -> str:
+    return f"{HOST}:{s.llm_router_port}"
+
+
+def _router_env(ctx: Context) -> dict[str, str]:
+    s = ctx.settings
+    llama = routed_upstreams(s, LLM)
+    keys = parse_keys(s.llama_upstream_keys.get_secret_value(), llama)
+    # the key the router requires from the gateway and sends on to the replicas: the one the
+    # gateway sends upstream (LLAMA_UPSTREAM_KEY, else the client's LLAMA_API_KEY)
+    key = s.llama_upstream_key.get_secret_value() or s.llama_api_key.get_secret_value()
+    slots = len(llama) * s.llama_parallel
+    return {
+        "LLM_ROUTER_HOST": HOST,
+        "LLM_ROUTER_PORT": str(s.llm_router_port),
+        "LLM_ROUTER_METRICS_HOST": HOST,
+        "LLM_ROUTER_METRICS_PORT": str(s.llm_router_metrics_port),
+        "LLM_ROUTER_API_KEY": key,
+        "LLM_ROUTER_WORKERS": ",".join(llama),
+        "LLM_ROUTER_WORKER_KEYS": ",".join(f"{where}={k}" for where, k in keys.items()),
+        "LLM_ROUTER_POLICY": s.llm_router_policy,
+        "LLM_ROUTER_MAX_CONCURRENT": str(s.llm_router_max_concurrent or 4 * slots),
+        "LLM_ROUTER_QUEUE_SIZE": str(s.llm_router_queue_size),
+        "LLM_ROUTER_QUEUE_TIMEOUT_S": str(s.llm_router_queue_timeout_s),
+        "LLM_ROUTER_PYTHON": stack_python(ctx.root),
+    }
+
+
+def _router_check(s: StackSettings) -> str:
+    if s.llm_router_port in (s.llm_router_metrics_port, s.gateway_port, s.llama_port):
+        return f"LLM_ROUTER_PORT={s.llm_router_port} is taken by another of the stack's ports"
+    return ""
+
+
+ROUTER = ServiceSpec(
+    name="llm-router",
+    enabled=routed,
+    off_reason=lambda s: "one llama-server replica (the gateway reaches it directly)",
+    command=lambda ctx: [stack_python(ctx.root), "-m", "openmono.stack.router"],
+    port=lambda s: s.llm_router_port,
+    # up once it answers its worker API (its /health is 503 while no replica is healthy, and a
+    # replica on another box may come later); `openmono status` shows each replica as it sees it
+    probe=lambda ctx: LogProbe(ctx.log("llm-router"), "router: listening"),
+    start_timeout_s=60,
+    env=_router_env,
+    more_ports=lambda s: (s.llm_router_metrics_port,),
+    check=_router_check,
+)
+
+
 def _gateway_env(ctx: Context) -> dict[str, str]:
     s = ctx.settings
     keys = parse_keys(s.llama_upstream_keys.get_secret_value(), routed_upstreams(s, LLM))
@@ -214,6 +269,9 @@ def _gateway_env(ctx: Context) -> dict[str, str]:
         "GATEWAY_BIND": HOST,
         **_routed_env(s),
         "GATEWAY_LLAMA_KEYS": caddy_key_lines(keys),
+        # several replicas: generation through the router (caddy/Caddyfile, @routed)
+        "LLAMA_ROUTER": router_address(s) if routed(s) else "",
+        "LLAMA_ROUTER_METRICS": f"{HOST}:{s.llm_router_metrics_port}" if routed(s) else "",
         # what the gateway checks or forwards: here too, so a change restarts it (`runner.up`)
         API_KEY_ENV: s.llama_api_key.get_secret_value(),
         UPSTREAM_KEY_ENV: s.llama_upstream_key.get_secret_value(),
@@ -411,7 +469,7 @@ def _keys_env(ctx: Context) -> dict[str, str]:
         # the token tap dials only the gateway's LLM upstreams; it runs without token counts
         # too, as the hop that takes the paths out of a box key's /props (caddy/Caddyfile)
         "KEYS_TAP_PORT": str(s.keys_tap_port),
-        "KEYS_TAP_UPSTREAMS": caddy_list(llama),
+        "KEYS_TAP_UPSTREAMS": caddy_list(llama + ([router_address(s)] if routed(s) else [])),
         # what the gateway must send for /v1/rate and the tap to answer (openmono_keys.secret)
         GATEWAY_SECRET_ENV: s.gateway_secret.get_secret_value(),
     }
@@ -466,4 +524,13 @@ GATEWAY = ServiceSpec(
     check=_gateway_check,
 )
 
-SERVICES: tuple[ServiceSpec, ...] = (REDIS, WORKER, LLAMA, SCRAPE, SCRAPE_WORKER, KEYS, GATEWAY)
+SERVICES: tuple[ServiceSpec, ...] = (
+    REDIS,
+    WORKER,
+    LLAMA,
+    ROUTER,
+    SCRAPE,
+    SCRAPE_WORKER,
+    KEYS,
+    GATEWAY,
+)

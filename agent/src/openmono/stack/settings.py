@@ -11,7 +11,7 @@ own. Two stacks can run side by side by giving them other ports and another `OPE
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 from urllib.parse import urlsplit
 
 from openmono_contracts import facts
@@ -69,6 +69,16 @@ class StackSettings(BaseSettings):
     llama_chat_template: str = ""
     # 8192: SmolLM2 is trained for it, and the full tool catalogue needs ~2,900 tokens of it
     llama_ctx_size: int = Field(default=8192, ge=256)
+    # the router in front of several llama upstreams (stack/router.py; docs/scaling.md, "The
+    # router"): its ports, its policy, and its bounded queue (0 = 4 requests per replica slot)
+    llm_router_port: int = Field(default=facts.LLM_ROUTER_PORT, ge=1, le=65535)
+    llm_router_metrics_port: int = Field(default=facts.LLM_ROUTER_METRICS_PORT, ge=1, le=65535)
+    llm_router_policy: Literal["cache_aware", "manual", "round_robin", "power_of_two"] = (
+        "cache_aware"
+    )
+    llm_router_max_concurrent: int = Field(default=0, ge=0)
+    llm_router_queue_size: int = Field(default=64, ge=0)
+    llm_router_queue_timeout_s: int = Field(default=60, ge=1)
     llama_parallel: int = Field(default=1, ge=1)
     # 0: llama.cpp's own choice
     llama_threads: int = Field(default=0, ge=0)

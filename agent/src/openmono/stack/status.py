@@ -12,13 +12,24 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass, replace
 
+import httpx
 from openmono_contracts.gateway import ServicesUnreadable, read_services_sync
 from openmono_contracts.routed import ROUTED_SERVICES, RoutedService
 
 from openmono.stack.health import Health, HttpProbe
 from openmono.stack.keeper import KeeperState, read_state, state_path
 from openmono.stack.runner import running_pid
-from openmono.stack.services import GATEWAY, HOST, SERVICES, Context
+from openmono.stack.services import (
+    GATEWAY,
+    HOST,
+    ROUTER,
+    SERVICES,
+    Context,
+    router_address,
+)
+from openmono.stack.services import (
+    routed as router_on,
+)
 from openmono.stack.upstreams import parse_upstreams, strip_scheme
 
 
@@ -31,6 +42,7 @@ def _external(service: RoutedService) -> str:
 _VIEW = {
     **{s.native_service: s.key for s in ROUTED_SERVICES if s.native_service},
     **{_external(s): s.key for s in ROUTED_SERVICES},
+    "llm-router": "llm",
 }
 
 
@@ -70,7 +82,38 @@ def status(ctx: Context) -> list[Row]:
         for upstream in parse_upstreams(s.upstream_value(routed), routed.upstream_env):
             rows.append(_external_row(_external(routed), upstream, routed.health_path))
     view = _gateway_view(ctx)
-    return [_beside(row, view) for row in rows]
+    seen = _router_view(ctx)
+    return [_seen_by_router(_beside(row, view), seen) for row in rows]
+
+
+def _router_view(ctx: Context) -> dict[str, bool] | str | None:
+    """url -> healthy of each replica the router holds, why it cannot say, or None (no router)."""
+    if not router_on(ctx.settings) or running_pid(ctx, ROUTER) is None:
+        return None
+    s = ctx.settings
+    key = s.llama_upstream_key.get_secret_value() or s.llama_api_key.get_secret_value()
+    try:
+        resp = httpx.get(
+            f"http://{router_address(s)}/workers",
+            headers={"Authorization": f"Bearer {key}"},
+            timeout=3.0,
+        )
+        resp.raise_for_status()
+        listed = resp.json().get("workers", [])
+        return {strip_scheme(str(w["url"])): bool(w["is_healthy"]) for w in listed}
+    except (httpx.HTTPError, ValueError, KeyError, TypeError, AttributeError) as exc:
+        return f"router's /workers unreadable: {exc}"
+
+
+def _seen_by_router(row: Row, seen: dict[str, bool] | str | None) -> Row:
+    """A llama replica's row says how the router sees it (healthy, unhealthy, not held yet)."""
+    if seen is None or _VIEW.get(row.service) != "llm":
+        return row
+    if isinstance(seen, str):
+        return replace(row, detail=f"{row.detail}; {seen}")
+    held = seen.get(row.address)
+    said = "not held (yet)" if held is None else ("healthy" if held else "UNHEALTHY")
+    return replace(row, detail=f"{row.detail}; router: {said}")
 
 
 def _kept_row(

@@ -19,6 +19,9 @@ ACP_PORT = 7475
 KEYS_PORT = 47482
 # the key service's token tap (the gateway's forward proxy for LLM requests); compose: keys:8091
 KEYS_TAP_PORT = 47483
+# the LLM route's router over several llama-server replicas (native stack), and its metrics
+LLM_ROUTER_PORT = 47484
+LLM_ROUTER_METRICS_PORT = 47485
 LOOPBACK = "127.0.0.1"
 
 # --- where state lives ---

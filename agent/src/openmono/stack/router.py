@@ -1,0 +1,310 @@
+"""The LLM route's router: SGLang's router (the `sglang-router` wheel) over the llama-server
+replicas, kept in step with the replicas that exist (docs/scaling.md, "The router").
+
+`python -m openmono.stack.router` starts `sglang-router launch` as its child (same process group,
+so the keeper or compose stops both) with no workers, then keeps the router's worker list equal to
+the replicas it is told of, every `LLM_ROUTER_REFRESH_S`:
+
+- `LLM_ROUTER_WORKERS`: a static `host:port` list (the native stack: `LLAMA_UPSTREAM`), each with
+  its own key when `LLM_ROUTER_WORKER_KEYS` (`host:port=key,...`) names one;
+- `LLM_ROUTER_DISCOVER`: `name:port`, every address `name` resolves to now (for compose: Docker's
+  DNS answer for `llama-server` lists the running replicas of `--scale`).
+
+A replica missing from the router is added (`POST /workers`, with its key); one the router holds
+that is no longer wanted is removed (`DELETE /workers/{id}`). A static replica that is down stays
+listed: the router's own health checks mark it unhealthy, and it is used again once it answers.
+The router has no Docker DNS discovery of its own (only Kubernetes'), hence this loop.
+
+Self-contained on purpose (the standard library and pydantic-settings only), so a router image
+can carry this one file next to the wheel.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import threading
+import urllib.error
+import urllib.request
+from collections.abc import Iterable
+from typing import Literal
+from urllib.parse import quote
+
+from pydantic import Field, SecretStr
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+try:  # the stack's error base; a router image may carry this file alone
+    from openmono.stack.errors import StackError as _Base
+except ImportError:  # pragma: no cover - only there
+    _Base = Exception  # type: ignore[misc,assignment]
+
+HTTP_TIMEOUT_S = 3.0
+
+
+class RouterError(_Base):
+    """The router or its settings cannot work."""
+
+
+class RouterSettings(BaseSettings):
+    """The router's settings (env prefix `LLM_ROUTER_`)."""
+
+    model_config = SettingsConfigDict(env_prefix="LLM_ROUTER_", extra="ignore")
+
+    host: str = "127.0.0.1"
+    port: int = Field(ge=1, le=65535)
+    # its Prometheus exporter (it panics when its default 29000 is taken: always our own port)
+    metrics_port: int = Field(ge=1, le=65535)
+    metrics_host: str = "127.0.0.1"
+    # what the router requires from its clients (the gateway) and sends to every replica that has
+    # no key of its own in worker_keys
+    api_key: SecretStr
+    workers: str = ""
+    worker_keys: SecretStr = SecretStr("")
+    discover: str = ""
+    refresh_s: float = Field(default=1.0, gt=0.0, le=60.0)
+    # cache_aware: the replica whose prefix tree holds most of the prompt, unless the load is
+    # imbalanced; manual: X-SMG-Routing-Key (the gateway copies X-OpenMono-Session into it)
+    policy: Literal["cache_aware", "manual", "round_robin", "power_of_two"] = "cache_aware"
+    # cache_aware's load balancing: when (max - min) in-flight requests > abs and max > min * rel,
+    # the least-loaded replica is chosen whatever the cache says. 0 and 1.0: any imbalance. Prompts
+    # share prefixes (the agent's system prompt, a chat template's first line), so with 1 the
+    # prefix tree kept sending concurrent requests to one busy one-slot replica while another
+    # idled (the compose scale test timed out on it)
+    balance_abs_threshold: int = Field(default=0, ge=0)
+    balance_rel_threshold: float = Field(default=1.0, ge=1.0)
+    cache_threshold: float = Field(default=0.3, ge=0.0, le=1.0)
+    # the bounded queue: the router admits max_concurrent requests at once (0: no bound; its
+    # limiter is a token bucket, given back when a request ends and also refilled by
+    # max_concurrent a second), queue_size more wait for at most queue_timeout_s; a request past
+    # that is refused at once (the gateway makes it its JSON 503 with Retry-After)
+    max_concurrent: int = Field(default=0, ge=0)
+    queue_size: int = Field(default=64, ge=0)
+    queue_timeout_s: int = Field(default=60, ge=1)
+    health_interval_s: int = Field(default=2, ge=1)
+    # the interpreter that has the sglang-router wheel
+    python: str = sys.executable
+
+    def worker_urls(self) -> list[str]:
+        return [_url(entry) for entry in _entries(self.workers)]
+
+    def keys(self) -> dict[str, str]:
+        out: dict[str, str] = {}
+        for entry in _entries(self.worker_keys.get_secret_value()):
+            where, sep, key = entry.partition("=")
+            if not sep or not key:
+                raise RouterError(f"LLM_ROUTER_WORKER_KEYS: {where!r} has no `=key`")
+            out[_url(where)] = key
+        return out
+
+    def discover_target(self) -> tuple[str, int] | None:
+        if not self.discover:
+            return None
+        name, sep, port = self.discover.rpartition(":")
+        if not sep or not name or not port.isdigit():
+            raise RouterError(f"LLM_ROUTER_DISCOVER={self.discover!r} is not name:port")
+        return name, int(port)
+
+
+def _entries(text: str) -> list[str]:
+    return [e for e in text.replace(",", " ").split() if e]
+
+
+def _url(entry: str) -> str:
+    entry = entry.rstrip("/")
+    return entry if "://" in entry else f"http://{entry}"
+
+
+# `sglang-router launch ARGS` with the key from the environment, not the command line (which
+# every local user can read in `ps`): its argument parser, then the key set on what it returns.
+CHILD = (
+    "import os, sys\n"
+    "from sglang_router.launch_router import launch_router, parse_router_args\n"
+    "args = parse_router_args(sys.argv[1:])\n"
+    "args.api_key = os.environ['LLM_ROUTER_API_KEY']\n"
+    "launch_router(args)\n"
+)
+
+
+def launch_command(s: RouterSettings) -> list[str]:
+    """The router with no workers (the sync loop adds them, each with its key); the key is read
+    from LLM_ROUTER_API_KEY in the child."""
+    cmd = [
+        s.python,
+        "-c",
+        CHILD,
+        "--host",
+        s.host,
+        "--port",
+        str(s.port),
+        "--prometheus-host",
+        s.metrics_host,
+        "--prometheus-port",
+        str(s.metrics_port),
+        "--policy",
+        s.policy,
+        "--cache-threshold",
+        str(s.cache_threshold),
+        "--balance-abs-threshold",
+        str(s.balance_abs_threshold),
+        "--balance-rel-threshold",
+        str(s.balance_rel_threshold),
+        "--health-check-interval-secs",
+        str(s.health_interval_s),
+        "--health-failure-threshold",
+        "1",
+        "--health-success-threshold",
+        "1",
+        "--health-check-timeout-secs",
+        "2",
+        # a replica that refuses or drops a request: the next try goes elsewhere, soon
+        "--retry-initial-backoff-ms",
+        "10",
+        "--retry-max-backoff-ms",
+        "200",
+        "--cb-failure-threshold",
+        "2",
+        "--cb-timeout-duration-secs",
+        "5",
+        "--queue-size",
+        str(s.queue_size),
+        "--queue-timeout-secs",
+        str(s.queue_timeout_s),
+        "--max-concurrent-requests",
+        str(s.max_concurrent or -1),
+        "--log-level",
+        "warn",
+    ]
+    if s.policy == "manual":
+        # a new routing key (session) goes to the replica with the fewest requests in flight
+        cmd += ["--assignment-mode", "min_load"]
+    return cmd
+
+
+class RouterClient:
+    """The router's worker API, with its key."""
+
+    def __init__(self, base: str, key: str) -> None:
+        self.base = base
+        self.key = key
+
+    def _call(self, method: str, path: str, body: dict[str, object] | None = None) -> object:
+        data = json.dumps(body).encode() if body is not None else None
+        # our own http:// base (loopback or the compose network), never a caller's scheme
+        req = urllib.request.Request(f"{self.base}{path}", data=data, method=method)  # noqa: S310
+        req.add_header("Authorization", f"Bearer {self.key}")
+        if data is not None:
+            req.add_header("Content-Type", "application/json")
+        with urllib.request.urlopen(req, timeout=HTTP_TIMEOUT_S) as resp:  # noqa: S310 (loopback)
+            raw = resp.read()
+        return json.loads(raw) if raw else None
+
+    def listening(self) -> bool:
+        """It answers its worker API (its /health is 503 while it holds no healthy worker)."""
+        try:
+            self.workers()
+        except (OSError, ValueError):
+            return False
+        return True
+
+    def workers(self) -> dict[str, str]:
+        """url -> worker id, of every worker the router holds."""
+        answer = self._call("GET", "/workers")
+        listed = answer.get("workers", []) if isinstance(answer, dict) else []
+        return {str(w["url"]): str(w["id"]) for w in listed if isinstance(w, dict)}
+
+    def add(self, url: str, key: str) -> None:
+        self._call("POST", "/workers", {"url": url, "api_key": key})
+
+    def remove(self, worker_id: str) -> None:
+        self._call("DELETE", f"/workers/{quote(worker_id, safe='')}")
+
+
+def resolve(name: str, port: int) -> list[str]:
+    """Every IPv4 address `name` resolves to now, as worker URLs (none when the lookup fails)."""
+    try:
+        infos = socket.getaddrinfo(name, port, socket.AF_INET, socket.SOCK_STREAM)
+    except OSError:
+        return []
+    return sorted({f"http://{info[4][0]}:{port}" for info in infos})
+
+
+def wanted(s: RouterSettings) -> list[str]:
+    urls = s.worker_urls()
+    target = s.discover_target()
+    if target is not None:
+        urls += [u for u in resolve(*target) if u not in urls]
+    return urls
+
+
+def sync(client: RouterClient, want: Iterable[str], keys: dict[str, str], default_key: str) -> None:
+    """One pass: add what is wanted and missing, remove what is held and not wanted."""
+    want = list(want)
+    held = client.workers()
+    for url in want:
+        if url not in held:
+            client.add(url, keys.get(url, default_key))
+            print(f"router: added {url}", flush=True)
+    for url, worker_id in held.items():
+        if url not in want:
+            client.remove(worker_id)
+            print(f"router: removed {url}", flush=True)
+
+
+def serve(s: RouterSettings) -> int:
+    keys = s.keys()
+    s.discover_target()  # a bad value stops here, before the router starts
+    client = RouterClient(f"http://{s.host}:{s.port}", s.api_key.get_secret_value())
+    try:
+        env = {**os.environ, "LLM_ROUTER_API_KEY": s.api_key.get_secret_value()}
+        child = subprocess.Popen(launch_command(s), env=env)
+    except OSError as exc:
+        raise RouterError(f"cannot start the router with {s.python!r}: {exc}") from exc
+    stop = threading.Event()
+
+    def _on_signal(signum: int, _frame: object) -> None:
+        stop.set()
+
+    signal.signal(signal.SIGTERM, _on_signal)
+    signal.signal(signal.SIGINT, _on_signal)
+    default_key = s.api_key.get_secret_value()
+    try:
+        while not stop.is_set() and child.poll() is None and not client.listening():
+            stop.wait(0.1)
+        print(f"router: listening on {s.host}:{s.port} (policy {s.policy})", flush=True)
+        while not stop.is_set() and child.poll() is None:
+            try:
+                sync(client, wanted(s), keys, default_key)
+            except (OSError, ValueError, urllib.error.HTTPError) as exc:
+                print(f"router: sync failed, trying again: {exc}", file=sys.stderr, flush=True)
+            stop.wait(s.refresh_s)
+    finally:
+        if child.poll() is None:
+            child.terminate()
+            try:
+                child.wait(10)
+            except subprocess.TimeoutExpired:
+                child.kill()
+                child.wait()
+    code = child.returncode
+    return 0 if stop.is_set() else (code if code and code > 0 else 1)
+
+
+def main() -> int:
+    try:
+        settings = RouterSettings()  # from the environment
+        return serve(settings)
+    except RouterError as exc:
+        print(f"router: {exc}", file=sys.stderr)
+        return 2
+    except ValueError as exc:  # pydantic's ValidationError: one line per bad setting
+        print(f"router: invalid settings: {exc}", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":
+    os.umask(0o077)
+    raise SystemExit(main())

@@ -1,0 +1,91 @@
+"""The native stack's router (issue 40 item 1): when it runs, what it is told, what the gateway and
+the token tap are told of it, and that the key stays off its command line."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from openmono.stack.router import RouterError, RouterSettings, launch_command
+from openmono.stack.services import (
+    ROUTER,
+    Context,
+    _gateway_env,
+    _keys_env,
+    _router_env,
+    routed,
+)
+from openmono.stack.settings import StackSettings
+from pydantic import SecretStr
+
+
+def _ctx(tmp: Path, **values: object) -> Context:
+    return Context(tmp, StackSettings(_env_file=None, llama_api_key="client-key", **values))  # type: ignore[call-arg]
+
+
+def test_one_replica_runs_no_router_and_the_gateway_goes_direct(tmp_path: Path) -> None:
+    ctx = _ctx(tmp_path)
+    assert not routed(ctx.settings) and not ROUTER.enabled(ctx.settings)
+    assert _gateway_env(ctx)["LLAMA_ROUTER"] == ""
+    assert _keys_env(ctx)["KEYS_TAP_UPSTREAMS"] == "127.0.0.1:7474"
+
+
+def test_several_replicas_go_through_the_router_with_each_ones_key(tmp_path: Path) -> None:
+    ctx = _ctx(
+        tmp_path,
+        llama_upstream="127.0.0.1:7474,10.0.0.7:8080",
+        llama_upstream_keys="10.0.0.7:8080=box-key",
+        llama_upstream_key="internal-key",
+        llm_router_port=47600,
+        llama_parallel=2,
+    )
+    assert ROUTER.enabled(ctx.settings)
+    env = _router_env(ctx)
+    assert env["LLM_ROUTER_WORKERS"] == "127.0.0.1:7474,10.0.0.7:8080"
+    assert env["LLM_ROUTER_WORKER_KEYS"] == "10.0.0.7:8080=box-key"
+    # what the gateway sends upstream, which the router checks and passes on
+    assert env["LLM_ROUTER_API_KEY"] == "internal-key"
+    assert env["LLM_ROUTER_MAX_CONCURRENT"] == "16"  # 4 per slot: 2 replicas x 2 slots
+    gateway = _gateway_env(ctx)
+    assert gateway["LLAMA_ROUTER"] == "127.0.0.1:47600"
+    assert gateway["LLAMA_ROUTER_METRICS"] == "127.0.0.1:47485"
+    assert "127.0.0.1:47600" in _keys_env(ctx)["KEYS_TAP_UPSTREAMS"].split()
+
+
+def test_without_an_internal_key_the_router_checks_the_clients(tmp_path: Path) -> None:
+    ctx = _ctx(tmp_path, llama_upstream="127.0.0.1:1,127.0.0.1:2")
+    assert _router_env(ctx)["LLM_ROUTER_API_KEY"] == "client-key"
+
+
+def test_a_port_clash_stops_up_before_anything_starts(tmp_path: Path) -> None:
+    s = _ctx(tmp_path, llm_router_port=47485).settings
+    assert "LLM_ROUTER_PORT" in ROUTER.check(s)
+
+
+def _router(**values: object) -> RouterSettings:
+    return RouterSettings(port=1, metrics_port=2, api_key=SecretStr("the-key"), **values)  # type: ignore[arg-type]
+
+
+def test_the_key_is_not_on_the_routers_command_line() -> None:
+    cmd = launch_command(_router(policy="manual"))
+    assert "the-key" not in " ".join(cmd)
+    assert "--api-key" not in cmd
+    assert cmd[cmd.index("--assignment-mode") + 1] == "min_load"
+    assert cmd[cmd.index("--prometheus-host") + 1] == "127.0.0.1"
+
+
+def test_worker_lists_and_keys_are_urls() -> None:
+    s = _router(workers="127.0.0.1:1, http://box:2/", worker_keys=SecretStr("box:2=k"))
+    assert s.worker_urls() == ["http://127.0.0.1:1", "http://box:2"]
+    assert s.keys() == {"http://box:2": "k"}
+
+
+@pytest.mark.parametrize("value", ["llama-server", "llama-server:http", ":8080"])
+def test_a_bad_discovery_name_is_refused(value: str) -> None:
+    with pytest.raises(RouterError, match="LLM_ROUTER_DISCOVER"):
+        _router(discover=value).discover_target()
+
+
+def test_a_key_without_its_value_is_refused() -> None:
+    with pytest.raises(RouterError, match="LLM_ROUTER_WORKER_KEYS"):
+        _router(worker_keys=SecretStr("box:2")).keys()
