@@ -267,7 +267,13 @@ def main() -> None:
             for mode in modes[shift:] + modes[:shift]:
                 header = mode in WITH_HEADER
                 run = conversation(
-                    client, urls[mode], args.turns, header, seed=1000 * r + len(mode)
+                    client,
+                    urls[mode],
+                    args.turns,
+                    header,
+                    seed=1000 * r + len(mode),
+                    system_words=args.system_words,
+                    turn_words=args.turn_words,
                 )
                 results.turns.setdefault(mode, []).append(run)
                 shown = " ".join(f"{t.ttft_s * 1e3:.0f}" for t in run)
