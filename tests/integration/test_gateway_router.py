@@ -153,11 +153,15 @@ def test_a_full_queue_and_a_router_down_are_the_gateways_json(stack: Stack, tmp_
     ):
         operator = {"Authorization": f"Bearer {KEY}"}
         short = {"messages": [{"role": "user", "content": "hi"}], "max_tokens": 1}
+        # Each holds its place for many tokens (EOS ignored): on an idle machine a 16-token answer
+        # ended before the next requests came, and every one of them was admitted (CI).
         long = {
             "messages": [{"role": "user", "content": "a story"}],
-            "max_tokens": 16,
+            "max_tokens": 128,
+            "ignore_eos": True,
             "stream": True,
         }
+        busy = {**short, "max_tokens": 32, "ignore_eos": True}
         with (
             httpx.Client(timeout=60, headers=operator) as client,
             client.stream("POST", f"{kg.gw.url}{CHAT}", json=long) as held,
@@ -168,7 +172,7 @@ def test_a_full_queue_and_a_router_down_are_the_gateways_json(stack: Stack, tmp_
             # three more at once: one may wait in the queue, the others are refused at once
             started = time.monotonic()
             with ThreadPoolExecutor(3) as pool:
-                answers = list(pool.map(lambda _: _timed(client, kg.gw.url, short), range(3)))
+                answers = list(pool.map(lambda _: _timed(client, kg.gw.url, busy), range(3)))
             refused = [(resp, took) for resp, took in answers if resp.status_code == 503]
             assert refused, [(r.status_code, r.text) for r, _ in answers]
             assert all(r.status_code in (200, 503) for r, _ in answers)
