@@ -174,7 +174,9 @@ def main() -> None:
              args.loglevel, "--without-mingle", "--without-gossip"],
             tmp / "worker.log",
             # box mode: the calls' workspace has no id file, so they go to this box's queue
-            {"OPENMONO_BROKER_URL": url, "WORKER_DATA_DIR": str(data), "WORKER_WORKSPACES": ""},
+            # and the bench's temp folder is one of its roots (the worker refuses any other folder)
+            {"OPENMONO_BROKER_URL": url, "WORKER_DATA_DIR": str(data), "WORKER_WORKSPACES": "",
+             "WORKER_ROOTS": str(tmp)},
         )  # fmt: skip
         wait(lambda: probe.control.ping(destination=[node], timeout=1.0), "worker")
         probe.close()
