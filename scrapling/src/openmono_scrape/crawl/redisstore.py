@@ -301,6 +301,13 @@ def _text(value: Any) -> str:
     return value.decode() if isinstance(value, bytes) else str(value)
 
 
+def redis_client(url: str) -> Any:
+    """A `redis.asyncio.Redis` on the jobs' Redis, with the timeouts every call to it has."""
+    import redis.asyncio as aioredis
+
+    return aioredis.from_url(url, socket_timeout=5.0, socket_connect_timeout=3.0)
+
+
 class RedisJobStore:
     durable = True
 
@@ -327,10 +334,7 @@ class RedisJobStore:
     def from_url(
         cls, url: str, total_bytes: int | None = None, key_bytes: int | None = None
     ) -> RedisJobStore:
-        import redis.asyncio as aioredis
-
-        client = aioredis.from_url(url, socket_timeout=5.0, socket_connect_timeout=3.0)
-        return cls(client, total_bytes, key_bytes)
+        return cls(redis_client(url), total_bytes, key_bytes)
 
     @staticmethod
     def keys(job_id: str) -> list[str]:

@@ -23,6 +23,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Protocol
 
+from openmono_scrape.crawl.redisstore import redis_client
 from openmono_scrape.errors import BadRequest
 
 HEADER = "x-idempotency-key"
@@ -121,9 +122,7 @@ class RedisIdempotency:
 
     @classmethod
     def from_url(cls, url: str) -> RedisIdempotency:
-        import redis.asyncio as aioredis
-
-        return cls(aioredis.from_url(url, socket_timeout=5.0, socket_connect_timeout=3.0))
+        return cls(redis_client(url))
 
     @staticmethod
     def _name(owner: str, key: str) -> str:
