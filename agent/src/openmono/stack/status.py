@@ -22,6 +22,7 @@ from openmono.stack.runner import running_pid
 from openmono.stack.services import (
     GATEWAY,
     HOST,
+    LLAMAS,
     ROUTER,
     SERVICES,
     Context,
@@ -42,6 +43,7 @@ def _external(service: RoutedService) -> str:
 _VIEW = {
     **{s.native_service: s.key for s in ROUTED_SERVICES if s.native_service},
     **{_external(s): s.key for s in ROUTED_SERVICES},
+    **{spec.name: "llm" for spec in LLAMAS},
     "llm-router": "llm",
 }
 
@@ -83,7 +85,10 @@ def status(ctx: Context) -> list[Row]:
             rows.append(_external_row(_external(routed), upstream, routed.health_path))
     view = _gateway_view(ctx)
     seen = _router_view(ctx)
-    return [_seen_by_router(_beside(row, view), seen) for row in rows]
+    # several replicas: `llm` is true while one answers, so it speaks for no single llama row
+    # (the router's view of each does)
+    alone = seen is None
+    return [_seen_by_router(_beside(row, view, alone), seen) for row in rows]
 
 
 def _router_view(ctx: Context) -> dict[str, bool] | str | None:
@@ -107,7 +112,7 @@ def _router_view(ctx: Context) -> dict[str, bool] | str | None:
 
 def _seen_by_router(row: Row, seen: dict[str, bool] | str | None) -> Row:
     """A llama replica's row says how the router sees it (healthy, unhealthy, not held yet)."""
-    if seen is None or _VIEW.get(row.service) != "llm":
+    if seen is None or _VIEW.get(row.service) != "llm" or row.service == ROUTER.name:
         return row
     if isinstance(seen, str):
         return replace(row, detail=f"{row.detail}; {seen}")
@@ -151,7 +156,7 @@ def _gateway_view(ctx: Context) -> dict[str, bool] | str:
     return {k: v for k, v in services.model_dump().items() if isinstance(v, bool)}
 
 
-def _beside(row: Row, view: dict[str, bool] | str) -> Row:
+def _beside(row: Row, view: dict[str, bool] | str, llm_alone: bool = True) -> Row:
     if row.service == GATEWAY.name:
         if isinstance(view, dict):
             flags = " ".join(f"{k}={str(v).lower()}" for k, v in view.items())
@@ -159,6 +164,8 @@ def _beside(row: Row, view: dict[str, bool] | str) -> Row:
         return _with(row, view, not view, f"{row.detail}; {view}" if view else row.detail)
     key = _VIEW.get(row.service)
     if key is None or not isinstance(view, dict) or key not in view:
+        return row
+    if key == "llm" and not llm_alone:
         return row
     said = view[key]
     agrees = said == row.healthy
