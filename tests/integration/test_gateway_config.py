@@ -105,11 +105,13 @@ def test_services_is_valid_json_with_literal_booleans(
             # every upstream answers 2xx, so crawl jobs "are durable" wherever scrape is on
             assert body == {
                 "llm": True,
+                # no router: the gateway sees no replicas one by one
+                "llm_replicas": None,
                 "search": search[1],
                 "scrape": scrape[1],
                 "crawl_durable": scrape[1],
             }
-            assert all(type(v) is bool for v in body.values())
+            assert all(type(v) is bool for k, v in body.items() if k != "llm_replicas")
             # the keys the contract declares, in its order (issue 37: crawl_durable was not)
             assert list(body) == list(ServicesInfo.model_fields)
         # a switched-off service is not even asked; probes carry no key
@@ -169,7 +171,13 @@ def test_services_reports_what_answers_now(tmp_path: Path) -> None:
             started = time.monotonic()
             body = httpx.get(f"{gw.url}/services", timeout=10).json()
             elapsed = time.monotonic() - started
-            assert body == {"llm": False, "search": True, "scrape": False, "crawl_durable": False}
+            assert body == {
+                "llm": False,
+                "llm_replicas": None,
+                "search": True,
+                "scrape": False,
+                "crawl_durable": False,
+            }
             assert elapsed < 1.0, elapsed
             # the same on the HTTPS listener (one route definition for both)
             tls = httpx.get(f"{gw.tls_url}/services", timeout=10, verify=_ca(gw.ca_pem))

@@ -36,7 +36,8 @@ def test_up_status_down_leaves_nothing_running(stack_env: dict[str, str], tmp_pa
     assert "LLAMA_API_KEY" in generated and "GATEWAY_SECRET" in generated
     assert "llama-server" in out and "gateway" in out and "healthy in" in out
     assert (
-        '/services {"llm": true, "search": false, "scrape": false, "crawl_durable": false}' in out
+        '/services {"llm": true, "llm_replicas": null, "search": false, "scrape": false, '
+        '"crawl_durable": false}' in out
     )
 
     env_file = Path(stack_env["OPENMONO_ENV_FILE"])
@@ -54,7 +55,13 @@ def test_up_status_down_leaves_nothing_running(stack_env: dict[str, str], tmp_pa
     assert httpx.get(f"{gateway}/v1/models", timeout=10).status_code == 401
     # through a relay the Host header is the relay's name: the gateway must not care
     relayed = httpx.get(f"{gateway}/services", headers={"Host": "relay.example:9000"}, timeout=10)
-    assert relayed.json() == {"llm": True, "search": False, "scrape": False, "crawl_durable": False}
+    assert relayed.json() == {
+        "llm": True,
+        "llm_replicas": None,
+        "search": False,
+        "scrape": False,
+        "crawl_durable": False,
+    }
 
     status = run_openmono(["status", "--json"], stack_env, timeout=60)
     assert status.returncode == 0, status.stdout + status.stderr
