@@ -394,6 +394,8 @@ def test_defaults_are_the_compose_service_names(tmp_path: Path) -> None:
         # the router's (used only while LLAMA_ROUTER is set: compose sets it)
         "llm-router:8092",
         "llm-router:8093",
+        # its replica status (/services llm_replicas; asked only while LLAMA_ROUTER_STATUS is set)
+        "llm-router:8094",
         "scrapling:5000",
         "searxng:8080",
     ]
@@ -452,10 +454,11 @@ def test_upstream_connections_are_pooled_with_a_short_idle_timeout(tmp_path: Pat
     env = gateway_env(tmp_path, api_key=KEY, listen=":8080", llama_upstream="127.0.0.1:7474")
     config = _adapt(env)
     proxies = _proxies(config)
-    # (6 routes, /firecrawl, a box key's /props and the router's generation included, + 4 probes
-    # + 2 rate checks + the key service's Firecrawl team usage + the router's /router/metrics and
-    # /router/workers) x 2 listeners
-    assert len(proxies) == 30
+    # (6 routes, /firecrawl, a box key's /props and the router's generation included, + 5 probes
+    # (the router's replica status for llm_replicas one of them) + 2 rate checks + the key
+    # service's Firecrawl team usage + the router's /router/metrics and /router/workers)
+    # x 2 listeners
+    assert len(proxies) == 32
     keys = [p for p in proxies if _dials(p) == [env["KEYS_UPSTREAM"]]]
     routes = [p for p in proxies if "health_checks" in p]
     router_state = [
@@ -464,7 +467,7 @@ def test_upstream_connections_are_pooled_with_a_short_idle_timeout(tmp_path: Pat
         if "health_checks" not in p and set(_dials(p)) <= {"llm-router:8092", "llm-router:8093"}
     ]
     probes = [p for p in proxies if "health_checks" not in p and p not in keys + router_state]
-    assert (len(routes), len(probes), len(keys), len(router_state)) == (12, 8, 6, 4)
+    assert (len(routes), len(probes), len(keys), len(router_state)) == (12, 10, 6, 4)
     for proxy in routes:
         transport = proxy["transport"]
         assert transport["keep_alive"]["idle_timeout"] < 5 * 10**9

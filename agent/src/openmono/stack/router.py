@@ -312,6 +312,9 @@ def status_server(host: str, port: int, view: ReplicaView) -> ThreadingHTTPServe
     requires), 503 while it is stale; anything else 404. Served from a daemon thread."""
 
     class Handler(BaseHTTPRequestHandler):
+        # a client that connects and sends nothing does not hold its thread for ever
+        timeout = 5.0
+
         def do_GET(self) -> None:
             body = view.current() if self.path == "/replicas" else b""
             if body:
