@@ -105,11 +105,13 @@ def test_services_is_valid_json_with_literal_booleans(
             # every upstream answers 2xx, so crawl jobs "are durable" wherever scrape is on
             assert body == {
                 "llm": True,
+                # no router: the gateway sees no replicas one by one
+                "llm_replicas": None,
                 "search": search[1],
                 "scrape": scrape[1],
                 "crawl_durable": scrape[1],
             }
-            assert all(type(v) is bool for v in body.values())
+            assert all(type(v) is bool for k, v in body.items() if k != "llm_replicas")
             # the keys the contract declares, in its order (issue 37: crawl_durable was not)
             assert list(body) == list(ServicesInfo.model_fields)
         # a switched-off service is not even asked; probes carry no key
@@ -169,7 +171,13 @@ def test_services_reports_what_answers_now(tmp_path: Path) -> None:
             started = time.monotonic()
             body = httpx.get(f"{gw.url}/services", timeout=10).json()
             elapsed = time.monotonic() - started
-            assert body == {"llm": False, "search": True, "scrape": False, "crawl_durable": False}
+            assert body == {
+                "llm": False,
+                "llm_replicas": None,
+                "search": True,
+                "scrape": False,
+                "crawl_durable": False,
+            }
             assert elapsed < 1.0, elapsed
             # the same on the HTTPS listener (one route definition for both)
             tls = httpx.get(f"{gw.tls_url}/services", timeout=10, verify=_ca(gw.ca_pem))
@@ -386,6 +394,8 @@ def test_defaults_are_the_compose_service_names(tmp_path: Path) -> None:
         # the router's (used only while LLAMA_ROUTER is set: compose sets it)
         "llm-router:8092",
         "llm-router:8093",
+        # its replica status (/services llm_replicas; asked only while LLAMA_ROUTER_STATUS is set)
+        "llm-router:8094",
         "scrapling:5000",
         "searxng:8080",
     ]
@@ -444,10 +454,11 @@ def test_upstream_connections_are_pooled_with_a_short_idle_timeout(tmp_path: Pat
     env = gateway_env(tmp_path, api_key=KEY, listen=":8080", llama_upstream="127.0.0.1:7474")
     config = _adapt(env)
     proxies = _proxies(config)
-    # (6 routes, /firecrawl, a box key's /props and the router's generation included, + 4 probes
-    # + 2 rate checks + the key service's Firecrawl team usage + the router's /router/metrics and
-    # /router/workers) x 2 listeners
-    assert len(proxies) == 30
+    # (6 routes, /firecrawl, a box key's /props and the router's generation included, + 5 probes
+    # (the router's replica status for llm_replicas one of them) + 2 rate checks + the key
+    # service's Firecrawl team usage + the router's /router/metrics and /router/workers)
+    # x 2 listeners
+    assert len(proxies) == 32
     keys = [p for p in proxies if _dials(p) == [env["KEYS_UPSTREAM"]]]
     routes = [p for p in proxies if "health_checks" in p]
     router_state = [
@@ -456,7 +467,7 @@ def test_upstream_connections_are_pooled_with_a_short_idle_timeout(tmp_path: Pat
         if "health_checks" not in p and set(_dials(p)) <= {"llm-router:8092", "llm-router:8093"}
     ]
     probes = [p for p in proxies if "health_checks" not in p and p not in keys + router_state]
-    assert (len(routes), len(probes), len(keys), len(router_state)) == (12, 8, 6, 4)
+    assert (len(routes), len(probes), len(keys), len(router_state)) == (12, 10, 6, 4)
     for proxy in routes:
         transport = proxy["transport"]
         assert transport["keep_alive"]["idle_timeout"] < 5 * 10**9

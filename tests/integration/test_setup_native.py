@@ -78,6 +78,7 @@ def test_setup_search_starts_the_native_gateway(tmp_path: Path, sx: FakeSearxng)
             services = httpx.get(f"{gateway}/services", timeout=5).json()
             assert services == {
                 "llm": True,
+                "llm_replicas": None,
                 "search": True,
                 "scrape": False,
                 "crawl_durable": False,

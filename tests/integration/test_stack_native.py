@@ -17,7 +17,7 @@ from openmono_contracts.privatefs import exposed
 
 from tests.support.llama import LlamaServer
 from tests.support.native_stack import native_stack_env, our_processes, run_openmono
-from tests.support.procs import free_port
+from tests.support.procs import free_port, wait_until
 
 pytestmark = pytest.mark.integration
 
@@ -36,7 +36,8 @@ def test_up_status_down_leaves_nothing_running(stack_env: dict[str, str], tmp_pa
     assert "LLAMA_API_KEY" in generated and "GATEWAY_SECRET" in generated
     assert "llama-server" in out and "gateway" in out and "healthy in" in out
     assert (
-        '/services {"llm": true, "search": false, "scrape": false, "crawl_durable": false}' in out
+        '/services {"llm": true, "llm_replicas": null, "search": false, "scrape": false, '
+        '"crawl_durable": false}' in out
     )
 
     env_file = Path(stack_env["OPENMONO_ENV_FILE"])
@@ -54,7 +55,13 @@ def test_up_status_down_leaves_nothing_running(stack_env: dict[str, str], tmp_pa
     assert httpx.get(f"{gateway}/v1/models", timeout=10).status_code == 401
     # through a relay the Host header is the relay's name: the gateway must not care
     relayed = httpx.get(f"{gateway}/services", headers={"Host": "relay.example:9000"}, timeout=10)
-    assert relayed.json() == {"llm": True, "search": False, "scrape": False, "crawl_durable": False}
+    assert relayed.json() == {
+        "llm": True,
+        "llm_replicas": None,
+        "search": False,
+        "scrape": False,
+        "crawl_durable": False,
+    }
 
     status = run_openmono(["status", "--json"], stack_env, timeout=60)
     assert status.returncode == 0, status.stdout + status.stderr
@@ -286,3 +293,89 @@ def test_a_crashed_service_is_started_again_then_given_up(
     again = run_openmono(["up"], stack_env)
     assert again.returncode == 0, again.stdout + again.stderr
     assert _rows(stack_env)["keys"]["restarts"] == 0
+
+
+def _metrics_prompt_tokens(port: int, key: str) -> int:
+    text = httpx.get(
+        f"http://127.0.0.1:{port}/metrics", headers={"Authorization": f"Bearer {key}"}, timeout=10
+    ).text
+    line = next(x for x in text.splitlines() if x.startswith("llamacpp:prompt_tokens_total"))
+    return int(float(line.split()[-1]))
+
+
+def test_two_local_replicas_behind_the_router(stack_env: dict[str, str], tmp_path: Path) -> None:
+    """LLAMA_REPLICAS=2 (issue 40): two llama-servers of the bundled model and the router, both
+    serving through the gateway; /services and `openmono status` list both healthy, then the one
+    whose process group was killed (keeper and all: it stays down) as unhealthy within seconds,
+    and a chat still answers. Its replica port comes from native_stack_env (LLAMA_REPLICA_PORT)."""
+    stack_env["LLAMA_REPLICAS"] = "2"
+    up = run_openmono(["up"], stack_env)
+    assert up.returncode == 0, up.stdout + up.stderr
+    for name in ("llama-server", "llama-server-2", "llm-router"):
+        assert f"{name:<13} healthy in" in up.stdout, name
+    env_file = dict(
+        line.split("=", 1)
+        for line in Path(stack_env["OPENMONO_ENV_FILE"]).read_text().splitlines()
+        if "=" in line and not line.startswith("#")
+    )
+    key, internal = env_file["LLAMA_API_KEY"], env_file["LLAMA_UPSTREAM_KEY"]
+    gateway = f"http://127.0.0.1:{stack_env['GATEWAY_PORT']}"
+    ports = [int(stack_env["LLAMA_PORT"]), int(stack_env["LLAMA_REPLICA_PORT"])]
+    both = [{"name": "llama-1", "healthy": True}, {"name": "llama-2", "healthy": True}]
+
+    def replicas() -> object:
+        return httpx.get(f"{gateway}/services", timeout=10).json()["llm_replicas"]
+
+    wait_until(lambda: replicas() == both, 30, "/services lists both replicas healthy")
+
+    # both serve through the gateway: a second request while the first one streams goes to the
+    # idle replica (the router balances on any imbalance)
+    before = [_metrics_prompt_tokens(p, internal) for p in ports]
+    auth = {"Authorization": f"Bearer {key}"}
+    held = {
+        "messages": [{"role": "user", "content": "tell a long story"}],
+        "max_tokens": 96,
+        "ignore_eos": True,
+        "stream": True,
+    }
+    short = {"messages": [{"role": "user", "content": "hi"}], "max_tokens": 2}
+    with (
+        httpx.Client(timeout=120, headers=auth) as client,
+        client.stream("POST", f"{gateway}/v1/chat/completions", json=held) as stream,
+    ):
+        assert stream.status_code == 200
+        lines = stream.iter_lines()
+        next(line for line in lines if line.startswith("data: "))  # in flight now
+        second = client.post(f"{gateway}/v1/chat/completions", json=short)
+        assert second.status_code == 200, second.text
+        assert any("[DONE]" in line for line in lines)
+    after = [_metrics_prompt_tokens(p, internal) for p in ports]
+    assert all(a > b for a, b in zip(after, before, strict=True)), (before, after)
+
+    rows = {
+        r["service"]: r for r in json.loads(run_openmono(["status", "--json"], stack_env).stdout)
+    }
+    assert rows["llama-server-2"]["gateway"] == "llama-2=healthy"
+    assert "router: healthy" in rows["llama-server-2"]["detail"]
+
+    # the second replica's whole process group (its keeper too, so nothing starts it again)
+    pid = rows["llama-server-2"]["pid"]
+    os.killpg(os.getpgid(pid), signal.SIGKILL)
+    killed = time.monotonic()
+    down = [{"name": "llama-1", "healthy": True}, {"name": "llama-2", "healthy": False}]
+    wait_until(lambda: replicas() == down, 15, "/services says llama-2 unhealthy")
+    seen_after = time.monotonic() - killed
+    status = run_openmono(["status", "--json"], stack_env, timeout=60)
+    row = {r["service"]: r for r in json.loads(status.stdout)}["llama-server-2"]
+    assert not row["healthy"] and row["gateway"] == "llama-2=unhealthy", row
+    assert "router: UNHEALTHY" in row["detail"]
+    answer = httpx.post(f"{gateway}/v1/chat/completions", json=short, headers=auth, timeout=120)
+    assert answer.status_code == 200, answer.text
+    print(f"llama-2 reported unhealthy {seen_after:.1f} s after the kill")
+
+    # back to one replica: the router and the second replica's records go, /services says null
+    stack_env["LLAMA_REPLICAS"] = "1"
+    again = run_openmono(["up"], stack_env)
+    assert again.returncode == 0, again.stdout + again.stderr
+    assert "stopped llm-router" in again.stdout
+    wait_until(lambda: replicas() is None, 15, "/services without a router")

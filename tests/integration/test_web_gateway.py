@@ -182,7 +182,13 @@ def test_services_document_of_the_real_gateway_is_what_the_probe_reads(
         import httpx
 
         doc = httpx.get(f"{gw.url}/services", timeout=5).json()
-        assert doc == {"llm": True, "search": True, "scrape": False, "crawl_durable": False}
+        assert doc == {
+            "llm": True,
+            "llm_replicas": None,
+            "search": True,
+            "scrape": False,
+            "crawl_durable": False,
+        }
         # The agent may hand over llm.endpoint with its /v1 suffix: same gateway.
         web = WebAccess(public_fallback=True, gateway=f"{gw.url}/v1", api_key=KEY)
         res = call("WebSearch", {"query": "hello"}, web, tmp_path)

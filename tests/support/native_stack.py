@@ -58,6 +58,12 @@ def native_stack_env(tmp_path: Path) -> Iterator[dict[str, str]]:
         LLAMA_PORT=str(free_port()),
         KEYS_PORT=str(free_port()),
         KEYS_TAP_PORT=str(free_port()),
+        # the router and replicas 2..N (LLAMA_REPLICAS): free too, so a test with several
+        # replicas passes beside a running `make up`
+        LLM_ROUTER_PORT=str(free_port()),
+        LLM_ROUTER_METRICS_PORT=str(free_port()),
+        LLM_ROUTER_STATUS_PORT=str(free_port()),
+        LLAMA_REPLICA_PORT=str(free_port()),
         LLAMA_CTX_SIZE="1024",
         WEB_SEARCH_ENABLED="false",
         WEB_SCRAPE_ENABLED="false",

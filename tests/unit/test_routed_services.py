@@ -27,7 +27,7 @@ def test_the_checked_in_files_are_their_generation() -> None:
 
 def test_services_info_declares_the_keys_of_the_table() -> None:
     assert tuple(ServicesInfo.model_fields) == services_keys()
-    assert services_keys() == ("llm", "search", "scrape", "crawl_durable")
+    assert services_keys() == ("llm", "llm_replicas", "search", "scrape", "crawl_durable")
 
 
 def test_the_stack_settings_read_every_variable_of_the_table() -> None:

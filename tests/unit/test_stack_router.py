@@ -3,6 +3,7 @@ the token tap are told of it, and that the key stays off its command line."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -89,3 +90,28 @@ def test_a_bad_discovery_name_is_refused(value: str) -> None:
 def test_a_key_without_its_value_is_refused() -> None:
     with pytest.raises(RouterError, match="LLM_ROUTER_WORKER_KEYS"):
         _router(worker_keys=SecretStr("box:2")).keys()
+
+
+def test_the_replicas_status_names_by_place_and_never_says_an_address() -> None:
+    from openmono.stack.router import ReplicaView, replicas_body
+    from openmono_contracts.services import ReplicaHealth
+
+    health = {"http://10.0.0.7:8080": False, "http://127.0.0.1:7474": True}
+    body = replicas_body(health)
+    listed = [ReplicaHealth.model_validate(r) for r in json.loads(body)]
+    assert [(r.name, r.healthy) for r in listed] == [("llama-1", False), ("llama-2", True)]
+    assert b"10.0.0.7" not in body and b"7474" not in body
+    view = ReplicaView(max_age_s=60)
+    assert view.current() is None  # nothing synced yet: not an empty list
+    view.update(health)
+    assert view.current() == body
+    assert ReplicaView(max_age_s=0).current() is None
+
+
+def test_the_services_template_includes_the_replicas_probe() -> None:
+    from openmono.stack.gatewayfiles import caddy_services
+
+    lines = "\n".join(caddy_services())
+    assert '"llm":{{httpInclude "/_openmono/probe/llm"}},"llm_replicas":' in lines
+    assert '{{httpInclude "/_openmono/probe/llm_replicas"}}' in lines
+    assert "import replicas_probe {env.LLAMA_ROUTER_STATUS} {$LLAMA_ROUTER_STATUS:" in lines

@@ -54,13 +54,20 @@ def _probe_path(key: str) -> str:
 
 
 def _services_value(service: RoutedService) -> str:
-    """The template of one service's `/services` value (and its capabilities')."""
+    """The template of one service's `/services` value (and its replicas' and capabilities')."""
     include = f'httpInclude "{_probe_path(service.key)}"'
     on = f'if eq "{{openmono_{service.key}}}" "true"'
+    replicas = ""
+    if service.replicas_key:
+        replicas = (
+            f',"{service.replicas_key}":{{{{httpInclude "{_probe_path(service.replicas_key)}"}}}}'
+        )
     if not service.capabilities:
         if service.switch_env is None:
-            return f'"{service.key}":{{{{{include}}}}}'
-        return f'"{service.key}":{{{{{on}}}}}{{{{{include}}}}}{{{{else}}}}false{{{{end}}}}'
+            return f'"{service.key}":{{{{{include}}}}}{replicas}'
+        return (
+            f'"{service.key}":{{{{{on}}}}}{{{{{include}}}}}{{{{else}}}}false{{{{end}}}}{replicas}'
+        )
     # the answer is kept in a template variable: the capabilities are asked only when it is true
     var = f"${service.key}"
     if service.switch_env is None:
@@ -70,7 +77,7 @@ def _services_value(service: RoutedService) -> str:
             f'{{{{ {var} := "false" }}}}{{{{{on}}}}}{{{{ {var} = {include} }}}}{{{{end}}}}'
             f"{{{{ {var} }}}}"
         )
-    parts = [f'"{service.key}":{value}']
+    parts = [f'"{service.key}":{value}{replicas}']
     for cap in service.capabilities:
         parts.append(
             f'"{cap.key}":{{{{if eq {var} "true"}}}}{{{{httpInclude "{_probe_path(cap.key)}"}}}}'
@@ -97,6 +104,8 @@ def caddy_services(services: Table = ROUTED_SERVICES) -> list[str]:
         " httpInclude);",
         "# a switched-off service is `false` without being asked, and a service's capabilities",
         "# (`crawl_durable`: crawl jobs survive a restart) are asked only of one that answered.",
+        "# `llm_replicas` is the router's list of replicas (names and health) or null",
+        "# (replicas_probe).",
         "# (The space after `{{` keeps Caddy from reading a dollar variable as an env one.)",
         "handle /services {",
         "\theader Content-Type application/json",
@@ -113,6 +122,13 @@ def caddy_services(services: Table = ROUTED_SERVICES) -> list[str]:
     ]
     for service in services:
         lines += _probe(_probe_path(service.key), service.health_path, service)
+        if service.replicas_key:
+            lines += [
+                f"handle {_probe_path(service.replicas_key)} {{",
+                f"\timport replicas_probe {{env.{service.router_status_env}}} "
+                f"{{${service.router_status_env}:{service.key}-router:8094}}",
+                "}",
+            ]
         for cap in service.capabilities:
             lines += _probe(_probe_path(cap.key), cap.health_path, service)
     return lines

@@ -118,7 +118,10 @@ def main(argv: list[str] | None = None) -> int:
     params.n_ctx = args.ctx_size
     params.n_parallel = args.parallel
     if args.threads > 0:
+        # prompt evaluation too (its own count, else llama.cpp's choice: every core), so replicas
+        # on one box keep to their share of the cores
         params.cpuparams.n_threads = args.threads
+        params.cpuparams_batch.n_threads = args.threads
     params.hostnames = [args.host]
     params.port = args.port
     params.endpoint_metrics = True

@@ -15,6 +15,12 @@ that is no longer wanted is removed (`DELETE /workers/{id}`). A static replica t
 listed: the router's own health checks mark it unhealthy, and it is used again once it answers.
 The router has no Docker DNS discovery of its own (only Kubernetes'), hence this loop.
 
+The loop also keeps the replicas' health as the router sees it and serves it on
+`LLM_ROUTER_STATUS_PORT` (`GET /replicas`), names and health only: the gateway's `/services` puts
+it there as `llm_replicas` (caddy/Caddyfile, `replicas_probe`; the shape is
+`openmono_contracts.services.ReplicaHealth`). A replica's name is `llama-<n>`, its place in the
+wanted list, never its address: `/services` is public.
+
 Self-contained on purpose (the standard library and pydantic-settings only), so a router image
 can carry this one file next to the wheel.
 """
@@ -28,9 +34,11 @@ import socket
 import subprocess
 import sys
 import threading
+import time
 import urllib.error
 import urllib.request
 from collections.abc import Iterable
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Literal
 from urllib.parse import quote
 
@@ -85,6 +93,9 @@ class RouterSettings(BaseSettings):
     queue_size: int = Field(default=64, ge=0)
     queue_timeout_s: int = Field(default=60, ge=1)
     health_interval_s: int = Field(default=2, ge=1)
+    # the replicas' names and health for the gateway's /services (0: not served)
+    status_host: str = "127.0.0.1"
+    status_port: int = Field(default=0, ge=0, le=65535)
     # the interpreter that has the sglang-router wheel
     python: str = sys.executable
 
@@ -212,9 +223,17 @@ class RouterClient:
 
     def workers(self) -> dict[str, str]:
         """url -> worker id, of every worker the router holds."""
+        return {url: worker_id for url, (worker_id, _) in self.held().items()}
+
+    def held(self) -> dict[str, tuple[str, bool]]:
+        """url -> (worker id, healthy), of every worker the router holds."""
         answer = self._call("GET", "/workers")
         listed = answer.get("workers", []) if isinstance(answer, dict) else []
-        return {str(w["url"]): str(w["id"]) for w in listed if isinstance(w, dict)}
+        return {
+            str(w["url"]): (str(w["id"]), w.get("is_healthy") is True)
+            for w in listed
+            if isinstance(w, dict)
+        }
 
     def add(self, url: str, key: str) -> None:
         self._call("POST", "/workers", {"url": url, "api_key": key})
@@ -240,18 +259,87 @@ def wanted(s: RouterSettings) -> list[str]:
     return urls
 
 
-def sync(client: RouterClient, want: Iterable[str], keys: dict[str, str], default_key: str) -> None:
-    """One pass: add what is wanted and missing, remove what is held and not wanted."""
+def sync(
+    client: RouterClient, want: Iterable[str], keys: dict[str, str], default_key: str
+) -> dict[str, bool]:
+    """One pass: add what is wanted and missing, remove what is held and not wanted. Returns
+    url -> healthy of the wanted replicas as the router saw them (one just added: not yet)."""
     want = list(want)
-    held = client.workers()
+    held = client.held()
     for url in want:
         if url not in held:
             client.add(url, keys.get(url, default_key))
             print(f"router: added {url}", flush=True)
-    for url, worker_id in held.items():
+    for url, (worker_id, _) in held.items():
         if url not in want:
             client.remove(worker_id)
             print(f"router: removed {url}", flush=True)
+    return {url: url in held and held[url][1] for url in want}
+
+
+def replicas_body(health: dict[str, bool]) -> bytes:
+    """The `/replicas` answer: `[{"name": "llama-1", "healthy": true}, ...]` in the wanted order
+    (openmono_contracts.services.ReplicaHealth; this file stays free of the contracts package)."""
+    listed = [
+        {"name": f"llama-{i}", "healthy": healthy} for i, healthy in enumerate(health.values(), 1)
+    ]
+    return json.dumps(listed, separators=(",", ":")).encode()
+
+
+class ReplicaView:
+    """The last pass's health, for the status endpoint; stale after `max_age_s` (a sync loop that
+    no longer reaches the router must not report the last answer for ever)."""
+
+    def __init__(self, max_age_s: float) -> None:
+        self.max_age_s = max_age_s
+        self._lock = threading.Lock()
+        self._body = b""
+        self._at = 0.0
+
+    def update(self, health: dict[str, bool]) -> None:
+        body = replicas_body(health)
+        with self._lock:
+            self._body, self._at = body, time.monotonic()
+
+    def current(self) -> bytes | None:
+        with self._lock:
+            fresh = self._body and time.monotonic() - self._at <= self.max_age_s
+            return self._body if fresh else None
+
+
+def status_server(host: str, port: int, view: ReplicaView) -> ThreadingHTTPServer:
+    """`GET /replicas` -> 200 with the view (and `X-OpenMono-Replicas: v1`, which the gateway
+    requires), 503 while it is stale; anything else 404. Served from a daemon thread."""
+
+    class Handler(BaseHTTPRequestHandler):
+        # a client that connects and sends nothing does not hold its thread for ever
+        timeout = 5.0
+
+        def do_GET(self) -> None:
+            body = view.current() if self.path == "/replicas" else b""
+            if body:
+                self.send_response(200)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("X-OpenMono-Replicas", "v1")
+            else:
+                body = b"null"
+                self.send_response(503 if self.path == "/replicas" else 404)
+                self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(body)))
+            self.send_header("Cache-Control", "no-store")
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, format: str, *args: object) -> None:
+            pass  # a request a second from the gateway's probes: not worth a log line each
+
+    try:
+        server = ThreadingHTTPServer((host, port), Handler)
+    except OSError as exc:
+        raise RouterError(f"cannot serve the replicas' status on {host}:{port}: {exc}") from exc
+    server.daemon_threads = True
+    threading.Thread(target=server.serve_forever, name="replicas-status", daemon=True).start()
+    return server
 
 
 def serve(s: RouterSettings) -> int:
@@ -264,6 +352,13 @@ def serve(s: RouterSettings) -> int:
     except OSError as exc:
         raise RouterError(f"cannot start the router with {s.python!r}: {exc}") from exc
     stop = threading.Event()
+    view = ReplicaView(max_age_s=max(3.0, 3 * s.refresh_s))
+    try:
+        status = status_server(s.status_host, s.status_port, view) if s.status_port else None
+    except RouterError:
+        child.terminate()
+        child.wait(10)
+        raise
 
     def _on_signal(signum: int, _frame: object) -> None:
         stop.set()
@@ -277,11 +372,14 @@ def serve(s: RouterSettings) -> int:
         print(f"router: listening on {s.host}:{s.port} (policy {s.policy})", flush=True)
         while not stop.is_set() and child.poll() is None:
             try:
-                sync(client, wanted(s), keys, default_key)
+                view.update(sync(client, wanted(s), keys, default_key))
             except (OSError, ValueError, urllib.error.HTTPError) as exc:
                 print(f"router: sync failed, trying again: {exc}", file=sys.stderr, flush=True)
             stop.wait(s.refresh_s)
     finally:
+        if status is not None:
+            status.shutdown()
+            status.server_close()
         if child.poll() is None:
             child.terminate()
             try:

@@ -94,6 +94,8 @@ def up(ctx: Context, say: Say) -> None:
             "settings that cannot work (nothing was started or stopped):\n  "
             + "\n  ".join(problems)
         )
+    for note in dict.fromkeys(note for spec in SERVICES if (note := spec.note(ctx.settings))):
+        say(f"note: {note}")
     _stop_switched_off(ctx, say)
     started: list[ServiceSpec] = []
     for i, spec in enumerate(specs, 1):

@@ -30,7 +30,7 @@ from openmono_contracts.routed import LLM, ROUTED_SERVICES, RoutedService
 
 from openmono.stack.errors import StackError
 from openmono.stack.health import HttpProbe, LogProbe, Probe, RedisProbe
-from openmono.stack.settings import StackSettings
+from openmono.stack.settings import MAX_REPLICAS, StackSettings
 from openmono.stack.upstreams import caddy_key_lines, caddy_list, parse_keys, parse_upstreams
 
 HOST = LOOPBACK
@@ -71,6 +71,8 @@ class ServiceSpec:
     # why its settings cannot work ("" = they can): `up` stops before starting anything, instead
     # of a start that fails (or, under its keeper, a crash loop)
     check: Callable[[StackSettings], str] = lambda _s: ""
+    # settings that work but deserve a word ("" = none): `up` says it before it starts anything
+    note: Callable[[StackSettings], str] = lambda _s: ""
     # runs with umask 077 (privatefs): everything it writes on its own lands in the data dir. Off
     # for the tool worker, whose FileWrite/Bash make the user's files with the user's umask.
     private: bool = True
@@ -152,7 +154,15 @@ def _redis_config(ctx: Context) -> Path:
     return path
 
 
-def _llama_command(ctx: Context) -> list[str]:
+def cores() -> int:
+    """The cores this process may run on (a container's or taskset's share, not the machine's)."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # pragma: no cover - not on Linux
+        return os.cpu_count() or 1
+
+
+def _llama_command(ctx: Context, replica: int = 1) -> list[str]:
     s = ctx.settings
     cmd = [
         stack_python(ctx.root),
@@ -161,12 +171,16 @@ def _llama_command(ctx: Context) -> list[str]:
         "--host",
         HOST,
         "--port",
-        str(s.llama_port),
+        str(s.replica_port(replica)),
         "--ctx-size",
         str(s.llama_ctx_size),
         "--parallel",
         str(s.llama_parallel),
     ]
+    # on the command line, so a new split (another LLAMA_REPLICAS) restarts the replica
+    threads = s.threads_per_replica(cores())
+    if threads:
+        cmd += ["--threads", str(threads)]
     if s.llama_model:
         cmd += ["--model", s.llama_model]
     if s.llama_chat_template:
@@ -180,6 +194,8 @@ def routed_upstreams(s: StackSettings, service: RoutedService) -> list[str]:
     named = parse_upstreams(s.upstream_value(service), service.upstream_env)
     if named or service.native_port_setting is None:
         return named
+    if service.key == LLM.key:
+        return [f"{HOST}:{s.replica_port(i)}" for i in range(1, s.local_replicas + 1)]
     return [f"{HOST}:{getattr(s, service.native_port_setting)}"]
 
 
@@ -232,13 +248,23 @@ def _router_env(ctx: Context) -> dict[str, str]:
         "LLM_ROUTER_MAX_CONCURRENT": str(s.llm_router_max_concurrent or 4 * slots),
         "LLM_ROUTER_QUEUE_SIZE": str(s.llm_router_queue_size),
         "LLM_ROUTER_QUEUE_TIMEOUT_S": str(s.llm_router_queue_timeout_s),
+        "LLM_ROUTER_STATUS_HOST": HOST,
+        "LLM_ROUTER_STATUS_PORT": str(s.llm_router_status_port),
         "LLM_ROUTER_PYTHON": stack_python(ctx.root),
     }
 
 
 def _router_check(s: StackSettings) -> str:
-    if s.llm_router_port in (s.llm_router_metrics_port, s.gateway_port, s.llama_port):
-        return f"LLM_ROUTER_PORT={s.llm_router_port} is taken by another of the stack's ports"
+    taken = {s.gateway_port, s.gateway_tls_port, s.keys_port, s.keys_tap_port, *_replica_ports(s)}
+    ports = {
+        "LLM_ROUTER_PORT": s.llm_router_port,
+        "LLM_ROUTER_METRICS_PORT": s.llm_router_metrics_port,
+        "LLM_ROUTER_STATUS_PORT": s.llm_router_status_port,
+    }
+    for name, port in ports.items():
+        others = taken | {p for n, p in ports.items() if n != name}
+        if port in others:
+            return f"{name}={port} is taken by another of the stack's ports"
     return ""
 
 
@@ -253,7 +279,7 @@ ROUTER = ServiceSpec(
     probe=lambda ctx: LogProbe(ctx.log("llm-router"), "router: listening"),
     start_timeout_s=60,
     env=_router_env,
-    more_ports=lambda s: (s.llm_router_metrics_port,),
+    more_ports=lambda s: (s.llm_router_metrics_port, s.llm_router_status_port),
     check=_router_check,
 )
 
@@ -272,6 +298,8 @@ def _gateway_env(ctx: Context) -> dict[str, str]:
         # several replicas: generation through the router (caddy/Caddyfile, @routed)
         "LLAMA_ROUTER": router_address(s) if routed(s) else "",
         "LLAMA_ROUTER_METRICS": f"{HOST}:{s.llm_router_metrics_port}" if routed(s) else "",
+        # the replicas as the router sees them, for /services (router.py's status endpoint)
+        "LLAMA_ROUTER_STATUS": f"{HOST}:{s.llm_router_status_port}" if routed(s) else "",
         # what the gateway checks or forwards: here too, so a change restarts it (`runner.up`)
         API_KEY_ENV: s.llama_api_key.get_secret_value(),
         UPSTREAM_KEY_ENV: s.llama_upstream_key.get_secret_value(),
@@ -372,17 +400,87 @@ def _llama_check(s: StackSettings) -> str:
     return ""
 
 
-LLAMA = ServiceSpec(
-    name="llama-server",
-    enabled=lambda s: not s.llama_upstream,
-    off_reason=lambda s: f"LLAMA_UPSTREAM names the servers to use ({s.llama_upstream})",
-    command=_llama_command,
-    port=lambda s: s.llama_port,
-    probe=lambda ctx: HttpProbe(f"http://{HOST}:{ctx.settings.llama_port}/health"),
-    start_timeout_s=180,
-    env=_llama_env,
-    check=_llama_check,
-)
+def _replica_ports(s: StackSettings) -> list[int]:
+    return [s.replica_port(i) for i in range(1, s.local_replicas + 1)]
+
+
+def _replica_check(replica: int) -> Callable[[StackSettings], str]:
+    def check(s: StackSettings) -> str:
+        port = s.replica_port(replica)
+        where = "LLAMA_PORT" if replica == 1 else f"LLAMA_REPLICA_PORT+{replica - 2}"
+        if port > 65535:
+            return f"replica {replica} of LLAMA_REPLICAS={s.llama_replicas}: {where} is past 65535"
+        others = {
+            s.gateway_port,
+            s.gateway_tls_port,
+            s.keys_port,
+            s.keys_tap_port,
+            s.scrape_port,
+            s.broker_port,
+            *(p for i, p in enumerate(_replica_ports(s), 1) if i != replica),
+        }
+        if routed(s):
+            others |= {s.llm_router_port, s.llm_router_metrics_port, s.llm_router_status_port}
+        if port in others:
+            return (
+                f"{where}={port} (replica {replica} of LLAMA_REPLICAS={s.llama_replicas}) is "
+                "taken by another of the stack's ports"
+            )
+        return _llama_check(s) if replica == 1 else ""
+
+    return check
+
+
+def replicas_note(s: StackSettings) -> str:
+    """A warning `up` prints: settings that work, but not as the operator may think."""
+    if s.llama_upstream.strip() and s.llama_replicas > 1:
+        return (
+            f"LLAMA_REPLICAS={s.llama_replicas} is not used: LLAMA_UPSTREAM names the llama "
+            "servers, and the stack runs none of its own"
+        )
+    threads, count = s.threads_per_replica(cores()), s.local_replicas
+    if count > 1 and threads * count > cores():
+        return (
+            f"{count} llama-server replicas x {threads} thread(s) = {threads * count} threads on "
+            f"{cores()} core(s): they take turns on the cores, and each generates slower than "
+            "one replica alone would (lower LLAMA_REPLICAS or LLAMA_THREADS)"
+        )
+    return ""
+
+
+def replica_name(replica: int) -> str:
+    """The first replica keeps the single server's name (its pid file, its `status` row)."""
+    return "llama-server" if replica == 1 else f"llama-server-{replica}"
+
+
+def _replica_off(replica: int) -> Callable[[StackSettings], str]:
+    def off(s: StackSettings) -> str:
+        if s.llama_upstream.strip():
+            return f"LLAMA_UPSTREAM names the servers to use ({s.llama_upstream})"
+        return f"LLAMA_REPLICAS={s.llama_replicas}"
+
+    return off
+
+
+def _llama_spec(replica: int) -> ServiceSpec:
+    return ServiceSpec(
+        name=replica_name(replica),
+        enabled=lambda s: s.local_replicas >= replica,
+        off_reason=_replica_off(replica),
+        command=lambda ctx: _llama_command(ctx, replica),
+        port=lambda s: s.replica_port(replica),
+        probe=lambda ctx: HttpProbe(f"http://{HOST}:{ctx.settings.replica_port(replica)}/health"),
+        start_timeout_s=180,
+        env=_llama_env,
+        check=_replica_check(replica),
+        note=replicas_note if replica == 1 else lambda _s: "",
+    )
+
+
+# One spec per possible replica, each its own keeper-managed process: `up` starts those
+# LLAMA_REPLICAS enables and stops the ones past it, like any switched-off service.
+LLAMAS: tuple[ServiceSpec, ...] = tuple(_llama_spec(i) for i in range(1, MAX_REPLICAS + 1))
+LLAMA = LLAMAS[0]
 
 
 def _page_env(s: StackSettings) -> dict[str, str]:
@@ -527,7 +625,7 @@ GATEWAY = ServiceSpec(
 SERVICES: tuple[ServiceSpec, ...] = (
     REDIS,
     WORKER,
-    LLAMA,
+    *LLAMAS,
     ROUTER,
     SCRAPE,
     SCRAPE_WORKER,

@@ -22,6 +22,10 @@ from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, Settings
 from openmono.config import ConfigError, current_environ, env_file_of, settings_sources
 from openmono.stack.errors import StackError
 
+# Each replica holds the whole model in memory and the cores are shared: past this, a box wants
+# another box (LLAMA_UPSTREAM), not more processes.
+MAX_REPLICAS = 16
+
 
 def find_project_root() -> Path:
     """The checkout holding `caddy/Caddyfile` (`OPENMONO_ROOT`, the installed one, or the cwd's)."""
@@ -79,9 +83,15 @@ class StackSettings(BaseSettings):
     llm_router_max_concurrent: int = Field(default=0, ge=0)
     llm_router_queue_size: int = Field(default=64, ge=0)
     llm_router_queue_timeout_s: int = Field(default=60, ge=1)
+    llm_router_status_port: int = Field(default=facts.LLM_ROUTER_STATUS_PORT, ge=1, le=65535)
     llama_parallel: int = Field(default=1, ge=1)
-    # 0: llama.cpp's own choice
+    # threads of each llama-server; 0: with one replica llama.cpp's own choice, with several the
+    # cores split between them (`threads_per_replica`)
     llama_threads: int = Field(default=0, ge=0)
+    # llama-server processes the native stack runs of LLAMA_MODEL (not with LLAMA_UPSTREAM): the
+    # first on LLAMA_PORT, the others on LLAMA_REPLICA_PORT, +1, ...; more than one: the router
+    llama_replicas: int = 1
+    llama_replica_port: int = Field(default=facts.LLAMA_REPLICA_PORT, ge=1, le=65535)
     # routed services (openmono_contracts.routed): each one's <PREFIX>_UPSTREAM and its switch
     searxng_upstream: str = ""
     scrape_upstream: str = ""
@@ -107,6 +117,16 @@ class StackSettings(BaseSettings):
     @classmethod
     def _switch(cls, value: Any) -> bool | None:
         return facts.parse_switch(value)
+
+    @field_validator("llama_replicas")
+    @classmethod
+    def _replicas(cls, value: int) -> int:
+        if not 1 <= value <= MAX_REPLICAS:
+            raise ValueError(
+                f"between 1 and {MAX_REPLICAS} (llama-server processes on this box; each loads "
+                "the model into memory again)"
+            )
+        return value
 
     @field_validator("gateway_usage_tokens", mode="before")
     @classmethod
@@ -142,6 +162,24 @@ class StackSettings(BaseSettings):
     def usage_dir(self) -> Path:
         """The gateway's access records (usage per key), rolled by size."""
         return self.stack_dir / "usage"
+
+    def replica_port(self, replica: int) -> int:
+        """The port of local replica `replica` (1-based)."""
+        return self.llama_port if replica == 1 else self.llama_replica_port + replica - 2
+
+    @property
+    def local_replicas(self) -> int:
+        """How many llama-servers the stack runs itself (none with LLAMA_UPSTREAM)."""
+        return 0 if self.llama_upstream.strip() else self.llama_replicas
+
+    def threads_per_replica(self, cores: int) -> int:
+        """Threads of each local llama-server (0: llama.cpp's own choice). LLAMA_THREADS is per
+        replica; unset, one replica keeps llama.cpp's choice and several split the cores evenly
+        (at least one each): generation on a CPU is bound by memory bandwidth and cores, so N
+        replicas each using every core would only take turns on them."""
+        if self.llama_threads or self.local_replicas <= 1:
+            return self.llama_threads
+        return max(1, cores // self.local_replicas)
 
     @property
     def broker_port(self) -> int:

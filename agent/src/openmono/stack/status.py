@@ -14,7 +14,8 @@ from dataclasses import dataclass, replace
 
 import httpx
 from openmono_contracts.gateway import ServicesUnreadable, read_services_sync
-from openmono_contracts.routed import ROUTED_SERVICES, RoutedService
+from openmono_contracts.routed import LLM, ROUTED_SERVICES, RoutedService
+from openmono_contracts.services import ServicesInfo
 
 from openmono.stack.health import Health, HttpProbe
 from openmono.stack.keeper import KeeperState, read_state, state_path
@@ -22,9 +23,11 @@ from openmono.stack.runner import running_pid
 from openmono.stack.services import (
     GATEWAY,
     HOST,
+    LLAMAS,
     ROUTER,
     SERVICES,
     Context,
+    routed_upstreams,
     router_address,
 )
 from openmono.stack.services import (
@@ -42,6 +45,7 @@ def _external(service: RoutedService) -> str:
 _VIEW = {
     **{s.native_service: s.key for s in ROUTED_SERVICES if s.native_service},
     **{_external(s): s.key for s in ROUTED_SERVICES},
+    **{spec.name: "llm" for spec in LLAMAS},
     "llm-router": "llm",
 }
 
@@ -81,9 +85,46 @@ def status(ctx: Context) -> list[Row]:
         # one row per replica: the gateway balances over those that answer
         for upstream in parse_upstreams(s.upstream_value(routed), routed.upstream_env):
             rows.append(_external_row(_external(routed), upstream, routed.health_path))
-    view = _gateway_view(ctx)
+    services = _gateway_view(ctx)
+    view = services if isinstance(services, str) else flags(services)
     seen = _router_view(ctx)
-    return [_seen_by_router(_beside(row, view), seen) for row in rows]
+    # several replicas: `llm` is true while one answers, so it speaks for no single llama row;
+    # the router's view of each does, and /services' llm_replicas (named llama-<n> by place)
+    alone = seen is None
+    names = {u: f"llama-{i}" for i, u in enumerate(routed_upstreams(s, LLM), 1)}
+    return [
+        _named_by_gateway(_seen_by_router(_beside(row, view, alone), seen), services, names)
+        for row in rows
+    ]
+
+
+def flags(services: ServicesInfo) -> dict[str, bool]:
+    """The boolean keys of `/services`."""
+    return {k: v for k, v in services.model_dump().items() if isinstance(v, bool)}
+
+
+def _named_by_gateway(row: Row, services: ServicesInfo | str, names: dict[str, str]) -> Row:
+    """A llama replica's row says what `/services` says of it (`llm_replicas`), by its name."""
+    if isinstance(services, str) or services.llm_replicas is None or row.service == ROUTER.name:
+        return row
+    if row.service == GATEWAY.name:
+        healthy = sum(r.healthy for r in services.llm_replicas)
+        total = len(services.llm_replicas)
+        return replace(row, detail=f"{row.detail} llm_replicas={healthy}/{total} healthy")
+    name = names.get(row.address)
+    if _VIEW.get(row.service) != "llm" or name is None:
+        return row
+    said = {r.name: r.healthy for r in services.llm_replicas}.get(name)
+    if said is None:
+        return _with(
+            row, f"{name}: not listed", row.agrees, f"{row.detail}; /services: {name} not listed"
+        )
+    word = "healthy" if said else "unhealthy"
+    agrees = said == row.healthy
+    detail = f"{row.detail}; /services: {name} {word}"
+    if not agrees:
+        detail += " (DISAGREE: the router's view is up to 2 s behind, `openmono status` again)"
+    return _with(row, f"{name}={word}", agrees, detail)
 
 
 def _router_view(ctx: Context) -> dict[str, bool] | str | None:
@@ -107,7 +148,7 @@ def _router_view(ctx: Context) -> dict[str, bool] | str | None:
 
 def _seen_by_router(row: Row, seen: dict[str, bool] | str | None) -> Row:
     """A llama replica's row says how the router sees it (healthy, unhealthy, not held yet)."""
-    if seen is None or _VIEW.get(row.service) != "llm":
+    if seen is None or _VIEW.get(row.service) != "llm" or row.service == ROUTER.name:
         return row
     if isinstance(seen, str):
         return replace(row, detail=f"{row.detail}; {seen}")
@@ -138,27 +179,28 @@ def running_anything(rows: list[Row]) -> bool:
     return any(row.pid is not None for row in rows)
 
 
-def _gateway_view(ctx: Context) -> dict[str, bool] | str:
-    """The gateway's `/services` as booleans, or why there is none."""
+def _gateway_view(ctx: Context) -> ServicesInfo | str:
+    """The gateway's `/services`, or why there is none ("": the gateway does not run)."""
     if running_pid(ctx, GATEWAY) is None:
         return ""
     gateway = f"http://{HOST}:{ctx.settings.gateway_port}"
     key = ctx.settings.llama_api_key.get_secret_value() or None
     try:
-        services = read_services_sync(gateway, key, timeout_s=3.0)
+        return read_services_sync(gateway, key, timeout_s=3.0)
     except ServicesUnreadable as exc:
         return f"/services unreadable: {exc.reason}"
-    return {k: v for k, v in services.model_dump().items() if isinstance(v, bool)}
 
 
-def _beside(row: Row, view: dict[str, bool] | str) -> Row:
+def _beside(row: Row, view: dict[str, bool] | str, llm_alone: bool = True) -> Row:
     if row.service == GATEWAY.name:
         if isinstance(view, dict):
-            flags = " ".join(f"{k}={str(v).lower()}" for k, v in view.items())
-            return _with(row, "/services read", True, f"{row.detail}; /services: {flags}")
+            listed = " ".join(f"{k}={str(v).lower()}" for k, v in view.items())
+            return _with(row, "/services read", True, f"{row.detail}; /services: {listed}")
         return _with(row, view, not view, f"{row.detail}; {view}" if view else row.detail)
     key = _VIEW.get(row.service)
     if key is None or not isinstance(view, dict) or key not in view:
+        return row
+    if key == "llm" and not llm_alone:
         return row
     said = view[key]
     agrees = said == row.healthy

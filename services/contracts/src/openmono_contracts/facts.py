@@ -22,6 +22,11 @@ KEYS_TAP_PORT = 47483
 # the LLM route's router over several llama-server replicas (native stack), and its metrics
 LLM_ROUTER_PORT = 47484
 LLM_ROUTER_METRICS_PORT = 47485
+# the router's replica view for the gateway's /services (names and health only)
+LLM_ROUTER_STATUS_PORT = 47486
+# the native stack's llama-server replicas 2..N (LLAMA_REPLICAS); the first one is on LLAMA_PORT.
+# Not LLAMA_PORT + 1: that is the agent's ACP_PORT.
+LLAMA_REPLICA_PORT = 47490
 LOOPBACK = "127.0.0.1"
 
 # --- where state lives ---

@@ -61,6 +61,9 @@ class RoutedService:
     # the `openmono status` row of that instance
     native_service: str | None = None
     capabilities: tuple[Capability, ...] = field(default=())
+    # a `/services` key listing its replicas as its router sees them (a JSON list, or null where
+    # no router runs), from the router's status endpoint `<PREFIX>_ROUTER_STATUS`
+    replicas_key: str | None = None
     # the comment above its lines in compose/.env.example
     env_doc: str = ""
 
@@ -81,9 +84,14 @@ class RoutedService:
         return f"{self.compose_host}:{self.compose_port}"
 
     @property
+    def router_status_env(self) -> str:
+        return f"{self.prefix}_ROUTER_STATUS"
+
+    @property
     def services_keys(self) -> tuple[str, ...]:
-        """Its keys in `/services`, in order: its own, then its capabilities'."""
-        return (self.key, *(c.key for c in self.capabilities))
+        """Its keys in `/services`, in order: its own, its replicas', then its capabilities'."""
+        replicas = (self.replicas_key,) if self.replicas_key else ()
+        return (self.key, *replicas, *(c.key for c in self.capabilities))
 
 
 LLM = RoutedService(
@@ -98,6 +106,7 @@ LLM = RoutedService(
     tapped=True,
     native_port_setting="llama_port",
     native_service="llama-server",
+    replicas_key="llm_replicas",
     env_doc=(
         "already running llama.cpp servers instead of (native) or besides (compose) the local "
         "one: a\ncomma-separated host:port list, e.g. 127.0.0.1:7474,10.0.0.7:8080 "
