@@ -119,3 +119,6 @@ def test_verbs_for_core_tools_names_for_the_rest() -> None:
     assert words == {"read": READ, "run": BASH, "WebFetch": other}
     sent = pick_messages([READ, BASH], "Run ls")
     assert [m.content for m in sent if m.role == "assistant"] == ["read", "answer", "run"]
+    # two plain questions once there are enough tools: with one, the 135M model never said answer
+    said = [m.content for m in pick_messages(TOOLS, ASK) if m.role == "assistant"]
+    assert said.count("answer") == 2 and said[-1] == "search"
