@@ -122,3 +122,13 @@ def test_verbs_for_core_tools_names_for_the_rest() -> None:
     # two plain questions once there are enough tools: with one, the 135M model never said answer
     said = [m.content for m in pick_messages(TOOLS, ASK) if m.role == "assistant"]
     assert said.count("answer") == 2 and said[-1] == "search"
+
+
+def test_doctor_says_when_the_action_is_picked_first() -> None:
+    from openmono.cli.commands.doctor import _family_check
+
+    info = ModelInfo(model="SmolLM2", tool_protocol="prompted", family="SmolLM", template="ours")
+    assert "tool_pick" in _family_check(info, "narrow", "two_step").detail
+    assert "tool_pick" not in _family_check(info, "narrow", "off").detail
+    native = ModelInfo(model="Qwen3", tool_protocol="native")
+    assert "tool_pick" not in _family_check(native, "narrow", "two_step").detail
