@@ -31,6 +31,7 @@ bundled SmolLM2 and its tool template on a free port, stopped at the end. Temper
                                                       # --yolo: the safety floor applies
     uv run python bench/agent_eval.py --model gemma3-270m         # a second family (Gemma 3)
     uv run python bench/agent_eval.py --intent off    # the levers off (llm.tool_intent)
+    uv run python bench/agent_eval.py --pick two_step # the action first (llm.tool_pick)
     uv run python bench/agent_eval.py --full --endpoint http://gpu-box:47480 --key K \\
         --protocols native,grammar --timeout 600      # a bigger model (docs/agent-eval.md)
 """
@@ -211,6 +212,7 @@ def run_task(
         "OPENMONO_LLM_TEMPERATURE": str(args.temperature),
         "OPENMONO_LLM_MAX_TOKENS": str(args.max_tokens),
         "OPENMONO_LLM_TOOL_INTENT": args.intent,
+        "OPENMONO_LLM_TOOL_PICK": args.pick,
         "NO_COLOR": "1",
     }
     cmd = [
@@ -423,6 +425,12 @@ def main() -> None:
         help="llm.tool_intent for every run (what a read-only request is shown; default narrow)",
     )
     ap.add_argument(
+        "--pick",
+        choices=["off", "two_step"],
+        default="off",
+        help="llm.tool_pick for every run (two_step: the action first, then only its calls)",
+    )
+    ap.add_argument(
         "--floor",
         action="store_true",
         help="allow writes as --allow '*' instead of --yolo, so the safety floor applies",
@@ -474,6 +482,7 @@ def main() -> None:
                 "load_start": [round(x, 2) for x in os.getloadavg()],
                 "floor": args.floor,
                 "intent": args.intent,
+                "pick": args.pick,
                 "cpus": os.cpu_count(),
             }
             cost = prefill_cost(url, key)

@@ -87,6 +87,9 @@ class LLMSettings(BaseModel):
     # prompted, in a request that only reads: writers left out of the tool block, the grammar
     # and the worked examples ("narrow"); "off" shows every tool (openmono.llm._intent)
     tool_intent: Annotated[Literal["off", "narrow"], APPLIES] = "narrow"
+    # prompted with the grammar: "two_step" asks a turn's first request which action it needs
+    # (a few grammar-bound tokens), then allows only calls to that tool (openmono.llm._pick)
+    tool_pick: Annotated[Literal["off", "two_step"], APPLIES] = "off"
     max_tokens: Annotated[int | None, APPLIES] = Field(default=None, ge=1)
     temperature: Annotated[float | None, APPLIES] = Field(default=None, ge=0)
     # Used until `/props` answers; the probe's real n_ctx replaces it.

@@ -101,25 +101,38 @@ def _words(text: str) -> set[str]:
     return set(_WORD.findall(text.lower()))
 
 
-def _chosen(tools: Sequence[ToolSpec], request: str | None) -> list[tuple[str, Scene]]:
-    """Up to MAX_EXAMPLES offered scenes, the one closest to `request` last."""
+def chosen_scenes(
+    tools: Sequence[ToolSpec],
+    request: str | None,
+    limit: int = MAX_EXAMPLES,
+    last: str | None = None,
+) -> list[tuple[str, Scene]]:
+    """Up to `limit` offered scenes, the one closest to `request` last; `last` names a tool whose
+    scene goes last whatever the words say (the tool already picked for the request)."""
     offered = {t.name for t in tools}
     scenes = [(n, s) for n, s in SCENES.items() if n in offered]
     if not request:
-        return scenes[:MAX_EXAMPLES][::-1]
-    asked = _words(request)
-    scored = [
-        (len(asked & _words(f"{s.intent} {s.request}")), -i, n, s)
-        for i, (n, s) in enumerate(scenes)
-    ]
-    best = sorted(scored, reverse=True)[:MAX_EXAMPLES]
-    return [(n, s) for _, _, n, s in reversed(best)]
+        chosen = scenes[:limit][::-1]
+    else:
+        asked = _words(request)
+        scored = [
+            (len(asked & _words(f"{s.intent} {s.request}")), -i, n, s)
+            for i, (n, s) in enumerate(scenes)
+        ]
+        best = sorted(scored, reverse=True)[:limit]
+        chosen = [(n, s) for _, _, n, s in reversed(best)]
+    if last is not None and last in SCENES and last in offered:
+        chosen = [(n, s) for n, s in chosen if n != last][-(limit - 1) :] if limit > 1 else []
+        chosen.append((last, SCENES[last]))
+    return chosen
 
 
-def example_turns(tools: Sequence[ToolSpec], request: str | None = None) -> list[ChatMessage]:
+def example_turns(
+    tools: Sequence[ToolSpec], request: str | None = None, last: str | None = None
+) -> list[ChatMessage]:
     """The example conversation for `tools` and the user's `request` (empty when no offered
-    tool has a scene)."""
-    chosen = _chosen(tools, request)
+    tool has a scene); `last`: see `chosen_scenes`."""
+    chosen = chosen_scenes(tools, request, last=last)
     if not chosen:
         return []
     out: list[ChatMessage] = []

@@ -220,8 +220,9 @@ def _same_width(a: str, b: str) -> str:
     return " | ".join(alts)
 
 
-def tool_grammar(tools: Sequence[ToolSpec]) -> str:
-    """The GBNF grammar (see the module docstring) for calls to `tools`."""
+def tool_grammar(tools: Sequence[ToolSpec], prose: bool = True) -> str:
+    """The GBNF grammar (see the module docstring) for calls to `tools`; without `prose` the
+    reply is calls alone (the tool was picked first: `_pick`)."""
     b = _Builder()
     calls = []
     for tool in tools:
@@ -231,11 +232,12 @@ def tool_grammar(tools: Sequence[ToolSpec]) -> str:
         calls.append(b.add(f"call-{tool.name}", body))
     block = f"{literal(CALL_OPEN + chr(10))} ({' | '.join(calls)}) {literal(chr(10) + CALL_CLOSE)}"
     lines = [
-        "root ::= prose-0 calls?",
+        "root ::= prose-0 calls?" if prose else "root ::= calls",
         f'calls ::= block ("\\n" block){{0,{MAX_CALLS - 1}}}',
         f"block ::= {block}",
     ]
-    lines += [f"{k} ::= {v}" for k, v in _prose_rules(PROSE_STOP).items()]
+    if prose:
+        lines += [f"{k} ::= {v}" for k, v in _prose_rules(PROSE_STOP).items()]
     lines += [f"{k} ::= {v}" for k, v in b.rules.items()]
     lines += [f"{k} ::= {v}" for k, v in _SHARED.items()]
     return "\n".join(lines) + "\n"

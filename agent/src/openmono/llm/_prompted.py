@@ -105,9 +105,11 @@ def prompted_messages(
     messages: Sequence[ChatMessage],
     tools: Sequence[ToolSpec] | None,
     example_tools: Sequence[ToolSpec] | None = None,
+    last: str | None = None,
 ) -> list[ChatMessage]:
     """The conversation rewritten for a template without tools (see the module docstring); the
-    worked examples use `example_tools` (default: `tools`; `_intent` chooses them)."""
+    worked examples use `example_tools` (default: `tools`; `_intent` chooses them), the example
+    of the tool `last` names nearest the request (`_pick` chose it)."""
     out: list[ChatMessage] = []
     names: dict[str, str] = {}
     rest = list(messages)
@@ -118,7 +120,7 @@ def prompted_messages(
         block = tool_block(tools)
         out.append(ChatMessage(role="system", content=f"{block}\n\n{system}" if system else block))
         shown = tools if example_tools is None else example_tools
-        out.extend(example_turns(shown, latest_request(rest)))
+        out.extend(example_turns(shown, latest_request(rest), last))
     for message in rest:
         if message.role == "assistant":
             for call in message.tool_calls:

@@ -34,7 +34,7 @@ from typing import Any, Generic, TypeVar
 from openmono.config import LLMSettings
 from openmono.llm._assemble import new_call_id
 from openmono.llm._coerce import coerce_arguments
-from openmono.llm._errors import HTTPStatusError
+from openmono.llm._errors import HTTPStatusError, LLMError
 from openmono.llm._events import (
     Done,
     Note,
@@ -47,6 +47,7 @@ from openmono.llm._grammar import tool_grammar
 from openmono.llm._intent import latest_request, shown_tools
 from openmono.llm._messages import ChatMessage, ModelInfo, ToolSpec, estimate_tokens
 from openmono.llm._model import Model
+from openmono.llm._pick import PICK_MAX_TOKENS, opens_turn, pick_grammar, pick_messages, picked
 from openmono.llm._prompted import prompted_messages, prompted_overhead
 from openmono.llm._protocol import ProtocolChoice, ToolProtocol, ToolSupport, choose_protocol
 from openmono.llm._wire import error_message
@@ -64,6 +65,7 @@ class PromptedTools(Generic[M]):
         self.grammar = settings.tool_grammar  # off for good once a server refused one
         self.recover = settings.recover_text_calls
         self.intent = settings.tool_intent
+        self.pick = settings.tool_pick
         self.choice: ProtocolChoice | None = None  # decided by probe()
         self.takes_grammar = False
         self._notes: list[str] = []
@@ -110,13 +112,19 @@ class PromptedTools(Generic[M]):
         offered = list(tools or ())
         prompted = self.protocol == "prompted"
         sent: Sequence[ChatMessage] = messages
+        ours = prompted and bool(offered) and grammar is None and response_format is None
+        before: Usage | None = None  # step 1's tokens (`_pick`), added to the reply's
         if prompted:
             shown = shown_tools(offered, latest_request(messages), self.intent)
             offered = shown.block
-            sent = prompted_messages(messages, offered, shown.examples)
-        ours = prompted and bool(offered) and grammar is None and response_format is None
-        if ours and self.grammar and self.takes_grammar:
-            grammar = tool_grammar(offered)
+            chosen: ToolSpec | None = None
+            opening = opens_turn(messages)
+            if ours and offered and self.grammar and self.takes_grammar:
+                if self.pick == "two_step" and opening is not None:
+                    chosen, before = await self._pick(offered, opening, temperature)
+                grammar = tool_grammar([chosen] if chosen else offered, prose=chosen is None)
+            last = chosen.name if chosen else None
+            sent = prompted_messages(messages, offered, shown.examples, last)
         while self._notes:
             yield Note(message=self._notes.pop(0))
         while True:
@@ -132,15 +140,16 @@ class PromptedTools(Generic[M]):
             try:
                 async for event in events:
                     for out in reading.feed(event):
-                        yield out
+                        yield _plus(out, before)
                 for out in reading.finish():
-                    yield out
+                    yield _plus(out, before)
                 return
             except HTTPStatusError as exc:
                 if not (ours and grammar is not None and exc.status == 400 and reading.fresh):
                     raise
                 # Not every server (or build) takes a grammar: go on unconstrained, and say so.
                 grammar, self.grammar = None, False
+                sent = prompted_messages(messages, offered, shown.examples)
                 yield Note(
                     message="The server refused the tool-call grammar "
                     f"({error_message(exc.body)}): tool calls are no longer constrained."
@@ -149,6 +158,47 @@ class PromptedTools(Generic[M]):
                 aclose = getattr(events, "aclose", None)
                 if aclose is not None:
                     await aclose()
+
+    async def _pick(
+        self, tools: list[ToolSpec], request: str, temperature: float | None
+    ) -> tuple[ToolSpec | None, Usage | None]:
+        """Step 1 of `two_step` (`_pick`): the tool `request` needs, or None (no tool, or the
+        pick failed: the request then goes as without the step)."""
+        text: list[str] = []
+        usage = None
+        events = self.inner.stream(
+            pick_messages(tools, request),
+            None,
+            max_tokens=PICK_MAX_TOKENS,
+            temperature=temperature,
+            grammar=pick_grammar(tools),
+        )
+        try:
+            async for event in events:
+                if isinstance(event, TextDelta):
+                    text.append(event.text)
+                elif isinstance(event, Usage):
+                    usage = event
+        except LLMError:
+            return None, None
+        finally:
+            aclose = getattr(events, "aclose", None)
+            if aclose is not None:
+                await aclose()
+        return picked("".join(text), tools), usage
+
+
+def _plus(event: StreamEvent, before: Usage | None) -> StreamEvent:
+    """The reply's `Usage` with an earlier request's of the same turn added (the loop keeps the
+    last `Usage` it sees)."""
+    if before is None or not isinstance(event, Usage):
+        return event
+    return event.model_copy(
+        update={
+            "prompt_tokens": event.prompt_tokens + before.prompt_tokens,
+            "completion_tokens": event.completion_tokens + before.completion_tokens,
+        }
+    )
 
 
 class _Reading:

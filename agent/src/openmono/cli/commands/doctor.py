@@ -96,7 +96,7 @@ async def _endpoint_checks(settings: Settings) -> list[Check]:
                 Check("model", "pass", f"{info.label} · n_ctx {info.n_ctx} (from /{info.source})")
             )
             checks.append(_tools_check(model))
-            checks.append(_family_check(info, settings.llm.tool_intent))
+            checks.append(_family_check(info, settings.llm.tool_intent, settings.llm.tool_pick))
         except AuthError as exc:
             checks.append(Check("model", "fail", f"the key was refused ({exc.status}): {exc}"))
         except LLMError as exc:
@@ -119,7 +119,7 @@ async def _endpoint_checks(settings: Settings) -> list[Check]:
     return checks
 
 
-def _family_check(info: ModelInfo, intent: str) -> Check:
+def _family_check(info: ModelInfo, intent: str, pick: str = "off") -> Check:
     """The model family, whose chat template, and which worked examples the model gets."""
     from openmono.llm import MAX_EXAMPLES
 
@@ -130,6 +130,8 @@ def _family_check(info: ModelInfo, intent: str) -> Check:
         examples += {
             "narrow": "; a request that only reads is shown no tool that writes (tool_intent)",
         }.get(intent, "")
+        if pick == "two_step":
+            examples += "; a turn's first request is asked its action first (tool_pick)"
     else:
         examples = "no worked examples (native: the template renders the tools)"
     detail = f"{info.family or 'unknown'} · template: {info.template or 'unknown'} · {examples}"

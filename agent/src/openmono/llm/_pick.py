@@ -1,0 +1,118 @@
+"""The kind of action first, then the call (`llm.tool_pick`, issue 42): a two-step prompted call.
+
+Under the one-step grammar a small model decides between prose and a call at its first token,
+with the whole system prompt and the worked examples in front of it: the bundled 135M model often
+answers "port 8080" at once, or calls FileRead with a pattern where Grep was wanted. With
+`two_step`, a request that opens a turn (the user's words are the last message) is first asked,
+in a short conversation of its own, which action it needs:
+
+    step 1  system: one line per offered tool, each under a plain verb (`read`, `search`, `run`,
+            ...) and `answer` for no tool; one example turn per offered tool (a worked example's
+            request -> its verb) and a plain question -> `answer`, the scene nearest the request
+            last; then the request. A grammar allows only those words (a few tokens).
+    step 2  the usual prompted request (`_prompted`), the picked tool's worked example last, and a
+            grammar that allows only calls to the picked tool (no prose: the pick said a tool is
+            needed). `answer`, or a pick that failed (an HTTP error, an empty reply), leaves the
+            request as it was: prose or any offered call.
+
+Verbs, not tool names: asked to reply with a name, the 135M model said FileRead or FileWrite to
+almost every request (and never "none"); with verbs the request's own words ("run", "list",
+"create") point at the choice. Measured in the eval (docs/agent-eval.md). Only the turn's first
+request is picked for: once a result is in, the model decides between answering and another call
+as before. Both requests' tokens are counted (one `Usage`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Literal
+
+from openmono.llm._examples import PLAIN, chosen_scenes
+from openmono.llm._grammar import literal
+from openmono.llm._messages import ChatMessage, ToolSpec
+from openmono.llm._prompted import tool_line
+
+ToolPick = Literal["off", "two_step"]
+NONE = "answer"
+PICK_MAX_TOKENS = 8
+
+# the core tools' verbs; any other tool is offered under its own name
+VERBS: dict[str, tuple[str, str]] = {
+    "FileRead": ("read", "show what a file says"),
+    "Grep": ("search", "find which file contains a word"),
+    "Glob": ("find", "find files by name or extension"),
+    "ListDirectory": ("list", "list a folder"),
+    "Bash": ("run", "run a shell command"),
+    "FileWrite": ("write", "create or overwrite a file"),
+    "FileEdit": ("edit", "change text in a file"),
+}
+_ASK = "Choose the action each request needs. Reply with one word:\n{lines}\n- {none}: {plain}"
+_PLAIN2 = "Who wrote the novel Moby-Dick?"
+_PLAIN = "no file or command needed, answer from what you know"
+
+
+def opens_turn(messages: Sequence[ChatMessage]) -> str | None:
+    """The request when the user's words are the last message (a fresh turn), else None: after a
+    tool result, or after the loop's own instruction, the model goes on as before."""
+    if not messages:
+        return None
+    last = messages[-1]
+    if last.role != "user" or last.from_loop or not last.content:
+        return None
+    return last.content
+
+
+def verbs(tools: Sequence[ToolSpec]) -> dict[str, ToolSpec]:
+    """The word step 1 may answer for each tool (a core tool's verb, else its name)."""
+    out: dict[str, ToolSpec] = {}
+    for tool in tools:
+        verb = VERBS.get(tool.name, (tool.name, ""))[0]
+        out[verb if verb not in out and verb != NONE else tool.name] = tool
+    return out
+
+
+def pick_messages(tools: Sequence[ToolSpec], request: str) -> list[ChatMessage]:
+    """Step 1's conversation: the choice asked of the model for `request` among `tools`."""
+    words = verbs(tools)
+    lines = "\n".join(
+        f"- {w}: {VERBS[t.name][1]}" if t.name in VERBS else tool_line(t).replace(t.name, w, 1)
+        for w, t in words.items()
+    )
+    said = {t.name: w for w, t in words.items()}
+    out = [ChatMessage(role="system", content=_ASK.format(lines=lines, none=NONE, plain=_PLAIN))]
+    scenes = chosen_scenes(tools, request, limit=len(tools))
+    for i, (name, scene) in enumerate(scenes):
+        if i == 1:  # as in the worked examples: the plain question between, not at an end
+            out += [
+                ChatMessage(role="user", content=PLAIN[0]),
+                ChatMessage(role="assistant", content=NONE),
+            ]
+        out += [
+            ChatMessage(role="user", content=scene.request),
+            ChatMessage(role="assistant", content=said[name]),
+        ]
+        if i == len(scenes) - 3:
+            # one plain question was not enough: the 135M model picked `read` for "What is 12
+            # plus 30?" and "What is the capital of France?"; with a second, `answer` for both
+            out += [
+                ChatMessage(role="user", content=_PLAIN2),
+                ChatMessage(role="assistant", content=NONE),
+            ]
+    if len(scenes) < 2:
+        out += [
+            ChatMessage(role="user", content=PLAIN[0]),
+            ChatMessage(role="assistant", content=NONE),
+        ]
+    out.append(ChatMessage(role="user", content=request))
+    return out
+
+
+def pick_grammar(tools: Sequence[ToolSpec]) -> str:
+    """Only an offered tool's word, or `answer`."""
+    words = [literal(w) for w in verbs(tools)] + [literal(NONE)]
+    return f"root ::= {' | '.join(words)}\n"
+
+
+def picked(text: str, tools: Sequence[ToolSpec]) -> ToolSpec | None:
+    """The tool step 1 named (None: `answer`, or a word no offered tool has)."""
+    return verbs(tools).get(text.strip())

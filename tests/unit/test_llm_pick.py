@@ -1,0 +1,134 @@
+"""`llm.tool_pick=two_step`: a turn's first request is asked which action it needs (a verb, under
+a grammar of those verbs alone), then only calls to that tool are allowed; `answer`, a failed
+pick, a request after a tool result and the setting `off` go as before. The inner model is
+scripted in-process, so what each request carried is exact; the grammars are checked with the
+GBNF recogniser of tests/support.
+"""
+
+from __future__ import annotations
+
+from contextlib import aclosing
+
+from openmono.llm import (
+    ChatMessage,
+    HTTPStatusError,
+    LLMSettings,
+    ModelInfo,
+    PromptedTools,
+    StreamEvent,
+    ToolCall,
+    ToolCallComplete,
+    ToolSpec,
+    Usage,
+)
+from openmono.llm._pick import pick_messages, verbs
+
+from tests.support.gbnf import Grammar
+from tests.support.scripted_model import ScriptedModel, reply
+
+
+def _tool(name: str, writes: bool, key: str) -> ToolSpec:
+    schema = {"type": "object", "properties": {key: {"type": "string"}}, "required": [key]}
+    return ToolSpec(name=name, description=f"{name}.", parameters=schema, writes=writes)
+
+
+READ = _tool("FileRead", False, "file_path")
+GREP = _tool("Grep", False, "pattern")
+WRITE = _tool("FileWrite", True, "file_path")
+BASH = _tool("Bash", False, "command")
+TOOLS = [READ, GREP, WRITE, BASH]
+ASK = "Which file contains the word pineapple?"
+CALL = '<tool_call>\n{"name": "Grep", "arguments": {"pattern": "pineapple"}}\n</tool_call>'
+
+
+class Llama(ScriptedModel):
+    async def probe(self) -> ModelInfo:
+        return ModelInfo(model="llama", n_ctx=4096, supports_tools=False,
+                         tools_known_from="props", takes_grammar=True)  # fmt: skip
+
+
+async def _run(
+    pick: str, script: list[list[StreamEvent] | Exception], messages: list[ChatMessage]
+) -> tuple[Llama, list[StreamEvent]]:
+    inner = Llama(script)
+    settings = LLMSettings(tool_protocol="prompted", tool_pick=pick)  # type: ignore[arg-type]
+    model = PromptedTools(inner, settings)
+    await model.probe()
+    async with aclosing(model.stream(messages, TOOLS)) as events:
+        got = [e async for e in events]
+    return inner, got
+
+
+def _asked(request: str = ASK) -> list[ChatMessage]:
+    return [ChatMessage(role="system", content="BASE"), ChatMessage(role="user", content=request)]
+
+
+async def test_the_verb_comes_first_then_only_that_tools_calls() -> None:
+    first = reply("search", prompt_tokens=300)
+    inner, got = await _run("two_step", [first, reply(CALL, prompt_tokens=2000)], _asked())
+    assert len(inner.requests) == 2
+    pick_sent, grammar = inner.requests[0][0], Grammar(inner.grammars[0] or "")
+    assert pick_sent[-1].content == ASK and "- search: " in (pick_sent[0].content or "")
+    assert grammar.accepts("search") and grammar.accepts("answer")
+    assert not grammar.accepts("Grep") and not grammar.accepts("search the files")
+    call_only = Grammar(inner.grammars[1] or "")
+    assert call_only.accepts(CALL)
+    assert not call_only.accepts("pineapple is in fruit.py")  # no prose once a tool is picked
+    assert not call_only.accepts(CALL.replace('"Grep", "arguments": {"pattern"', '"FileRead", '
+                                              '"arguments": {"file_path"'))  # fmt: skip
+    examples = [m.content or "" for m in inner.requests[1][0][1:-1]]
+    assert '"name": "Grep"' in examples[-3]  # the picked tool's worked example is the nearest
+    calls = [e for e in got if isinstance(e, ToolCallComplete)]
+    assert [c.name for c in calls] == ["Grep"]
+    usage = [e for e in got if isinstance(e, Usage)]
+    assert usage[-1].prompt_tokens == 2300  # both steps counted
+
+
+async def test_answer_leaves_prose_and_every_tool() -> None:
+    inner, _ = await _run("two_step", [reply("answer"), reply("12 plus 30 is 42.")],
+                          _asked("What is 12 plus 30?"))  # fmt: skip
+    grammar = Grammar(inner.grammars[1] or "")
+    assert grammar.accepts("12 plus 30 is 42.") and grammar.accepts(CALL)
+
+
+async def test_a_failed_pick_and_off_go_as_before() -> None:
+    refused = HTTPStatusError("grammar refused", 400, "no grammar")
+    inner, _ = await _run("two_step", [refused, reply("fruit.py")], _asked())
+    assert len(inner.requests) == 2 and Grammar(inner.grammars[1] or "").accepts("fruit.py")
+    inner, _ = await _run("off", [reply("fruit.py")], _asked())
+    assert len(inner.requests) == 1 and Grammar(inner.grammars[0] or "").accepts("fruit.py")
+
+
+async def test_after_a_tool_result_the_model_goes_on_unpicked() -> None:
+    call = ToolCall(id="c1", name="Grep", arguments='{"pattern": "pineapple"}')
+    history = [
+        *_asked(),
+        ChatMessage(role="assistant", content="", tool_calls=[call]),
+        ChatMessage(role="tool", tool_call_id="c1", content="src/fruit.py:1: pineapple"),
+    ]
+    inner, _ = await _run("two_step", [reply("src/fruit.py")], history)
+    assert len(inner.requests) == 1 and Grammar(inner.grammars[0] or "").accepts("src/fruit.py")
+    instruction = ChatMessage(role="user", content="Send that call again.", from_loop=True)
+    inner, _ = await _run("two_step", [reply("ok")], [*_asked(), instruction])
+    assert len(inner.requests) == 1
+
+
+def test_verbs_for_core_tools_names_for_the_rest() -> None:
+    other = _tool("WebFetch", False, "url")
+    words = verbs([READ, BASH, other])
+    assert words == {"read": READ, "run": BASH, "WebFetch": other}
+    sent = pick_messages([READ, BASH], "Run ls")
+    assert [m.content for m in sent if m.role == "assistant"] == ["read", "answer", "run"]
+    # two plain questions once there are enough tools: with one, the 135M model never said answer
+    said = [m.content for m in pick_messages(TOOLS, ASK) if m.role == "assistant"]
+    assert said.count("answer") == 2 and said[-1] == "search"
+
+
+def test_doctor_says_when_the_action_is_picked_first() -> None:
+    from openmono.cli.commands.doctor import _family_check
+
+    info = ModelInfo(model="SmolLM2", tool_protocol="prompted", family="SmolLM", template="ours")
+    assert "tool_pick" in _family_check(info, "narrow", "two_step").detail
+    assert "tool_pick" not in _family_check(info, "narrow", "off").detail
+    native = ModelInfo(model="Qwen3", tool_protocol="native")
+    assert "tool_pick" not in _family_check(native, "narrow", "two_step").detail
