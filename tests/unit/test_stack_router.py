@@ -3,10 +3,13 @@ the token tap are told of it, and that the key stays off its command line."""
 
 from __future__ import annotations
 
+import socket
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
-from openmono.stack.router import RouterError, RouterSettings, launch_command
+from openmono.stack.router import RouterError, RouterSettings, launch_command, nodelay
 from openmono.stack.services import (
     ROUTER,
     Context,
@@ -17,6 +20,8 @@ from openmono.stack.services import (
 )
 from openmono.stack.settings import StackSettings
 from pydantic import SecretStr
+
+from tests.support.procs import free_port, wait_until
 
 
 def _ctx(tmp: Path, **values: object) -> Context:
@@ -89,3 +94,26 @@ def test_a_bad_discovery_name_is_refused(value: str) -> None:
 def test_a_key_without_its_value_is_refused() -> None:
     with pytest.raises(RouterError, match="LLM_ROUTER_WORKER_KEYS"):
         _router(worker_keys=SecretStr("box:2")).keys()
+
+
+def test_the_routers_listener_gets_tcp_nodelay_for_what_it_accepts(tmp_path: Path) -> None:
+    """The router accepts with Nagle on; its parent sets TCP_NODELAY on the listener from outside,
+    and the connections it accepts afterwards have it (docs/scaling.md, "The router")."""
+    port = free_port()
+    ready = tmp_path / "ready"
+    server = (
+        "import socket, sys\n"
+        f"s = socket.create_server(('127.0.0.1', {port}))\n"
+        f"open({str(ready)!r}, 'w').close()\n"
+        "c, _ = s.accept()\n"
+        "c.sendall(str(c.getsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY)).encode())\n"
+    )
+    child = subprocess.Popen([sys.executable, "-c", server])
+    try:
+        wait_until(ready.exists, 10, "the listener")
+        assert nodelay(child.pid, port) == 1
+        with socket.create_connection(("127.0.0.1", port), timeout=5) as conn:
+            assert conn.recv(8) == b"1"
+    finally:
+        child.kill()
+        child.wait(5)
