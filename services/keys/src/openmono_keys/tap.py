@@ -251,22 +251,24 @@ class TokenTap:
             await _answer(conn, writer, 502, b'{"error":"tap_upstream_refused"}')
             return
         started = time.time()
+        # watching the gateway's side until the response is over, not only until its head: its
+        # end (a cancel and one more turn of the loop) stays off the way to the first event
         watch = _Watch(conn, reader)
         try:
             up, head = await self._open(target, request.method, path, headers, body, watch)
+            tail = Tail() if request.method == b"POST" else None
+            outcome = _Outcome(status=head.status_code)
+            try:
+                if request.method == b"GET" and key != OPERATOR and _is_public(path):
+                    await self._relay_public_props(conn, writer, up, head, outcome)
+                else:
+                    await self._relay(conn, writer, up, head, tail, outcome)
+            finally:
+                self._release(target, up, outcome.complete)
+                if tail is not None:
+                    self._record(started, key, path, outcome, tail)
         finally:
             await watch.stop()
-        tail = Tail() if request.method == b"POST" else None
-        outcome = _Outcome(status=head.status_code)
-        try:
-            if request.method == b"GET" and key != OPERATOR and _is_public(path):
-                await self._relay_public_props(conn, writer, up, head, outcome)
-            else:
-                await self._relay(conn, writer, up, head, tail, outcome)
-        finally:
-            self._release(target, up, outcome.complete)
-            if tail is not None:
-                self._record(started, key, path, outcome, tail)
 
     async def _open(
         self,
@@ -311,25 +313,41 @@ class TokenTap:
         tail: Tail | None,
         outcome: _Outcome,
     ) -> None:
-        """Pass the response on as it comes; `outcome.complete` once it reached its end."""
+        """Pass the response on as it comes; `outcome.complete` once it reached its end.
+
+        What one read from the replica brought (the head and a first event, several events) goes
+        on in one write as soon as it is parsed: nothing waits for more, and a send on loopback
+        costs about as much as the parsing, so one per read rather than one per event."""
         headers = [(n, v) for n, v in head.headers if n not in _HOP]
-        writer.write(conn.send(h11.Response(status_code=head.status_code, headers=headers)) or b"")
-        await writer.drain()
-        while True:
-            # the replica breaking off raises _Refused: the gateway's connection goes too
-            event = await _next(up.conn, up.reader, UPSTREAM_IDLE_S, upstream=True)
-            if isinstance(event, h11.Data):
-                if tail is not None:
-                    tail.add(event.data)
-                writer.write(conn.send(event) or b"")
-                await writer.drain()  # raises once the gateway went away: generation stops
-            elif isinstance(event, h11.EndOfMessage):
-                writer.write(conn.send(h11.EndOfMessage()) or b"")
-                await writer.drain()
-                outcome.complete = True
-                return
-            else:
-                raise _Refused
+        out = [conn.send(h11.Response(status_code=head.status_code, headers=headers)) or b""]
+        try:
+            while True:
+                try:
+                    event = up.conn.next_event()
+                except h11.RemoteProtocolError:
+                    raise _Refused from None
+                if event is h11.NEED_DATA:
+                    writer.write(b"".join(out))
+                    out.clear()
+                    await writer.drain()  # raises once the gateway went away: generation stops
+                    up.conn.receive_data(await _read(up.reader, UPSTREAM_IDLE_S))
+                elif isinstance(event, h11.Data):
+                    if tail is not None:
+                        tail.add(event.data)
+                    out.append(conn.send(event) or b"")
+                elif isinstance(event, h11.EndOfMessage):
+                    out.append(conn.send(h11.EndOfMessage()) or b"")
+                    writer.write(b"".join(out))
+                    out.clear()
+                    await writer.drain()
+                    outcome.complete = True
+                    return
+                else:  # the replica broke off: the gateway's connection goes too
+                    raise _Refused
+        finally:
+            if out:  # what came before a break is passed on before the close
+                with contextlib.suppress(ConnectionError, RuntimeError):
+                    writer.write(b"".join(out))
 
     async def _relay_public_props(
         self,
@@ -436,11 +454,21 @@ async def _next(
                 if upstream and isinstance(event, h11.ConnectionClosed):
                     raise _Refused
                 return event
-            # a timeout scope, not wait_for: no task per read (this is every chunk of a stream)
-            async with asyncio.timeout(idle_s):
-                data = await reader.read(READ_CHUNK)
-            conn.receive_data(data)
-    except (h11.RemoteProtocolError, ConnectionError, TimeoutError):
+            conn.receive_data(await _read(reader, idle_s, upstream))
+    except h11.RemoteProtocolError:
+        if upstream:
+            raise _Refused from None
+        raise
+
+
+async def _read(reader: asyncio.StreamReader, idle_s: float, upstream: bool = True) -> bytes:
+    """One read (b"" at the end); from a replica (`upstream`), an error or silence past `idle_s`
+    is `_Refused`."""
+    try:
+        # a timeout scope, not wait_for: no task per read (this is every chunk of a stream)
+        async with asyncio.timeout(idle_s):
+            return await reader.read(READ_CHUNK)
+    except (ConnectionError, TimeoutError):
         if upstream:
             raise _Refused from None
         raise
