@@ -10,16 +10,19 @@ the key service's token tap, a key store of `--keys` agent boxes' keys), the sam
 (GATEWAY_USAGE_TOKENS=off), and the file with `keepalive off` in its `(pooled)` snippet (a new
 upstream connection per request, as before pooling came back). Requests rotate over the paths
 (order changed every round) on kept-alive client connections, so every path sees the same machine
-load: direct; `operator` (the shipped gateway, LLAMA_API_KEY); `box-key` (the same gateway, each
+load: direct; `operator-no-tap` (the gateway alone: LLAMA_API_KEY, tokens off); `operator` (the
+shipped gateway, LLAMA_API_KEY); `box-key` (the same gateway, each
 request one of the box keys in turn: the map lookup and Caddy's basic_auth, its verdict cached);
 `rated` (a box key with a rate limit: the forward_auth round trip to the key service too);
 `box-key-no-tap` (box keys, tokens off: the key check alone); `keepalive-off`; `router-alone`
 (SGLang's router, `openmono.stack.router`, in front of the upstream, no gateway: the router's own
 hop) and `router` (box keys, the tap and the router: the LLM route with several replicas, here
 over the one upstream). Prints p50/p99
-per path and the ratio and difference of each gateway path's medians against direct. Goals: first
-event through the gateway with box keys <= +0.35 ms on the median against the local upstream,
-<= 1.05x direct against llama-server.
+per path, the ratio and difference of each gateway path's medians against direct, and each hop's
+share of the first event (differences of medians of paths that differ by that hop alone: the
+gateway, the key check, the tap, the router). Goals: first event through the gateway with box
+keys <= +0.35 ms on the median against the local upstream, <= 1.05x direct against llama-server;
+issue 40: keys, tap and router <= +1.0 ms.
 """
 
 from __future__ import annotations
@@ -119,6 +122,15 @@ def _report(title: str, results: dict[str, Samples], goal: str) -> None:
             v = statistics.median(getattr(s, metric))
             diff = f"{1e3 * (v - d):+.3f} ms"
             print(f"{metric:6} median {name:>14}/direct: ratio {v / d:6.3f}   difference {diff}")
+    first = {name: statistics.median(s.first) for name, s in results.items()}
+    hops = (
+        ("gateway", "operator-no-tap", "direct"),
+        ("key check", "box-key-no-tap", "operator-no-tap"),
+        ("tap", "box-key", "box-key-no-tap"),
+        ("router", "router", "box-key"),
+    )
+    shares = "   ".join(f"{hop} {1e3 * (first[a] - first[b]):+.3f}" for hop, a, b in hops)
+    print(f"first event, each hop's share (ms): {shares}")
     print(f"goal: {goal}")
 
 
@@ -192,6 +204,7 @@ def main() -> None:
         timeout = httpx.Timeout(120.0, connect=10.0)
         names = (
             "direct",
+            "operator-no-tap",
             "operator",
             "box-key",
             "rated",
@@ -219,6 +232,9 @@ def main() -> None:
             c = clients
             return {
                 "direct": lambda: _one(c["direct"], f"{direct_url}{chat}", API_KEY, body),
+                "operator-no-tap": lambda: _one(
+                    c["operator-no-tap"], f"{no_tap}{chat}", API_KEY, body
+                ),
                 "operator": lambda: _one(c["operator"], f"{gw}{chat}", API_KEY, body),
                 "box-key": lambda: _one(c["box-key"], f"{gw}{chat}", next(boxes), body),
                 "rated": lambda: _one(c["rated"], f"{gw}{chat}", rated[name], body),
@@ -238,7 +254,7 @@ def main() -> None:
         _report(
             f"local SSE upstream (8 events, no work): the proxy's own cost, {args.keys} box keys",
             local,
-            "box-key first event <= +0.35 ms on the median",
+            "box-key first event <= +0.35 ms on the median; router <= +1.0 ms (issue 40)",
         )
         try:
             real = _interleaved(args.llama_rounds, warmup=3, paths=paths("llama", llama.url))

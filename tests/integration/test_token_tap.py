@@ -9,6 +9,7 @@ without it, and that the tap dials nothing but the listed replicas.
 from __future__ import annotations
 
 import contextlib
+import functools
 import json
 import socket
 import threading
@@ -268,3 +269,57 @@ def test_a_client_that_hangs_up_before_the_answer_frees_the_replica_at_once(
             )
         wait_until(lambda: bool(closed_after), 8, "the tap closing the replica's connection")
     assert closed_after[0] < 2.0, closed_after
+
+
+def test_a_stream_passes_as_the_replicas_own_bytes_and_its_connection_is_reused(
+    tmp_path: Path,
+) -> None:
+    """A chunked answer goes on as the replica sent it (its framing read, not rewritten), however
+    its reads split, with its counts recorded; its connection serves the next request. A replica
+    that sends bytes past its body's end gets a new connection, and the gateway never sees
+    them."""
+    last = b'data: {"usage":{"prompt_tokens":5,"completion_tokens":2}}\n\n'
+    body = b"6;ext=1\r\ndata: \r\n" + b"%x\r\n%s\r\n" % (len(last), last) + b"0\r\n\r\n"
+    head = (
+        b"HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nTransfer-Encoding: chunked\r\n\r\n"
+    )
+    served: list[int] = []  # requests per connection
+    junk = b"HTTP/1.1 200 OK\r\nContent-Length: 4\r\n\r\njunk"
+
+    def serve(conn: socket.socket, extra: bytes) -> bool:
+        conn.settimeout(5)
+        served.append(0)
+        while read_request(conn) is not None:
+            served[-1] += 1
+            # the head alone, then the framing cut inside a size line and inside the data
+            for piece in (head, body[:3], body[3:20], body[20:] + extra):
+                conn.sendall(piece)
+                time.sleep(0.002)
+        return True
+
+    tap_port = free_port()
+    tokens = tmp_path / "usage" / "tokens.log"
+    for extra, connections in ((b"", [3]), (junk, [1, 1, 1])):
+        served.clear()
+        with (
+            _raw_upstream(functools.partial(serve, extra=extra)) as upstream,
+            key_service(tmp_path, tmp_path / "keys", tmp_path / "usage", upstream, tap_port),
+            httpx.Client(timeout=10) as client,
+        ):
+            for _ in range(3):
+                resp = client.post(
+                    f"http://127.0.0.1:{tap_port}{CHAT}",
+                    json={"stream": True},
+                    headers={**AS_GATEWAY, "X-OpenMono-Upstream": upstream, "X-OpenMono-Key": "k"},
+                )
+                assert resp.status_code == 200
+                assert resp.content == b"data: " + last
+            wait_until(lambda: len(_lines(tokens)) >= 3, 5, "three token records")
+        assert served == connections
+        lines = _lines(tokens)
+        assert all(json.loads(ln)["prompt_tokens"] == 5 for ln in lines)
+        tokens.unlink()
+
+
+def _lines(path: Path) -> list[str]:
+    return path.read_text().splitlines() if path.exists() else []

@@ -4,10 +4,13 @@ the token tap are told of it, and that the key stays off its command line."""
 from __future__ import annotations
 
 import json
+import socket
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
-from openmono.stack.router import RouterError, RouterSettings, launch_command
+from openmono.stack.router import RouterError, RouterSettings, launch_command, nodelay
 from openmono.stack.services import (
     ROUTER,
     Context,
@@ -18,6 +21,8 @@ from openmono.stack.services import (
 )
 from openmono.stack.settings import StackSettings
 from pydantic import SecretStr
+
+from tests.support.procs import free_port, wait_until
 
 
 def _ctx(tmp: Path, **values: object) -> Context:
@@ -115,3 +120,26 @@ def test_the_services_template_includes_the_replicas_probe() -> None:
     assert '"llm":{{httpInclude "/_openmono/probe/llm"}},"llm_replicas":' in lines
     assert '{{httpInclude "/_openmono/probe/llm_replicas"}}' in lines
     assert "import replicas_probe {env.LLAMA_ROUTER_STATUS} {$LLAMA_ROUTER_STATUS:" in lines
+
+
+def test_the_routers_listener_gets_tcp_nodelay_for_what_it_accepts(tmp_path: Path) -> None:
+    """The router accepts with Nagle on; its parent sets TCP_NODELAY on the listener from outside,
+    and the connections it accepts afterwards have it (docs/scaling.md, "The router")."""
+    port = free_port()
+    ready = tmp_path / "ready"
+    server = (
+        "import socket, sys\n"
+        f"s = socket.create_server(('127.0.0.1', {port}))\n"
+        f"open({str(ready)!r}, 'w').close()\n"
+        "c, _ = s.accept()\n"
+        "c.sendall(str(c.getsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY)).encode())\n"
+    )
+    child = subprocess.Popen([sys.executable, "-c", server])
+    try:
+        wait_until(ready.exists, 10, "the listener")
+        assert nodelay(child.pid, port) == 1
+        with socket.create_connection(("127.0.0.1", port), timeout=5) as conn:
+            assert conn.recv(8) == b"1"
+    finally:
+        child.kill()
+        child.wait(5)

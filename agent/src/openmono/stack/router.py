@@ -27,6 +27,7 @@ can carry this one file next to the wheel.
 
 from __future__ import annotations
 
+import ctypes
 import json
 import os
 import signal
@@ -39,6 +40,7 @@ import urllib.error
 import urllib.request
 from collections.abc import Iterable
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
 from typing import Literal
 from urllib.parse import quote
 
@@ -193,6 +195,61 @@ def launch_command(s: RouterSettings) -> list[str]:
         # a new routing key (session) goes to the replica with the fewest requests in flight
         cmd += ["--assignment-mode", "min_load"]
     return cmd
+
+
+# pidfd_getfd(2), the same number on every Linux architecture (the generic syscall table)
+_SYS_PIDFD_GETFD = 438
+
+
+def nodelay(pid: int, port: int) -> int:
+    """Turn Nagle's algorithm off on the router's listening socket (process `pid`, `port`) and on
+    the connections it accepted so far; the number of sockets changed.
+
+    The router (axum 0.8 in sglang-router 0.3.2) accepts connections with Nagle on and writes a
+    stream's response head and its first event apart: on a reused connection whose reader delays
+    its ACKs (the gateway's pooled one under steady traffic) the first event waited for that ACK,
+    40 ms. It has no flag for TCP_NODELAY and holds the GIL while it runs, so nothing in its own
+    process can set it; its parent takes a copy of the socket (pidfd_getfd, which needs ptrace
+    rights over the child: natively ours, in a container only with CAP_SYS_PTRACE) and sets it
+    there. Linux copies the option from a listening socket to the sockets it accepts later."""
+    inodes: set[str] = set()
+    suffix = f":{port:04X}"
+    for table in ("tcp", "tcp6"):
+        try:
+            lines = Path(f"/proc/{pid}/net/{table}").read_text().splitlines()[1:]
+        except OSError:
+            continue
+        for line in lines:
+            fields = line.split()
+            if len(fields) > 9 and fields[1].endswith(suffix):
+                inodes.add(fields[9])
+    fds = []
+    for entry in Path(f"/proc/{pid}/fd").iterdir():
+        try:
+            link = str(entry.readlink())
+        except OSError:
+            continue  # closed meanwhile
+        if link.startswith("socket:[") and link[8:-1] in inodes:
+            fds.append(int(entry.name))
+    if not fds:
+        return 0
+    libc = ctypes.CDLL(None, use_errno=True)
+    pidfd = os.pidfd_open(pid)
+    changed = 0
+    try:
+        for fd in fds:
+            copy = libc.syscall(_SYS_PIDFD_GETFD, pidfd, fd, 0)
+            if copy < 0:
+                err = ctypes.get_errno()
+                if changed or err == 9:  # EBADF: that one was closed meanwhile
+                    continue
+                raise OSError(err, f"pidfd_getfd: {os.strerror(err)}")
+            with socket.socket(fileno=copy) as sock:
+                sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+            changed += 1
+    finally:
+        os.close(pidfd)
+    return changed
 
 
 class RouterClient:
@@ -370,6 +427,11 @@ def serve(s: RouterSettings) -> int:
         while not stop.is_set() and child.poll() is None and not client.listening():
             stop.wait(0.1)
         print(f"router: listening on {s.host}:{s.port} (policy {s.policy})", flush=True)
+        if child.poll() is None:
+            try:
+                nodelay(child.pid, s.port)
+            except OSError as exc:  # slower first events, nothing worse
+                print(f"router: cannot set TCP_NODELAY on its sockets: {exc}", file=sys.stderr)
         while not stop.is_set() and child.poll() is None:
             try:
                 view.update(sync(client, wanted(s), keys, default_key))

@@ -41,6 +41,7 @@ from openmono_contracts.gatewaykeys import (
     TokenRecord,
 )
 
+from openmono_keys._chunked import ChunkedEnd
 from openmono_keys.props import MAX_PROPS_BYTES, public_props
 from openmono_keys.secret import from_gateway
 from openmono_keys.tokens import Tail, TokenLog, counts
@@ -251,22 +252,24 @@ class TokenTap:
             await _answer(conn, writer, 502, b'{"error":"tap_upstream_refused"}')
             return
         started = time.time()
+        # watching the gateway's side until the response is over, not only until its head: its
+        # end (a cancel and one more turn of the loop) stays off the way to the first event
         watch = _Watch(conn, reader)
         try:
             up, head = await self._open(target, request.method, path, headers, body, watch)
+            tail = Tail() if request.method == b"POST" else None
+            outcome = _Outcome(status=head.status_code)
+            try:
+                if request.method == b"GET" and key != OPERATOR and _is_public(path):
+                    await self._relay_public_props(conn, writer, up, head, outcome)
+                else:
+                    await self._relay(conn, writer, up, head, tail, outcome, request.method)
+            finally:
+                self._release(target, up, outcome.complete)
+                if tail is not None:
+                    self._record(started, key, path, outcome, tail)
         finally:
             await watch.stop()
-        tail = Tail() if request.method == b"POST" else None
-        outcome = _Outcome(status=head.status_code)
-        try:
-            if request.method == b"GET" and key != OPERATOR and _is_public(path):
-                await self._relay_public_props(conn, writer, up, head, outcome)
-            else:
-                await self._relay(conn, writer, up, head, tail, outcome)
-        finally:
-            self._release(target, up, outcome.complete)
-            if tail is not None:
-                self._record(started, key, path, outcome, tail)
 
     async def _open(
         self,
@@ -310,26 +313,47 @@ class TokenTap:
         head: h11.Response,
         tail: Tail | None,
         outcome: _Outcome,
+        method: bytes,
     ) -> None:
-        """Pass the response on as it comes; `outcome.complete` once it reached its end."""
+        """Pass the response on as it comes; `outcome.complete` once it reached its end.
+
+        What one read from the replica brought (the head and a first event, several events) goes
+        on in one write as soon as it is parsed: nothing waits for more, and a send on loopback
+        costs about as much as the parsing, so one per read rather than one per event. A chunked
+        body (every stream) goes on as the replica's own bytes (`_pass_chunked`)."""
         headers = [(n, v) for n, v in head.headers if n not in _HOP]
-        writer.write(conn.send(h11.Response(status_code=head.status_code, headers=headers)) or b"")
-        await writer.drain()
-        while True:
-            # the replica breaking off raises _Refused: the gateway's connection goes too
-            event = await _next(up.conn, up.reader, UPSTREAM_IDLE_S, upstream=True)
-            if isinstance(event, h11.Data):
-                if tail is not None:
-                    tail.add(event.data)
-                writer.write(conn.send(event) or b"")
-                await writer.drain()  # raises once the gateway went away: generation stops
-            elif isinstance(event, h11.EndOfMessage):
-                writer.write(conn.send(h11.EndOfMessage()) or b"")
-                await writer.drain()
-                outcome.complete = True
-                return
-            else:
-                raise _Refused
+        out = [conn.send(h11.Response(status_code=head.status_code, headers=headers)) or b""]
+        if _chunked_both_ways(conn, head, method):
+            await _pass_chunked(conn, writer, up, head, tail, outcome, b"".join(out))
+            return
+        try:
+            while True:
+                try:
+                    event = up.conn.next_event()
+                except h11.RemoteProtocolError:
+                    raise _Refused from None
+                if event is h11.NEED_DATA:
+                    writer.write(b"".join(out))
+                    out.clear()
+                    await writer.drain()  # raises once the gateway went away: generation stops
+                    up.conn.receive_data(await _read(up.reader, UPSTREAM_IDLE_S))
+                elif isinstance(event, h11.Data):
+                    if tail is not None:
+                        tail.add(event.data)
+                    out.append(conn.send(event) or b"")
+                elif isinstance(event, h11.EndOfMessage):
+                    out.append(conn.send(h11.EndOfMessage()) or b"")
+                    writer.write(b"".join(out))
+                    out.clear()
+                    await writer.drain()
+                    outcome.complete = True
+                    return
+                else:  # the replica broke off: the gateway's connection goes too
+                    raise _Refused
+        finally:
+            if out:  # what came before a break is passed on before the close
+                with contextlib.suppress(ConnectionError, RuntimeError):
+                    writer.write(b"".join(out))
 
     async def _relay_public_props(
         self,
@@ -368,8 +392,11 @@ class TokenTap:
         return None
 
     def _release(self, target: str, up: _Upstream, complete: bool) -> None:
-        if complete and up.conn.our_state is h11.DONE and up.conn.their_state is h11.DONE:
-            up.conn.start_next_cycle()
+        states = (up.conn.our_state, up.conn.their_state)
+        # IDLE: a passed-through body left the replica's connection ready for the next request
+        if complete and states in ((h11.DONE, h11.DONE), (h11.IDLE, h11.IDLE)):
+            if states[0] is h11.DONE:
+                up.conn.start_next_cycle()
             up.idle_since = time.monotonic()
             self._pool.setdefault(target, []).append(up)
         else:
@@ -400,6 +427,62 @@ class TokenTap:
                     exc,
                 )
             self._write_failed = True
+
+
+def _chunked_both_ways(conn: h11.Connection, head: h11.Response, method: bytes) -> bool:
+    """Whether the replica's response is chunked and goes on chunked: both sides HTTP/1.1, a
+    body, `Transfer-Encoding: chunked` (h11 took nothing else with it). Then the replica's
+    framing is what the gateway would get from h11 anyway, and its bytes go on as they are."""
+    return (
+        conn.their_http_version == b"1.1"
+        and head.http_version == b"1.1"
+        and method != b"HEAD"
+        and head.status_code not in (204, 304)
+        and conn.our_state is h11.SEND_BODY
+        and any(n == b"transfer-encoding" and v == b"chunked" for n, v in head.headers)
+    )
+
+
+async def _pass_chunked(
+    conn: h11.Connection,
+    writer: asyncio.StreamWriter,
+    up: _Upstream,
+    head: h11.Response,
+    tail: Tail | None,
+    outcome: _Outcome,
+    start: bytes,
+) -> None:
+    """The body as the replica's own bytes, each read written on at once (after `start`, the
+    response's head), up to the end of its framing and not a byte further. The replica's
+    connection is reused only when its answer ended exactly with a read and did not ask to be
+    closed: it then gets a fresh parser, being where a new exchange starts."""
+    scan = ChunkedEnd(tail.add if tail is not None else _skip)
+    data = up.conn.trailing_data[0]  # what came with the head
+    while True:
+        try:
+            end = scan.feed(data)
+        except ValueError:
+            raise _Refused from None
+        if end is not None:
+            writer.write(start + data[:end])
+            await writer.drain()
+            conn.send(h11.EndOfMessage())  # its bytes (the last chunk) went on above, the replica's
+            outcome.complete = True
+            closes = any(n == b"connection" and b"close" in v.lower() for n, v in head.headers)
+            if end == len(data) and not closes:
+                up.conn = h11.Connection(h11.CLIENT)
+            return
+        if start or data:
+            writer.write(start + data)
+            start = b""
+            await writer.drain()  # raises once the gateway went away: generation stops
+        data = await _read(up.reader, UPSTREAM_IDLE_S)
+        if not data:  # the replica broke off: the gateway's connection goes too
+            raise _Refused
+
+
+def _skip(_data: bytes) -> None:
+    pass
 
 
 def _is_public(path: bytes) -> bool:
@@ -436,11 +519,21 @@ async def _next(
                 if upstream and isinstance(event, h11.ConnectionClosed):
                     raise _Refused
                 return event
-            # a timeout scope, not wait_for: no task per read (this is every chunk of a stream)
-            async with asyncio.timeout(idle_s):
-                data = await reader.read(READ_CHUNK)
-            conn.receive_data(data)
-    except (h11.RemoteProtocolError, ConnectionError, TimeoutError):
+            conn.receive_data(await _read(reader, idle_s, upstream))
+    except h11.RemoteProtocolError:
+        if upstream:
+            raise _Refused from None
+        raise
+
+
+async def _read(reader: asyncio.StreamReader, idle_s: float, upstream: bool = True) -> bytes:
+    """One read (b"" at the end); from a replica (`upstream`), an error or silence past `idle_s`
+    is `_Refused`."""
+    try:
+        # a timeout scope, not wait_for: no task per read (this is every chunk of a stream)
+        async with asyncio.timeout(idle_s):
+            return await reader.read(READ_CHUNK)
+    except (ConnectionError, TimeoutError):
         if upstream:
             raise _Refused from None
         raise
