@@ -263,7 +263,7 @@ def main() -> None:
         client = stack.enter_context(httpx.Client(timeout=httpx.Timeout(900.0, connect=10.0)))
         results = Results()
         for r in range(args.rounds):
-            shift = r % len(modes)
+            shift = r % len(modes) if modes else 0  # `--modes ''`: the throughput part alone
             for mode in modes[shift:] + modes[:shift]:
                 header = mode in WITH_HEADER
                 run = conversation(
