@@ -6,6 +6,7 @@ model calls per chunk and time per page, on the box's own model or a bigger one.
     uv run python bench/firecrawl_json_pages.py --types docs --pages docs-07,docs-08
     uv run python bench/firecrawl_json_pages.py --model gemma3-270m --all   # or a .gguf path
     uv run python bench/firecrawl_json_pages.py --endpoint http://HOST:PORT --key K --all
+    uv run python bench/firecrawl_json_pages.py --report rows.json   # the table of a saved run
 
 The pages, their schemas, prompts and true values: bench/data/extract_pages/manifest.json
 (10 products, 10 articles, 10 documentation pages, invented, with navigation, cookie banners,
@@ -271,9 +272,12 @@ def run_page(
 
 
 def report(rows: list[dict[str, Any]], model: str, ctx: int, parallel: int) -> None:
-    load = os.getloadavg()
     print(f"model: {model}; context {ctx} tokens, {parallel} slot(s) ({ctx // parallel} per slot)")
-    print(f"load average at the end: {load[0]:.2f} {load[1]:.2f} {load[2]:.2f} (2 cores here)")
+    loads = [r["load"] for r in rows if "load" in r]
+    print(
+        f"1-minute load average after each page: {min(loads):.1f} to {max(loads):.1f}, median "
+        f"{statistics.median(loads):.1f} (2 cores here)"
+    )
     head = (
         f"{'type':8s} {'valid':>6s} {'accuracy':>8s} {'json med':>9s} {'md med':>8s} "
         f"{'x md':>7s} {'calls':>5s} {'chunks':>6s}  per field"
@@ -320,7 +324,14 @@ def main() -> None:
     parser.add_argument("--ctx", type=int, default=8192)
     parser.add_argument("--parallel", type=int, default=1)
     parser.add_argument("--out", type=Path, help="write every row as JSON here")
+    parser.add_argument("--report", type=Path, help="print the table of an --out file, no run")
     args = parser.parse_args()
+    if args.report:
+        saved = json.loads(args.report.read_text())
+        run = saved["run"]
+        print(f"{args.report} ({run['date']}, load average at its last page {run['loadavg']})")
+        report(saved["rows"], run["model"], run["ctx"], run["parallel"])
+        return
     args.types = [t.strip() for t in args.types.split(",") if t.strip()]
     manifest = load_manifest()
     rows_in = chosen(manifest, args)
