@@ -33,8 +33,8 @@ page's schema and prompt (the page comes from the cache). Measured:
   whitespace, surrounding punctuation taken off and a leading "v" before a digit dropped (v2.3.0
   = 2.3.0); numbers equal within 0.01 or 0.1 % (whichever is larger); booleans equal; lists of
   strings by F1 of the normalized sets (both empty = 1); lists of objects with a `name` (the docs'
-  functions) by F1 where a function found by name counts 0.5 plus 0.5 times the F1 of its
-  parameter names;
+  functions) by F1 where a function found by name (its last dotted part: `tidekit.predict` is
+  `predict`) counts 0.5 plus 0.5 times the F1 of its parameter names;
 - time per page of the `json` request against the baseline of the same page in the same run.
 Printed per page type, with the machine's load average; `--out` writes every row as JSON.
 """
@@ -96,11 +96,16 @@ def _f1(got: set[str], want: set[str]) -> float:
     return 2 * precision * recall / (precision + recall)
 
 
+def _name(value: Any) -> str:
+    # a page headed `tidekit.predict(...)` documents `predict`: the module path is not wrong
+    return _norm(str(value)).rsplit(".", 1)[-1]
+
+
 def _named_f1(got: list[Any], want: list[dict[str, Any]]) -> float:
-    found = {_norm(str(item.get("name", ""))): item for item in got if isinstance(item, dict)}
+    found = {_name(item.get("name", "")): item for item in got if isinstance(item, dict)}
     credit = 0.0
     for item in want:
-        match = found.get(_norm(item["name"]))
+        match = found.get(_name(item["name"]))
         if match is not None:
             params = match.get("parameters")
             names = {_norm(str(p)) for p in params} if isinstance(params, list) else set()
@@ -191,6 +196,11 @@ def counting_proxy(upstream: str, bearer: str | None) -> Iterator[tuple[str, Cal
 def load_manifest() -> dict[str, Any]:
     manifest: dict[str, Any] = json.loads((DATA / "manifest.json").read_text())
     return manifest
+
+
+def manifest_rows() -> list[dict[str, Any]]:
+    rows: list[dict[str, Any]] = load_manifest()["pages"]
+    return rows
 
 
 @contextmanager
@@ -329,6 +339,10 @@ def main() -> None:
     if args.report:
         saved = json.loads(args.report.read_text())
         run = saved["run"]
+        truth = {row["page"]: row["expected"] for row in manifest_rows()}
+        for row in saved["rows"]:  # scored again: the rules may have changed since the run
+            row["scores"] = page_scores(row["answer"] if row["valid"] else None, truth[row["page"]])
+            row["accuracy"] = statistics.fmean(row["scores"].values())
         print(f"{args.report} ({run['date']}, load average at its last page {run['loadavg']})")
         report(saved["rows"], run["model"], run["ctx"], run["parallel"])
         return

@@ -87,4 +87,5 @@ def test_scoring_rules() -> None:
     assert field_score([{"name": "get", "parameters": ["url"]}], want) == pytest.approx(
         0.5 + 0.5 * 2 / 3
     )
+    assert field_score([{"name": "tidekit.get", "parameters": ["url", "timeout"]}], want) == 1.0
     assert page_scores("not an object", {"a": "x"}) == {"a": 0.0}
