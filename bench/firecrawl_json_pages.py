@@ -44,6 +44,8 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import select
+import socket
 import statistics
 import sys
 import tempfile
@@ -53,8 +55,11 @@ import unicodedata
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+from http.client import HTTPConnection, HTTPSConnection
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 import httpx
 import jsonschema_rs
@@ -158,36 +163,87 @@ class CallCounter:
             return self.statuses[mark:]
 
 
+def _proxy_handler(
+    upstream: str, bearer: str | None, counter: CallCounter
+) -> type[BaseHTTPRequestHandler]:
+    parts = urlsplit(upstream.rstrip("/"))
+    opener = HTTPSConnection if parts.scheme == "https" else HTTPConnection
+    port = parts.port or (443 if parts.scheme == "https" else 80)
+
+    class Handler(BaseHTTPRequestHandler):
+        protocol_version = "HTTP/1.1"
+
+        def _client_gone(self) -> bool:
+            ready, _, _ = select.select([self.connection], [], [], 0)
+            return bool(ready) and not self.connection.recv(1, socket.MSG_PEEK)
+
+        def _serve(self) -> None:
+            length = int(self.headers.get("Content-Length") or 0)
+            body = self.rfile.read(length) if length else None
+            headers = {"Content-Type": "application/json"} if body else {}
+            auth = f"Bearer {bearer}" if bearer is not None else self.headers.get("Authorization")
+            if auth:
+                headers["Authorization"] = auth
+            conn = opener(parts.hostname or "127.0.0.1", port, timeout=900)
+            done, gone = threading.Event(), threading.Event()
+
+            def watch() -> None:
+                # The scrape service gave up (its time bound) and the gateway closed this call:
+                # close the model's side too, so llama-server stops generating for nobody and the
+                # next page does not queue behind it (Caddy to llama-server does the same).
+                while not done.wait(0.5):
+                    if self._client_gone() and conn.sock is not None:
+                        gone.set()
+                        conn.sock.shutdown(socket.SHUT_RDWR)
+                        return
+
+            watcher = threading.Thread(target=watch, daemon=True)
+            watcher.start()
+            try:
+                conn.request(self.command, parts.path + self.path, body=body, headers=headers)
+                resp = conn.getresponse()
+                status, data = resp.status, resp.read()
+                ctype = resp.getheader("Content-Type", "application/json")
+            except OSError as exc:
+                status = 499 if gone.is_set() else 502
+                data, ctype = json.dumps({"error": repr(exc)}).encode(), "application/json"
+            finally:
+                done.set()
+                conn.close()
+            if self.command == "POST" and self.path.split("?")[0] == CHAT:
+                with counter.lock:
+                    counter.statuses.append(status)
+            self.send_response(status)
+            self.send_header("Content-Type", ctype)
+            self.send_header("Content-Length", str(len(data)))
+            self.end_headers()
+            self.wfile.write(data)
+
+        do_GET = _serve
+        do_POST = _serve
+
+        def log_message(self, format: str, *args: object) -> None:
+            pass
+
+    return Handler
+
+
 @contextmanager
 def counting_proxy(upstream: str, bearer: str | None) -> Iterator[tuple[str, CallCounter]]:
-    """A reverse proxy to `upstream` that counts POSTs to the chat completions path; `bearer`
-    replaces the gateway's upstream key (a foreign endpoint has its own)."""
+    """A reverse proxy to `upstream` that counts POSTs to the chat completions path (a call the
+    scrape service abandoned counts with status 499); `bearer` replaces the gateway's upstream
+    key (a foreign endpoint has its own)."""
     counter = CallCounter()
-    client = httpx.Client(base_url=upstream.rstrip("/"), timeout=900, trust_env=False)
-
-    def handle(req: Seen) -> Reply:
-        headers = {k: v for k, v in req.headers.items() if k.lower() in ("authorization",)}
-        if bearer is not None:
-            headers["Authorization"] = f"Bearer {bearer}"
-        if req.body:
-            headers["Content-Type"] = "application/json"
-        try:
-            resp = client.request(req.method, req.path, content=req.body, headers=headers)
-        except httpx.HTTPError as exc:
-            status, body, ctype = 502, json.dumps({"error": repr(exc)}).encode(), "application/json"
-        else:
-            status, body = resp.status_code, resp.content
-            ctype = resp.headers.get("content-type", "application/json")
-        if req.method == "POST" and req.path == CHAT:
-            with counter.lock:
-                counter.statuses.append(status)
-        return Reply(status, body, ctype)
-
+    httpd = ThreadingHTTPServer(("127.0.0.1", 0), _proxy_handler(upstream, bearer, counter))
+    httpd.daemon_threads = True
+    thread = threading.Thread(target=httpd.serve_forever, kwargs={"poll_interval": 0.1})
+    thread.daemon = True
+    thread.start()
     try:
-        with serve(handle) as server:
-            yield server.url, counter
+        yield f"http://127.0.0.1:{httpd.server_address[1]}", counter
     finally:
-        client.close()
+        httpd.shutdown()
+        httpd.server_close()
 
 
 # ---- the pages
