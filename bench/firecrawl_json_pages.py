@@ -149,7 +149,7 @@ def page_scores(got: Any, want: dict[str, Any]) -> dict[str, float]:
 
 @dataclass
 class CallCounter:
-    """Chat completions seen, by the upstream's status code."""
+    """Chat completions seen, by the upstream's status code (0 while one is in flight)."""
 
     statuses: list[int] = field(default_factory=list)
     lock: threading.Lock = field(default_factory=threading.Lock)
@@ -197,6 +197,11 @@ def _proxy_handler(
                         conn.sock.shutdown(socket.SHUT_RDWR)
                         return
 
+            counted = self.command == "POST" and self.path.split("?")[0] == CHAT
+            if counted:  # counted when it starts: an abandoned call is over before it answers
+                with counter.lock:
+                    slot = len(counter.statuses)
+                    counter.statuses.append(0)
             watcher = threading.Thread(target=watch, daemon=True)
             watcher.start()
             try:
@@ -210,9 +215,11 @@ def _proxy_handler(
             finally:
                 done.set()
                 conn.close()
-            if self.command == "POST" and self.path.split("?")[0] == CHAT:
+            if counted:
                 with counter.lock:
-                    counter.statuses.append(status)
+                    counter.statuses[slot] = status
+            if gone.is_set():
+                return  # nobody to answer
             self.send_response(status)
             self.send_header("Content-Type", ctype)
             self.send_header("Content-Length", str(len(data)))
