@@ -20,8 +20,15 @@ class LlamaServer:
 
 @contextmanager
 def llama_server(
-    tmp: Path, api_key: str = "test-llama-key", ctx: int = 2048, parallel: int = 2
+    tmp: Path,
+    api_key: str = "test-llama-key",
+    ctx: int = 2048,
+    parallel: int = 2,
+    model: Path | None = None,
+    template: str | None = None,
 ) -> Iterator[LlamaServer]:
+    """`model`: another GGUF than the bundled one; `template`: its chat template (a shipped name,
+    a path, or "none" for the GGUF's own)."""
     port = free_port()
     cmd = [
         sys.executable,
@@ -36,6 +43,10 @@ def llama_server(
         "--parallel",
         str(parallel),
     ]
+    if model is not None:
+        cmd += ["--model", str(model)]
+    if template is not None:
+        cmd += ["--chat-template-file", template]
     url = f"http://127.0.0.1:{port}"
     with running(cmd, tmp / f"llama-{port}.log", ready_url=f"{url}/health", timeout_s=120) as p:
         yield LlamaServer(url, api_key, p)
