@@ -113,7 +113,7 @@ def test_requests_that_miss_together_share_one_lookup_and_none_is_refused() -> N
     came while a lookup ran used to be refused (502) for the rest of that second."""
     import asyncio
 
-    from openmono_keys.tap import Allowed
+    from openmono_keys.tapallow import Allowed
 
     async def run() -> tuple[list[bool], bool]:
         allowed = Allowed(["localhost:8080"])

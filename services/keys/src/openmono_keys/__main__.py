@@ -75,7 +75,8 @@ async def _serve(settings: KeysSettings) -> None:
     import uvicorn
 
     from openmono_keys.app import KeyService
-    from openmono_keys.tap import Allowed, TokenTap
+    from openmono_keys.tap import TokenTap
+    from openmono_keys.tapallow import Allowed
     from openmono_keys.tokens import TokenLog
 
     secret = settings.gateway_secret.get_secret_value()

@@ -23,13 +23,10 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import ipaddress
 import logging
 import re
-import socket
 import time
-from collections.abc import Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from urllib.parse import unquote_to_bytes
 
 import h11
@@ -42,8 +39,24 @@ from openmono_contracts.gatewaykeys import (
 )
 
 from openmono_keys._chunked import ChunkedEnd
+from openmono_keys._h1 import (
+    CLIENT_IDLE_S,
+    READ_CHUNK,
+    UPSTREAM_IDLE_S,
+    Refused,
+    Upstream,
+    answer,
+    dial,
+    next_event,
+    origin_form,
+    read_chunk,
+    request_body,
+    response_head,
+    whole_body,
+)
 from openmono_keys.props import MAX_PROPS_BYTES, public_props
 from openmono_keys.secret import from_gateway
+from openmono_keys.tapallow import Allowed
 from openmono_keys.tokens import Tail, TokenLog, counts
 
 log = logging.getLogger("openmono_keys.tap")
@@ -62,20 +75,8 @@ _HOP = {
     b"trailer",
     b"upgrade",
 }
-# The gateway sends the model at most 32 MiB (its body limit); the headers stay h11's default cap.
-MAX_BODY = 33 * 1024 * 1024
-DIAL_TIMEOUT_S = 3.0
-# between two reads from a replica: a long prompt's prefill sends nothing for minutes on a CPU
-UPSTREAM_IDLE_S = 900.0
-# between two requests on a gateway connection (Caddy drops idle ones after 1 s itself)
-CLIENT_IDLE_S = 60.0
 # an idle replica connection is reused within this (llama-server closes idle ones after 5 s)
 POOL_IDLE_S = 1.0
-READ_CHUNK = 64 * 1024
-
-
-class _Refused(Exception):
-    """Close the gateway's connection without an answer (Caddy: a transport error)."""
 
 
 @dataclass
@@ -91,7 +92,7 @@ class _Watch:
     Bytes that come meanwhile (a next request) go to the connection's parser."""
 
     def __init__(self, conn: h11.Connection, reader: asyncio.StreamReader) -> None:
-        self.up: _Upstream | None = None
+        self.up: Upstream | None = None
         self.gone = False
         self._task = asyncio.ensure_future(self._run(conn, reader))
 
@@ -115,64 +116,6 @@ class _Watch:
             await self._task
 
 
-@dataclass
-class _Upstream:
-    reader: asyncio.StreamReader
-    writer: asyncio.StreamWriter
-    conn: h11.Connection = field(default_factory=lambda: h11.Connection(h11.CLIENT))
-    idle_since: float = 0.0
-
-    def close(self) -> None:
-        self.writer.close()
-
-
-class Allowed:
-    """The replicas the tap may dial: `host:port` entries, names resolved again on a miss.
-
-    One lookup at a time, and a miss waits for a lookup that started after it asked: requests
-    that miss together (the first ones, a new `--scale` replica) share one lookup and none is
-    refused for arriving while it ran; a stream of unlisted targets costs one lookup after
-    another, never several at once."""
-
-    def __init__(self, entries: Iterable[str]) -> None:
-        self.entries = [e for e in entries if e]
-        self._resolved: set[str] = set()
-        self._started = float("-inf")  # when the last lookup started
-        self._lock = asyncio.Lock()
-
-    async def check(self, target: str) -> bool:
-        if target in self.entries or target in self._resolved:
-            return True
-        asked = time.monotonic()
-        async with self._lock:
-            if self._started < asked:
-                self._started = time.monotonic()
-                self._resolved = await self._resolve()
-        return target in self._resolved
-
-    async def _resolve(self) -> set[str]:
-        loop = asyncio.get_running_loop()
-        out: set[str] = set()
-        for entry in self.entries:
-            host, _, port = entry.rpartition(":")
-            host = host.strip("[]")
-            try:
-                ipaddress.ip_address(host)
-                continue  # a literal is matched as written
-            except ValueError:
-                pass
-            try:
-                infos = await asyncio.wait_for(
-                    loop.getaddrinfo(host, int(port), type=socket.SOCK_STREAM), 2.0
-                )
-            except (OSError, TimeoutError, ValueError):
-                continue
-            for info in infos:
-                addr = str(info[4][0])
-                out.add(f"[{addr}]:{port}" if ":" in addr else f"{addr}:{port}")
-        return out
-
-
 class TokenTap:
     """The proxy. `start()` listens; each gateway connection is served by `_client`."""
 
@@ -180,7 +123,7 @@ class TokenTap:
         self.allowed = allowed
         self.tokens = tokens
         self.secret = secret
-        self._pool: dict[str, list[_Upstream]] = {}
+        self._pool: dict[str, list[Upstream]] = {}
         self._server: asyncio.Server | None = None
         self._write_failed = False
 
@@ -201,20 +144,20 @@ class TokenTap:
         conn = h11.Connection(h11.SERVER, max_incomplete_event_size=64 * 1024)
         try:
             while True:
-                event = await _next(conn, reader, CLIENT_IDLE_S)
+                event = await next_event(conn, reader, CLIENT_IDLE_S)
                 if not isinstance(event, h11.Request):
                     return
-                body = await _body(conn, reader)
+                body = await request_body(conn, reader)
                 await self._exchange(conn, reader, writer, event, body)
                 if conn.our_state is not h11.DONE or conn.their_state is not h11.DONE:
                     return
                 conn.start_next_cycle()
-        except _Refused:
+        except Refused:
             return
         except h11.RemoteProtocolError:
             if conn.our_state in (h11.IDLE, h11.SEND_RESPONSE):
                 with contextlib.suppress(ConnectionError, h11.LocalProtocolError):
-                    await _answer(conn, writer, 400, b'{"error":"bad_request"}')
+                    await answer(conn, writer, 400, b'{"error":"bad_request"}')
             return
         except (TimeoutError, ConnectionError):
             return
@@ -244,12 +187,12 @@ class TokenTap:
                 headers.append((name, value))
         if len(given) != 1 or not from_gateway(given[0], self.secret):
             # not the gateway: nothing is dialled and nothing is recorded under `key`
-            await _answer(conn, writer, 401, b'{"error":"unauthorized"}')
+            await answer(conn, writer, 401, b'{"error":"unauthorized"}')
             return
-        path = _origin_form(request.target)
+        path = origin_form(request.target)
         if request.method == b"CONNECT" or not path or not await self.allowed.check(target):
             log.warning("token tap: refused %s to %r", request.method.decode(), target)
-            await _answer(conn, writer, 502, b'{"error":"tap_upstream_refused"}')
+            await answer(conn, writer, 502, b'{"error":"tap_upstream_refused"}')
             return
         started = time.time()
         # watching the gateway's side until the response is over, not only until its head: its
@@ -279,7 +222,7 @@ class TokenTap:
         headers: list[tuple[bytes, bytes]],
         body: bytes,
         watch: _Watch,
-    ) -> tuple[_Upstream, h11.Response]:
+    ) -> tuple[Upstream, h11.Response]:
         """The request sent and the response's head read: on a pooled connection if one is
         open, and once more on a fresh one if the replica had closed that one under us."""
         out = h11.Request(method=method, target=path, headers=headers)
@@ -287,29 +230,29 @@ class TokenTap:
             up = self._pooled(target) if attempt == 0 else None
             pooled = up is not None
             if up is None:
-                up = await _dial(target)
+                up = await dial(target)
             watch.up = up
             try:
                 if watch.gone:
-                    raise _Refused
+                    raise Refused
                 data = up.conn.send(out) or b""
                 if body:
                     data += up.conn.send(h11.Data(data=body)) or b""
                 data += up.conn.send(h11.EndOfMessage()) or b""
                 up.writer.write(data)
                 await up.writer.drain()
-                return up, await _head(up)
-            except (ConnectionError, h11.LocalProtocolError, _Refused):
+                return up, await response_head(up)
+            except (ConnectionError, h11.LocalProtocolError, Refused):
                 up.close()
                 if not pooled or watch.gone:
-                    raise _Refused from None
-        raise _Refused
+                    raise Refused from None
+        raise Refused
 
     async def _relay(
         self,
         conn: h11.Connection,
         writer: asyncio.StreamWriter,
-        up: _Upstream,
+        up: Upstream,
         head: h11.Response,
         tail: Tail | None,
         outcome: _Outcome,
@@ -331,12 +274,12 @@ class TokenTap:
                 try:
                     event = up.conn.next_event()
                 except h11.RemoteProtocolError:
-                    raise _Refused from None
+                    raise Refused from None
                 if event is h11.NEED_DATA:
                     writer.write(b"".join(out))
                     out.clear()
                     await writer.drain()  # raises once the gateway went away: generation stops
-                    up.conn.receive_data(await _read(up.reader, UPSTREAM_IDLE_S))
+                    up.conn.receive_data(await read_chunk(up.reader, UPSTREAM_IDLE_S))
                 elif isinstance(event, h11.Data):
                     if tail is not None:
                         tail.add(event.data)
@@ -349,7 +292,7 @@ class TokenTap:
                     outcome.complete = True
                     return
                 else:  # the replica broke off: the gateway's connection goes too
-                    raise _Refused
+                    raise Refused
         finally:
             if out:  # what came before a break is passed on before the close
                 with contextlib.suppress(ConnectionError, RuntimeError):
@@ -359,19 +302,19 @@ class TokenTap:
         self,
         conn: h11.Connection,
         writer: asyncio.StreamWriter,
-        up: _Upstream,
+        up: Upstream,
         head: h11.Response,
         outcome: _Outcome,
     ) -> None:
         """`/props` or `/v1/models` for anyone but the operator: read whole, its paths taken out
-        (a 200 that is not a JSON object is `_Refused`: Caddy answers 502), then sent with its new
+        (a 200 that is not a JSON object is `Refused`: Caddy answers 502), then sent with its new
         length."""
-        body = await _whole(up.conn, up.reader, UPSTREAM_IDLE_S, MAX_PROPS_BYTES, upstream=True)
+        body = await whole_body(up.conn, up.reader, UPSTREAM_IDLE_S, MAX_PROPS_BYTES, upstream=True)
         if head.status_code == 200:
             try:
                 body = public_props(body)
             except ValueError:  # json's errors are ValueErrors too
-                raise _Refused from None
+                raise Refused from None
         skip = _HOP | {b"content-length", b"transfer-encoding"}
         headers = [(n, v) for n, v in head.headers if n not in skip]
         headers.append((b"content-length", str(len(body)).encode()))
@@ -382,7 +325,7 @@ class TokenTap:
         await writer.drain()
         outcome.complete = True
 
-    def _pooled(self, target: str) -> _Upstream | None:
+    def _pooled(self, target: str) -> Upstream | None:
         conns = self._pool.get(target, [])
         while conns:
             up = conns.pop()
@@ -391,7 +334,7 @@ class TokenTap:
             up.close()
         return None
 
-    def _release(self, target: str, up: _Upstream, complete: bool) -> None:
+    def _release(self, target: str, up: Upstream, complete: bool) -> None:
         states = (up.conn.our_state, up.conn.their_state)
         # IDLE: a passed-through body left the replica's connection ready for the next request
         if complete and states in ((h11.DONE, h11.DONE), (h11.IDLE, h11.IDLE)):
@@ -446,7 +389,7 @@ def _chunked_both_ways(conn: h11.Connection, head: h11.Response, method: bytes) 
 async def _pass_chunked(
     conn: h11.Connection,
     writer: asyncio.StreamWriter,
-    up: _Upstream,
+    up: Upstream,
     head: h11.Response,
     tail: Tail | None,
     outcome: _Outcome,
@@ -462,7 +405,7 @@ async def _pass_chunked(
         try:
             end = scan.feed(data)
         except ValueError:
-            raise _Refused from None
+            raise Refused from None
         if end is not None:
             writer.write(start + data[:end])
             await writer.drain()
@@ -476,9 +419,9 @@ async def _pass_chunked(
             writer.write(start + data)
             start = b""
             await writer.drain()  # raises once the gateway went away: generation stops
-        data = await _read(up.reader, UPSTREAM_IDLE_S)
+        data = await read_chunk(up.reader, UPSTREAM_IDLE_S)
         if not data:  # the replica broke off: the gateway's connection goes too
-            raise _Refused
+            raise Refused
 
 
 def _skip(_data: bytes) -> None:
@@ -490,116 +433,3 @@ def _is_public(path: bytes) -> bool:
     take for it (escapes, doubled slashes, case)."""
     decoded = unquote_to_bytes(path.split(b"?", 1)[0])
     return re.sub(rb"/+", b"/", decoded).lower().rstrip(b"/") in (b"/props", b"/v1/models")
-
-
-def _origin_form(target: bytes) -> bytes:
-    """`http://host:port/p?q` (what a client sends a forward proxy) or `/p?q` → `/p?q`."""
-    if target.startswith(b"/"):
-        return target
-    scheme, sep, rest = target.partition(b"://")
-    if not sep or scheme.lower() != b"http":
-        return b""
-    slash = rest.find(b"/")
-    return rest[slash:] if slash >= 0 else b"/"
-
-
-async def _next(
-    conn: h11.Connection,
-    reader: asyncio.StreamReader,
-    idle_s: float,
-    upstream: bool = False,
-) -> h11.Event | type[h11.NEED_DATA] | type[h11.PAUSED]:
-    """The next event of `conn`. From a replica (`upstream`), anything but a well-formed message
-    (a closed connection, garbage, silence past `idle_s`) is `_Refused`: the gateway then gets
-    the transport error it would have got from the replica itself."""
-    try:
-        while True:
-            event = conn.next_event()
-            if event is not h11.NEED_DATA:
-                if upstream and isinstance(event, h11.ConnectionClosed):
-                    raise _Refused
-                return event
-            conn.receive_data(await _read(reader, idle_s, upstream))
-    except h11.RemoteProtocolError:
-        if upstream:
-            raise _Refused from None
-        raise
-
-
-async def _read(reader: asyncio.StreamReader, idle_s: float, upstream: bool = True) -> bytes:
-    """One read (b"" at the end); from a replica (`upstream`), an error or silence past `idle_s`
-    is `_Refused`."""
-    try:
-        # a timeout scope, not wait_for: no task per read (this is every chunk of a stream)
-        async with asyncio.timeout(idle_s):
-            return await reader.read(READ_CHUNK)
-    except (ConnectionError, TimeoutError):
-        if upstream:
-            raise _Refused from None
-        raise
-
-
-async def _body(conn: h11.Connection, reader: asyncio.StreamReader) -> bytes:
-    """The whole request body: the gateway has it buffered already, and a retry on a fresh
-    replica connection needs it again."""
-    return await _whole(conn, reader, CLIENT_IDLE_S, MAX_BODY)
-
-
-async def _whole(
-    conn: h11.Connection,
-    reader: asyncio.StreamReader,
-    idle_s: float,
-    limit: int,
-    *,
-    upstream: bool = False,
-) -> bytes:
-    """A message's whole body, at most `limit` bytes (`_Refused` past it, or on anything but
-    data and its end)."""
-    parts: list[bytes] = []
-    size = 0
-    while True:
-        event = await _next(conn, reader, idle_s, upstream=upstream)
-        if isinstance(event, h11.Data):
-            size += len(event.data)
-            if size > limit:
-                raise _Refused
-            parts.append(bytes(event.data))
-        elif isinstance(event, h11.EndOfMessage):
-            return b"".join(parts)
-        else:
-            raise _Refused
-
-
-async def _dial(target: str) -> _Upstream:
-    host, _, port = target.rpartition(":")
-    try:
-        reader, writer = await asyncio.wait_for(
-            asyncio.open_connection(host.strip("[]"), int(port), limit=READ_CHUNK),
-            DIAL_TIMEOUT_S,
-        )
-    except (OSError, TimeoutError, ValueError):
-        raise _Refused from None
-    sock = writer.get_extra_info("socket")
-    if sock is not None:
-        with contextlib.suppress(OSError):
-            sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-    return _Upstream(reader, writer)
-
-
-async def _head(up: _Upstream) -> h11.Response:
-    while True:
-        event = await _next(up.conn, up.reader, UPSTREAM_IDLE_S, upstream=True)
-        if isinstance(event, h11.Response):
-            return event
-        if not isinstance(event, h11.InformationalResponse):
-            raise _Refused
-
-
-async def _answer(
-    conn: h11.Connection, writer: asyncio.StreamWriter, status: int, body: bytes
-) -> None:
-    headers = [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())]
-    writer.write(conn.send(h11.Response(status_code=status, headers=headers)) or b"")
-    writer.write(conn.send(h11.Data(data=body)) or b"")
-    writer.write(conn.send(h11.EndOfMessage()) or b"")
-    await writer.drain()
