@@ -24,8 +24,9 @@ from openmono.executor import LocalExecutor
 from openmono.llm import ToolCallComplete
 from openmono.loop import DispatchContext, Dispatcher, ToolCatalog, WorkerTools
 from openmono.permissions import PermissionEngine
-from openmono.stack.services import REDIS, Context
+from openmono.stack.services import REDIS
 from openmono.stack.settings import StackSettings
+from openmono.stack.spec import Context
 from openmono_contracts import ToolRequest, WebAccess
 from openmono_contracts.redisauth import ping
 from openmono_contracts.routing import ensure_workspace_id, route_for

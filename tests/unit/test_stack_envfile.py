@@ -73,8 +73,8 @@ def test_compose_env_is_complete_with_generated_secrets(
 def test_native_up_refuses_the_placeholder_key(tmp_path: Path) -> None:
     from openmono.stack.errors import StackError
     from openmono.stack.runner import up
-    from openmono.stack.services import Context
     from openmono.stack.settings import StackSettings
+    from openmono.stack.spec import Context
     from pydantic import SecretStr
 
     settings = StackSettings(

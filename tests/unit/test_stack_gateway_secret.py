@@ -6,8 +6,9 @@ from pathlib import Path
 
 import pytest
 from openmono.stack.runner import _child_env
-from openmono.stack.services import SERVICES, Context
+from openmono.stack.services import SERVICES
 from openmono.stack.settings import StackSettings
+from openmono.stack.spec import Context
 
 
 def test_only_the_gateway_and_the_key_service_get_it(

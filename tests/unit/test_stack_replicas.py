@@ -8,19 +8,17 @@ from pathlib import Path
 
 import pytest
 from openmono.stack.errors import StackError
-from openmono.stack.services import (
+from openmono.stack.llm_tier import (
     LLAMAS,
     ROUTER,
-    SERVICES,
-    Context,
-    _gateway_env,
-    _keys_env,
     _llama_command,
     _router_env,
     replicas_note,
     routed,
 )
+from openmono.stack.services import SERVICES, _gateway_env, _keys_env
 from openmono.stack.settings import MAX_REPLICAS, StackSettings, load_settings
+from openmono.stack.spec import Context
 
 
 def _settings(**values: object) -> StackSettings:
@@ -71,7 +69,7 @@ def test_the_cores_are_split_between_replicas_unless_threads_are_set() -> None:
 
 
 def test_more_threads_than_cores_is_said(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr("openmono.stack.services.cores", lambda: 2)
+    monkeypatch.setattr("openmono.stack.llm_tier.cores", lambda: 2)
     assert replicas_note(_settings(llama_replicas=2)) == ""  # 1 thread each
     note = replicas_note(_settings(llama_replicas=2, llama_threads=2))
     assert "4 threads on 2 core(s)" in note

@@ -10,16 +10,11 @@ import sys
 from pathlib import Path
 
 import pytest
+from openmono.stack.llm_tier import ROUTER, _router_env, routed
 from openmono.stack.router import RouterError, RouterSettings, launch_command, nodelay
-from openmono.stack.services import (
-    ROUTER,
-    Context,
-    _gateway_env,
-    _keys_env,
-    _router_env,
-    routed,
-)
+from openmono.stack.services import _gateway_env, _keys_env
 from openmono.stack.settings import StackSettings
+from openmono.stack.spec import Context
 from pydantic import SecretStr
 
 from tests.support.procs import free_port, wait_until

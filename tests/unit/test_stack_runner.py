@@ -10,8 +10,8 @@ import pytest
 from openmono.stack.health import HttpProbe
 from openmono.stack.process import read_pidfile, spawn, stop_group
 from openmono.stack.runner import _wait_healthy
-from openmono.stack.services import Context, ServiceSpec
 from openmono.stack.settings import StackSettings
+from openmono.stack.spec import Context, ServiceSpec
 
 from tests.support.procs import free_port
 

@@ -6,8 +6,9 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from openmono.stack.services import SCRAPE, Context
+from openmono.stack.services import SCRAPE
 from openmono.stack.settings import StackSettings
+from openmono.stack.spec import Context
 
 
 @pytest.fixture(autouse=True)

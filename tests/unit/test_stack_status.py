@@ -10,8 +10,9 @@ from typing import Any
 
 import pytest
 from openmono.stack.runner import changed_settings, fingerprint
-from openmono.stack.services import Context, _gateway_env
+from openmono.stack.services import _gateway_env
 from openmono.stack.settings import StackSettings
+from openmono.stack.spec import Context
 from openmono.stack.status import Row, _beside
 
 from tests.support.gateway import caddy_binary

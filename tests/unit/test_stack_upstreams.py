@@ -6,8 +6,9 @@ from pathlib import Path
 
 import pytest
 from openmono.stack.errors import StackError
-from openmono.stack.services import Context, _gateway_env
+from openmono.stack.services import _gateway_env
 from openmono.stack.settings import StackSettings
+from openmono.stack.spec import Context
 from openmono.stack.upstreams import caddy_key_lines, parse_keys, parse_upstreams
 
 

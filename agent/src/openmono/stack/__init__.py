@@ -35,13 +35,14 @@ if TYPE_CHECKING:
     from openmono.stack.errors import StackError
     from openmono.stack.llama_server import SMOLLM2_TEMPLATE, ModelNotFoundError, default_model_path
     from openmono.stack.runner import down, is_running, restart, running_pid, up
-    from openmono.stack.services import GATEWAY, HOST, Context, ServiceSpec
+    from openmono.stack.services import GATEWAY
     from openmono.stack.settings import (
         StackSettings,
         env_file_path,
         find_project_root,
         load_settings,
     )
+    from openmono.stack.spec import HOST, Context, ServiceSpec
     from openmono.stack.status import Row, running_anything
     from openmono.stack.status import status as status_rows
     from openmono.stack.tls import ca_cert_path

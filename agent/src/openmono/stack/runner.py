@@ -26,8 +26,9 @@ from openmono.stack.errors import StackError
 from openmono.stack.health import Health, port_in_use
 from openmono.stack.keeper import read_state, state_path
 from openmono.stack.process import is_ours_and_alive, read_pidfile, spawn, stop_group
-from openmono.stack.services import HOST, SERVICES, SWITCH_SETUP, Context, ServiceSpec
+from openmono.stack.services import SERVICES, SWITCH_SETUP
 from openmono.stack.settings import env_file_path
+from openmono.stack.spec import HOST, Context, ServiceSpec
 from openmono.stack.tls import ensure_gateway_secret, ensure_redis_password, ensure_upstream_key
 
 Say = Callable[[str], None]

@@ -1,109 +1,50 @@
 """The services of the native stack, one small declaration each, in start order.
 
-Adding a service = adding one `ServiceSpec` to `SERVICES`: when it is enabled, how it is started,
-which
-port it owns, and how its health is probed. `openmono up` starts the enabled ones in this order and
-`openmono down` stops them in reverse.
+Adding a service = adding one `ServiceSpec` (stack/spec.py) to `SERVICES`: when it is enabled,
+how it is started, which port it owns, and how its health is probed. `openmono up` starts the
+enabled ones in this order and `openmono down` stops them in reverse. The LLM tier (the
+llama-server replicas and the router) is declared in stack/llm_tier.py.
 """
 
 from __future__ import annotations
 
-import os
 import shutil
 import sys
-from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
 
 from openmono_contracts.facts import (
     API_KEY_ENV,
     BROKER_URL_ENV,
     GATEWAY_SECRET_ENV,
-    LOOPBACK,
     REDIS_PASSWORD_ENV,
     SCRAPE_SWITCH_ENV,
     SEARCH_SWITCH_ENV,
     UPSTREAM_KEY_ENV,
 )
 from openmono_contracts.privatefs import write_private
-from openmono_contracts.routed import LLM, ROUTED_SERVICES, RoutedService
+from openmono_contracts.routed import LLM, ROUTED_SERVICES
 
 from openmono.stack.errors import StackError
-from openmono.stack.health import HttpProbe, LogProbe, Probe, RedisProbe
-from openmono.stack.settings import MAX_REPLICAS, StackSettings
+from openmono.stack.health import HttpProbe, LogProbe, RedisProbe
+from openmono.stack.llm_tier import (
+    LLAMAS,
+    ROUTER,
+    routed,
+    router_address,
+)
+from openmono.stack.settings import StackSettings
+from openmono.stack.spec import (
+    HOST,
+    Context,
+    ServiceSpec,
+    routed_upstreams,
+    stack_python,
+    venv_tool,
+)
 from openmono.stack.upstreams import caddy_key_lines, caddy_list, parse_keys, parse_upstreams
 
-HOST = LOOPBACK
 # The switches `openmono setup` writes into the env file, and the target that writes each.
 SWITCH_SETUP = {SEARCH_SWITCH_ENV: "search", SCRAPE_SWITCH_ENV: "scraper"}
-
-
-@dataclass(frozen=True)
-class Context:
-    """Where things live for this stack run."""
-
-    root: Path
-    settings: StackSettings
-
-    def log(self, name: str) -> Path:
-        return self.settings.stack_dir / "logs" / f"{name}.log"
-
-    def pidfile(self, name: str) -> Path:
-        return self.settings.stack_dir / "pids" / f"{name}.json"
-
-
-@dataclass(frozen=True)
-class ServiceSpec:
-    """One service of the stack."""
-
-    name: str
-    enabled: Callable[[StackSettings], bool]
-    command: Callable[[Context], list[str]]
-    port: Callable[[StackSettings], int]
-    probe: Callable[[Context], Probe]
-    start_timeout_s: float = 60.0
-    owns_port: bool = True
-    env: Callable[[Context], dict[str, str]] = lambda _ctx: {}
-    # ports it binds besides `port` (the gateway's HTTPS listener)
-    more_ports: Callable[[StackSettings], tuple[int, ...]] = lambda _s: ()
-    # why it is not enabled (said when `up` stops it because it runs but should not)
-    off_reason: Callable[[StackSettings], str] = lambda _s: "switched off"
-    # why its settings cannot work ("" = they can): `up` stops before starting anything, instead
-    # of a start that fails (or, under its keeper, a crash loop)
-    check: Callable[[StackSettings], str] = lambda _s: ""
-    # settings that work but deserve a word ("" = none): `up` says it before it starts anything
-    note: Callable[[StackSettings], str] = lambda _s: ""
-    # runs with umask 077 (privatefs): everything it writes on its own lands in the data dir. Off
-    # for the tool worker, whose FileWrite/Bash make the user's files with the user's umask.
-    private: bool = True
-
-    def address(self, settings: StackSettings) -> str:
-        return f"{HOST}:{self.port(settings)}"
-
-
-def stack_python(root: Path) -> str:
-    """The interpreter of the stack's Python services: the checkout's own environment, where
-    `make setup` installed Caddy, llama.cpp's server, the model and the scrape service (an
-    installed `openmono`, `make install`, runs from a tool environment that has none of them),
-    else this interpreter."""
-    candidate = root / ".venv" / "bin" / "python"
-    if candidate.is_file() and os.access(candidate, os.X_OK):
-        return str(candidate)
-    return sys.executable
-
-
-def venv_tool(name: str, root: Path) -> str:
-    """A console script of the stack's environment (caddy), of this one, else one on PATH."""
-    for folder in (Path(stack_python(root)).parent, Path(sys.executable).parent):
-        candidate = folder / name
-        if candidate.is_file() and os.access(candidate, os.X_OK):
-            return str(candidate)
-    found = shutil.which(name)
-    if found:
-        return found
-    raise StackError(
-        f"`{name}` not found: run `make setup` (it installs the workspace and its tools)"
-    )
 
 
 # Redis holds the broker's keys (database 0: queues, unacknowledged messages, results, the claims
@@ -154,51 +95,6 @@ def _redis_config(ctx: Context) -> Path:
     return path
 
 
-def cores() -> int:
-    """The cores this process may run on (a container's or taskset's share, not the machine's)."""
-    try:
-        return len(os.sched_getaffinity(0))
-    except AttributeError:  # pragma: no cover - not on Linux
-        return os.cpu_count() or 1
-
-
-def _llama_command(ctx: Context, replica: int = 1) -> list[str]:
-    s = ctx.settings
-    cmd = [
-        stack_python(ctx.root),
-        "-m",
-        "openmono.stack.llama_server",
-        "--host",
-        HOST,
-        "--port",
-        str(s.replica_port(replica)),
-        "--ctx-size",
-        str(s.llama_ctx_size),
-        "--parallel",
-        str(s.llama_parallel),
-    ]
-    # on the command line, so a new split (another LLAMA_REPLICAS) restarts the replica
-    threads = s.threads_per_replica(cores())
-    if threads:
-        cmd += ["--threads", str(threads)]
-    if s.llama_model:
-        cmd += ["--model", s.llama_model]
-    if s.llama_chat_template:
-        cmd += ["--chat-template-file", s.llama_chat_template]
-    return cmd
-
-
-def routed_upstreams(s: StackSettings, service: RoutedService) -> list[str]:
-    """A routed service's upstreams: its `<PREFIX>_UPSTREAM` list, else the stack's own instance
-    (none for a service the stack does not run)."""
-    named = parse_upstreams(s.upstream_value(service), service.upstream_env)
-    if named or service.native_port_setting is None:
-        return named
-    if service.key == LLM.key:
-        return [f"{HOST}:{s.replica_port(i)}" for i in range(1, s.local_replicas + 1)]
-    return [f"{HOST}:{getattr(s, service.native_port_setting)}"]
-
-
 def _routed_env(s: StackSettings) -> dict[str, str]:
     """Each routed service's variables of the Caddyfile (openmono_contracts.routed)."""
     env: dict[str, str] = {}
@@ -217,71 +113,6 @@ def _routed_env(s: StackSettings) -> dict[str, str]:
         active = not s.gateway_usage_tokens if service.tapped else offered
         env[service.active_checks_env] = "on" if active else "off"
     return env
-
-
-def routed(s: StackSettings) -> bool:
-    """Several llama upstreams: generation goes through the router (one needs none)."""
-    return len(routed_upstreams(s, LLM)) > 1
-
-
-def router_address(s: StackSettings) -> str:
-    return f"{HOST}:{s.llm_router_port}"
-
-
-def _router_env(ctx: Context) -> dict[str, str]:
-    s = ctx.settings
-    llama = routed_upstreams(s, LLM)
-    keys = parse_keys(s.llama_upstream_keys.get_secret_value(), llama)
-    # the key the router requires from the gateway and sends on to the replicas: the one the
-    # gateway sends upstream (LLAMA_UPSTREAM_KEY, else the client's LLAMA_API_KEY)
-    key = s.llama_upstream_key.get_secret_value() or s.llama_api_key.get_secret_value()
-    slots = len(llama) * s.llama_parallel
-    return {
-        "LLM_ROUTER_HOST": HOST,
-        "LLM_ROUTER_PORT": str(s.llm_router_port),
-        "LLM_ROUTER_METRICS_HOST": HOST,
-        "LLM_ROUTER_METRICS_PORT": str(s.llm_router_metrics_port),
-        "LLM_ROUTER_API_KEY": key,
-        "LLM_ROUTER_WORKERS": ",".join(llama),
-        "LLM_ROUTER_WORKER_KEYS": ",".join(f"{where}={k}" for where, k in keys.items()),
-        "LLM_ROUTER_POLICY": s.llm_router_policy,
-        "LLM_ROUTER_MAX_CONCURRENT": str(s.llm_router_max_concurrent or 4 * slots),
-        "LLM_ROUTER_QUEUE_SIZE": str(s.llm_router_queue_size),
-        "LLM_ROUTER_QUEUE_TIMEOUT_S": str(s.llm_router_queue_timeout_s),
-        "LLM_ROUTER_STATUS_HOST": HOST,
-        "LLM_ROUTER_STATUS_PORT": str(s.llm_router_status_port),
-        "LLM_ROUTER_PYTHON": stack_python(ctx.root),
-    }
-
-
-def _router_check(s: StackSettings) -> str:
-    taken = {s.gateway_port, s.gateway_tls_port, s.keys_port, s.keys_tap_port, *_replica_ports(s)}
-    ports = {
-        "LLM_ROUTER_PORT": s.llm_router_port,
-        "LLM_ROUTER_METRICS_PORT": s.llm_router_metrics_port,
-        "LLM_ROUTER_STATUS_PORT": s.llm_router_status_port,
-    }
-    for name, port in ports.items():
-        others = taken | {p for n, p in ports.items() if n != name}
-        if port in others:
-            return f"{name}={port} is taken by another of the stack's ports"
-    return ""
-
-
-ROUTER = ServiceSpec(
-    name="llm-router",
-    enabled=routed,
-    off_reason=lambda s: "one llama-server replica (the gateway reaches it directly)",
-    command=lambda ctx: [stack_python(ctx.root), "-m", "openmono.stack.router"],
-    port=lambda s: s.llm_router_port,
-    # up once it answers its worker API (its /health is 503 while no replica is healthy, and a
-    # replica on another box may come later); `openmono status` shows each replica as it sees it
-    probe=lambda ctx: LogProbe(ctx.log("llm-router"), "router: listening"),
-    start_timeout_s=60,
-    env=_router_env,
-    more_ports=lambda s: (s.llm_router_metrics_port, s.llm_router_status_port),
-    check=_router_check,
-)
 
 
 def _gateway_env(ctx: Context) -> dict[str, str]:
@@ -379,108 +210,6 @@ WORKER = ServiceSpec(
     check=_broker_check,
     private=False,
 )
-
-
-def _llama_env(ctx: Context) -> dict[str, str]:
-    # llama-server checks the internal key the gateway sends, never the client-facing one
-    key = ctx.settings.llama_upstream_key.get_secret_value()
-    return {API_KEY_ENV: key} if key else {}
-
-
-def _llama_check(s: StackSettings) -> str:
-    # the default model is found by the stack's own interpreter (llama_server.py says how)
-    from openmono.stack.llama_server import resolve_model, resolve_template
-
-    try:
-        if s.llama_model:
-            resolve_model(s.llama_model)
-        resolve_template(s.llama_chat_template or None, s.llama_model or None)
-    except StackError as exc:
-        return str(exc)
-    return ""
-
-
-def _replica_ports(s: StackSettings) -> list[int]:
-    return [s.replica_port(i) for i in range(1, s.local_replicas + 1)]
-
-
-def _replica_check(replica: int) -> Callable[[StackSettings], str]:
-    def check(s: StackSettings) -> str:
-        port = s.replica_port(replica)
-        where = "LLAMA_PORT" if replica == 1 else f"LLAMA_REPLICA_PORT+{replica - 2}"
-        if port > 65535:
-            return f"replica {replica} of LLAMA_REPLICAS={s.llama_replicas}: {where} is past 65535"
-        others = {
-            s.gateway_port,
-            s.gateway_tls_port,
-            s.keys_port,
-            s.keys_tap_port,
-            s.scrape_port,
-            s.broker_port,
-            *(p for i, p in enumerate(_replica_ports(s), 1) if i != replica),
-        }
-        if routed(s):
-            others |= {s.llm_router_port, s.llm_router_metrics_port, s.llm_router_status_port}
-        if port in others:
-            return (
-                f"{where}={port} (replica {replica} of LLAMA_REPLICAS={s.llama_replicas}) is "
-                "taken by another of the stack's ports"
-            )
-        return _llama_check(s) if replica == 1 else ""
-
-    return check
-
-
-def replicas_note(s: StackSettings) -> str:
-    """A warning `up` prints: settings that work, but not as the operator may think."""
-    if s.llama_upstream.strip() and s.llama_replicas > 1:
-        return (
-            f"LLAMA_REPLICAS={s.llama_replicas} is not used: LLAMA_UPSTREAM names the llama "
-            "servers, and the stack runs none of its own"
-        )
-    threads, count = s.threads_per_replica(cores()), s.local_replicas
-    if count > 1 and threads * count > cores():
-        return (
-            f"{count} llama-server replicas x {threads} thread(s) = {threads * count} threads on "
-            f"{cores()} core(s): they take turns on the cores, and each generates slower than "
-            "one replica alone would (lower LLAMA_REPLICAS or LLAMA_THREADS)"
-        )
-    return ""
-
-
-def replica_name(replica: int) -> str:
-    """The first replica keeps the single server's name (its pid file, its `status` row)."""
-    return "llama-server" if replica == 1 else f"llama-server-{replica}"
-
-
-def _replica_off(replica: int) -> Callable[[StackSettings], str]:
-    def off(s: StackSettings) -> str:
-        if s.llama_upstream.strip():
-            return f"LLAMA_UPSTREAM names the servers to use ({s.llama_upstream})"
-        return f"LLAMA_REPLICAS={s.llama_replicas}"
-
-    return off
-
-
-def _llama_spec(replica: int) -> ServiceSpec:
-    return ServiceSpec(
-        name=replica_name(replica),
-        enabled=lambda s: s.local_replicas >= replica,
-        off_reason=_replica_off(replica),
-        command=lambda ctx: _llama_command(ctx, replica),
-        port=lambda s: s.replica_port(replica),
-        probe=lambda ctx: HttpProbe(f"http://{HOST}:{ctx.settings.replica_port(replica)}/health"),
-        start_timeout_s=180,
-        env=_llama_env,
-        check=_replica_check(replica),
-        note=replicas_note if replica == 1 else lambda _s: "",
-    )
-
-
-# One spec per possible replica, each its own keeper-managed process: `up` starts those
-# LLAMA_REPLICAS enables and stops the ones past it, like any switched-off service.
-LLAMAS: tuple[ServiceSpec, ...] = tuple(_llama_spec(i) for i in range(1, MAX_REPLICAS + 1))
-LLAMA = LLAMAS[0]
 
 
 def _page_env(s: StackSettings) -> dict[str, str]:

@@ -19,20 +19,11 @@ from openmono_contracts.services import ServicesInfo
 
 from openmono.stack.health import Health, HttpProbe
 from openmono.stack.keeper import KeeperState, read_state, state_path
+from openmono.stack.llm_tier import LLAMAS, ROUTER, router_address
+from openmono.stack.llm_tier import routed as router_on
 from openmono.stack.runner import running_pid
-from openmono.stack.services import (
-    GATEWAY,
-    HOST,
-    LLAMAS,
-    ROUTER,
-    SERVICES,
-    Context,
-    routed_upstreams,
-    router_address,
-)
-from openmono.stack.services import (
-    routed as router_on,
-)
+from openmono.stack.services import GATEWAY, SERVICES
+from openmono.stack.spec import HOST, Context, routed_upstreams
 from openmono.stack.upstreams import parse_upstreams, strip_scheme
 
 
