@@ -105,3 +105,12 @@ def test_a_replica_port_on_another_stack_port_is_refused() -> None:
     past = _settings(llama_replicas=3, llama_replica_port=65535)
     assert LLAMAS[1].check(past) == ""
     assert "past 65535" in LLAMAS[2].check(past)
+
+
+def test_the_routers_ports_are_checked_against_every_stack_port() -> None:
+    # the scrape service's and Redis's ports too (the router's own check once left them out)
+    on_scrape = _settings(llama_replicas=2, llm_router_metrics_port=5000)
+    assert "LLM_ROUTER_METRICS_PORT=5000" in ROUTER.check(on_scrape)
+    on_redis = _settings(llama_replicas=2, llm_router_status_port=6379)
+    assert "LLM_ROUTER_STATUS_PORT=6379" in ROUTER.check(on_redis)
+    assert ROUTER.check(_settings(llama_replicas=2)) == ""

@@ -63,8 +63,30 @@ def _llama_check(s: StackSettings) -> str:
     return ""
 
 
-def _replica_ports(s: StackSettings) -> list[int]:
-    return [s.replica_port(i) for i in range(1, s.local_replicas + 1)]
+def _own_ports(s: StackSettings) -> dict[str, int]:
+    """Every port the stack's own services may bind, by the setting that names it: what a
+    replica's or the router's port must not be (the one check both use)."""
+    ports = {
+        "GATEWAY_PORT": s.gateway_port,
+        "GATEWAY_TLS_PORT": s.gateway_tls_port,
+        "KEYS_PORT": s.keys_port,
+        "KEYS_TAP_PORT": s.keys_tap_port,
+        "SCRAPE_PORT": s.scrape_port,
+        "REDIS_PORT": s.broker_port,
+    }
+    ports |= {f"replica {i}": s.replica_port(i) for i in range(1, s.local_replicas + 1)}
+    if routed(s):
+        ports |= {
+            "LLM_ROUTER_PORT": s.llm_router_port,
+            "LLM_ROUTER_METRICS_PORT": s.llm_router_metrics_port,
+            "LLM_ROUTER_STATUS_PORT": s.llm_router_status_port,
+        }
+    return ports
+
+
+def _taken(s: StackSettings, name: str, port: int, also: dict[str, int] | None = None) -> bool:
+    """`port` is another of the stack's own ports (and of `also`) than the one `name` names."""
+    return port in {p for n, p in (_own_ports(s) | (also or {})).items() if n != name}
 
 
 def _replica_check(replica: int) -> Callable[[StackSettings], str]:
@@ -73,18 +95,7 @@ def _replica_check(replica: int) -> Callable[[StackSettings], str]:
         where = "LLAMA_PORT" if replica == 1 else f"LLAMA_REPLICA_PORT+{replica - 2}"
         if port > 65535:
             return f"replica {replica} of LLAMA_REPLICAS={s.llama_replicas}: {where} is past 65535"
-        others = {
-            s.gateway_port,
-            s.gateway_tls_port,
-            s.keys_port,
-            s.keys_tap_port,
-            s.scrape_port,
-            s.broker_port,
-            *(p for i, p in enumerate(_replica_ports(s), 1) if i != replica),
-        }
-        if routed(s):
-            others |= {s.llm_router_port, s.llm_router_metrics_port, s.llm_router_status_port}
-        if port in others:
+        if _taken(s, f"replica {replica}", port):
             return (
                 f"{where}={port} (replica {replica} of LLAMA_REPLICAS={s.llama_replicas}) is "
                 "taken by another of the stack's ports"
@@ -182,15 +193,14 @@ def _router_env(ctx: Context) -> dict[str, str]:
 
 
 def _router_check(s: StackSettings) -> str:
-    taken = {s.gateway_port, s.gateway_tls_port, s.keys_port, s.keys_tap_port, *_replica_ports(s)}
-    ports = {
+    mine = {
         "LLM_ROUTER_PORT": s.llm_router_port,
         "LLM_ROUTER_METRICS_PORT": s.llm_router_metrics_port,
         "LLM_ROUTER_STATUS_PORT": s.llm_router_status_port,
     }
-    for name, port in ports.items():
-        others = taken | {p for n, p in ports.items() if n != name}
-        if port in others:
+    for name, port in mine.items():
+        # the router's own ports against each other too, whether or not it runs yet
+        if _taken(s, name, port, also=mine):
             return f"{name}={port} is taken by another of the stack's ports"
     return ""
 
