@@ -233,10 +233,14 @@ async def test_client_fs_serves_reads_and_writes(
         [
             Turn(tool_calls=[Call("FileRead", {"file_path": "notes.txt"}, id="r")]),
             Turn(tool_calls=[Call("FileWrite", {"file_path": "new.txt", "content": "n\n"})]),
+            # an existing file the session never read: refused before the editor is asked
+            Turn(tool_calls=[Call("FileWrite", {"file_path": "other.txt", "content": "o\n"})]),
+            Turn(tool_calls=[Call("FileWrite", {"file_path": "notes.txt", "content": "m\n"})]),
             Turn(text="ok"),
         ],
         api_key=KEY, n_ctx=32768,
     )  # fmt: skip
+    (ws / "other.txt").write_text("keep me\n")
     client = RecordingClient(answer="allow_once")
     client.files = {str(ws / "notes.txt"): "unsaved editor text\nsecond\n"}
     caps = ClientCapabilities(fs=FileSystemCapabilities(read_text_file=True, write_text_file=True))
@@ -248,8 +252,10 @@ async def test_client_fs_serves_reads_and_writes(
     assert client.reads == [str(ws / "notes.txt")]
     read_result = llm.chat_requests[1].json["messages"][-1]["content"]
     assert "unsaved editor text" in read_result and "alpha" not in read_result
-    assert client.writes == [(str(ws / "new.txt"), "n\n")]
+    assert client.writes == [(str(ws / "new.txt"), "n\n"), (str(ws / "notes.txt"), "m\n")]
     assert not (ws / "new.txt").exists()  # the editor owns the write
+    blind = llm.chat_requests[3].json["messages"][-1]["content"]
+    assert "has not read it" in blind and (ws / "other.txt").read_text() == "keep me\n"
 
 
 async def test_bad_requests_get_errors_and_the_agent_keeps_serving(

@@ -59,6 +59,8 @@ async def test_a_write_that_breaks_the_code_gets_the_new_error_back(
     broken = old + "\n\ndef new() -> int:\n    return spam + 1\n"
     llm = scripted_llm(
         [
+            # read first: FileWrite refuses a blind overwrite (docs/security.md)
+            Turn(tool_calls=[Call("FileRead", {"file_path": "notes.py"})]),
             Turn(tool_calls=[Call("FileWrite", {"file_path": "notes.py", "content": broken})]),
             Turn(text="I see the error."),
         ],
@@ -68,7 +70,7 @@ async def test_a_write_that_breaks_the_code_gets_the_new_error_back(
     agent = await open_with(llm, allow=("FileWrite",))
     done = await agent.run_turn("add new()")
     assert done.reason == "stop"
-    [result] = tool_results(llm)
+    [_, result] = tool_results(llm)
     assert result.startswith("Overwrote notes.py")
     assert "New errors in notes.py after this edit (1):" in result
     assert 'notes.py:6:12 error: "spam" is not defined (reportUndefinedVariable)' in result

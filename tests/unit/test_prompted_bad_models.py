@@ -60,13 +60,14 @@ async def test_the_same_write_over_and_over_in_a_read_task(tmp_path: Path, clean
     done, files = await _turn(tmp_path, [reply(_write_call("a.txt")) for _ in range(8)])
     assert done.reason == "doom_loop", done
     assert files == {"a.txt": "alpha\n"}
-    # the lever off, under --yolo: the floor is off too, so only the loop guard is left, and the
-    # first write costs the file; this is what narrow prevents
+    # the lever off, under --yolo: the floor is off too, and the write reaches FileWrite; the
+    # session never read a.txt, so FileWrite refuses the blind overwrite (it used to cost the
+    # file) and the loop guard ends the repetition
     done, files = await _turn(
         tmp_path / "off", [reply(_write_call("a.txt")) for _ in range(8)],
         **{"llm.tool_intent": "off"},
     )  # fmt: skip
-    assert done.reason == "doom_loop" and files == {"a.txt": "x\n"}
+    assert done.reason == "doom_loop" and files == {"a.txt": "alpha\n"}
 
 
 async def test_a_template_that_breaks_on_the_examples(tmp_path: Path, clean_env: Path) -> None:

@@ -68,6 +68,7 @@ def _call(call_id: str, name: str, **args: object) -> ToolCallComplete:
 WRITE = _call("w", "FileWrite", file_path="a.txt", content="changed\n")
 TOUCH = _call("t", "Bash", command="touch b.txt")
 CAT = _call("c", "Bash", command="cat a.txt")
+READ = _call("r", "FileRead", file_path="a.txt")  # a.txt exists: FileWrite wants it read first
 
 
 def _run(
@@ -135,12 +136,12 @@ def test_auto_edit_refuses_a_write_in_a_read_task(tmp_path: Path, ws: Path) -> N
 
 def test_auto_edit_writes_when_the_task_asks_for_it(tmp_path: Path, ws: Path) -> None:
     engine = PermissionEngine(ws, allow=("FileWrite",))
-    (write,), _ = _run(tmp_path, engine, [WRITE], "Replace the text of a.txt with: changed")
+    (_, write), _ = _run(tmp_path, engine, [READ, WRITE], "Replace the text of a.txt with: changed")
     assert write.ok and (ws / "a.txt").read_text() == "changed\n"
 
 
 def test_yolo_writes_even_in_a_read_task(tmp_path: Path, ws: Path) -> None:
-    (write,), _ = _run(tmp_path, PermissionEngine(ws, yolo=True), [WRITE], READ_TASK)
+    (_, write), _ = _run(tmp_path, PermissionEngine(ws, yolo=True), [READ, WRITE], READ_TASK)
     assert write.ok and (ws / "a.txt").read_text() == "changed\n"
 
 

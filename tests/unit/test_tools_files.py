@@ -7,6 +7,8 @@ import stat
 from pathlib import Path
 
 import pytest
+from openmono_contracts import ToolRequest, ToolResult
+from openmono_worker.runner import run_tool
 
 from tests.support.tool_calls import ToolBench, make_bench
 
@@ -101,6 +103,38 @@ def test_write_through_inside_symlink_keeps_link(tb: ToolBench) -> None:
     (tb.ws / "alias.txt").symlink_to("real.txt")
     assert tb.call("FileWrite", file_path="alias.txt", content="new").ok
     assert (tb.ws / "alias.txt").is_symlink() and tb.read("real.txt") == "new"
+
+
+def _write_knowing(tb: ToolBench, path: str, known: list[str] | None) -> ToolResult:
+    req = ToolRequest(
+        tool="FileWrite",
+        params={"file_path": path, "content": "new\n"},
+        call_id="w",
+        session_id="sess",
+        workspace=str(tb.ws),
+        known_files=known,
+    )
+    return run_tool(req, settings=tb.settings)
+
+
+def test_write_refuses_to_overwrite_a_file_the_session_has_not_read(tb: ToolBench) -> None:
+    tb.write("a.txt", "alpha\n")
+    r = _write_knowing(tb, "a.txt", ["b.txt", "../outside.txt", "a.txt.bak", "\x00"])
+    assert not r.ok and "has not read it" in (r.error or "") and "FileRead a.txt" in (r.error or "")
+    assert tb.read("a.txt") == "alpha\n"
+    # known under another spelling, or through a link inside that points at it: the same file
+    (tb.ws / "alias.txt").symlink_to("a.txt")
+    for name in (str(tb.ws / "a.txt"), "./a.txt", "alias.txt"):
+        tb.write("a.txt", "alpha\n")
+        assert _write_knowing(tb, "a.txt", [name]).ok and tb.read("a.txt") == "new\n"
+
+
+def test_write_creates_a_new_file_without_a_read_and_unchecked_callers_overwrite(
+    tb: ToolBench,
+) -> None:
+    assert _write_knowing(tb, "fresh/b.txt", []).ok and tb.read("fresh/b.txt") == "new\n"
+    tb.write("c.txt", "gamma\n")  # None: a caller that keeps no record (a playbook script)
+    assert _write_knowing(tb, "c.txt", None).ok and tb.read("c.txt") == "new\n"
 
 
 def test_write_refuses_escape_and_directory(tb: ToolBench) -> None:

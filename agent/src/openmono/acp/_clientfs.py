@@ -3,7 +3,8 @@
 When the ACP client says it offers them, reads see the editor's buffers (unsaved changes too) and
 writes go through the editor (which may show or track them). Everything else, and any call the
 client fails to serve, runs on the inner executor as usual. Paths are checked with the worker's
-workspace guard before the client is asked, exactly as the worker would check them.
+workspace guard before the client is asked, exactly as the worker would check them, and so is a
+blind overwrite (FileWrite of an existing file the session has not read: the worker refuses it).
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from typing import Any, Protocol
 from openmono_contracts import ToolRequest, ToolResult
 from openmono_worker import (
     READ_DEFAULT_LIMIT,
+    PathRefused,
     display_path,
     read_page,
     resolve_path,
@@ -95,6 +97,8 @@ class ClientFsExecutor:
         content = str(req.params.get("content", ""))
         started = time.monotonic()
         existed = path.exists()
+        if existed and not _known(req, path):
+            return None  # a blind overwrite: the worker refuses it with its message
         try:
             await self.client.write_text_file(
                 session_id=self.session_id, path=str(path), content=content
@@ -104,3 +108,18 @@ class ClientFsExecutor:
         output = write_summary(shown, content, existed=existed, via="via the editor")
         elapsed = (time.monotonic() - started) * 1000
         return ToolResult(call_id=req.call_id, ok=True, output=output, elapsed_ms=elapsed)
+
+
+def _known(req: ToolRequest, path: Path) -> bool:
+    """Whether the session read or wrote `path` before (`ToolRequest.known_files`; None: the
+    caller keeps no record), with the same resolution as the worker's check."""
+    if req.known_files is None:
+        return True
+    workspace = Path(req.workspace)
+    for name in req.known_files:
+        try:
+            if resolve_path(workspace, name) == path:
+                return True
+        except PathRefused:
+            continue  # gone, or never inside: not this file
+    return False

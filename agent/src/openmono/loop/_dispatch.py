@@ -39,6 +39,8 @@ from openmono.permissions import (
 from openmono.sessions import Snapshots
 
 Problem = Literal["unknown_tool", "invalid"]
+# files remembered per session for ToolRequest.known_files (a bound on the request's size)
+KNOWN_MAX = 512
 # The calls that were wrong themselves (not a failure of their work), by the result's kind.
 _PROBLEMS: dict[str | None, Problem] = {"invalid_params": "invalid", "unknown_tool": "unknown_tool"}
 
@@ -82,6 +84,16 @@ class DispatchContext:
     web: WebAccess = field(default_factory=WebAccess)
     # the user trusted the workspace (ToolRequest.workspace_trusted)
     trusted: bool = False
+    # the files the session's calls read or wrote, as named, oldest first (ToolRequest.known_files)
+    known: dict[str, None] = field(default_factory=dict)
+
+    def note_known(self, names: Sequence[str]) -> None:
+        """Remember files a call read or wrote (the most recent `KNOWN_MAX`)."""
+        for name in names:
+            self.known.pop(name, None)
+            self.known[name] = None
+        while len(self.known) > KNOWN_MAX:
+            del self.known[next(iter(self.known))]
 
     def request(
         self,
@@ -91,12 +103,16 @@ class DispatchContext:
         *,
         timeout_s: float | None = None,
         web: bool = False,
+        writes: bool = False,
     ) -> ToolRequest:
         """A call of `tool` in this context (`timeout_s`: other than the session's). Only a tool
         that reaches the web (`web`, its facts) gets the gateway key: a call carries no secret
-        its tool does not need (issue 36, finding 3), and the worker holds none of its own."""
+        its tool does not need (issue 36, finding 3), and the worker holds none of its own. A tool
+        that writes (`writes`) gets the files the session knows, so FileWrite can tell a blind
+        overwrite."""
         access = self.web if web else self.web.model_copy(update={"api_key": None})
         return ToolRequest(
+            known_files=list(self.known) if writes else None,
             tool=tool,
             params=args,
             call_id=call_id,
@@ -244,8 +260,8 @@ class Dispatcher:
         return _Prepared(call, pending.args, pending.sandbox)
 
     def request(self, call: ToolCallComplete, args: dict[str, Any]) -> ToolRequest:
-        web = self.catalog.facts_of(call.name).web
-        return self.ctx.request(call.id, call.name, args, web=web)
+        facts = self.catalog.facts_of(call.name)
+        return self.ctx.request(call.id, call.name, args, web=facts.web, writes=facts.writes)
 
     async def call(self, request: ToolRequest, emit: EventSink = discard) -> ToolResult:
         """Run `request` on the toolset that offers its tool, with no pipeline around it (the
@@ -292,6 +308,9 @@ class Dispatcher:
         if prepared.sandbox is not None:  # the permission decision's sandbox (runs it there)
             request = request.model_copy(update={"sandbox": prepared.sandbox})
         result = await self.call(request, emit)
+        if result.ok and facts.kind in ("read", "edit") and not facts.shell_param:
+            # what the session has seen whole or written itself may be overwritten later
+            self.ctx.note_known([v for k in facts.path_params if isinstance(v := args.get(k), str)])
         if result.artifact:
             self.permissions.note_output(result.artifact)
         # 9. post-tool hooks; 10. the message for the model

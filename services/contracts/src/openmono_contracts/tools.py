@@ -69,6 +69,12 @@ class ToolRequest(BaseModel):
     # The OS sandbox a shell call must run in (openmono_contracts.sandbox): set by the agent's
     # permission engine, enforced by the worker, which refuses the call where it cannot be.
     sandbox: SandboxPolicy | None = None
+    # The files this session has read or written, as its calls named them (set by the agent's
+    # loop on calls of tools that write). FileWrite refuses to overwrite an existing file not
+    # among them: a blind overwrite is how a small model that picked "write" for "change X"
+    # loses the file. None: the caller keeps no such record (a playbook script, a probe), and
+    # nothing is checked.
+    known_files: list[str] | None = None
 
 
 class ToolResult(BaseModel):

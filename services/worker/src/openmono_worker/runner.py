@@ -81,6 +81,7 @@ def _execute(req: ToolRequest, cancel: threading.Event, settings: WorkerSettings
         extra_read=tuple(req.read_roots),
         trusted=req.workspace_trusted,
         sandbox=req.sandbox,
+        known_files=None if req.known_files is None else tuple(req.known_files),
     )
     ctx.check_cancelled()
     return tool.execute(params, ctx)

@@ -20,7 +20,7 @@ from openmono_contracts.sandbox import SandboxPolicy
 from openmono_contracts.toolfacts import DeclaresFacts, params_schema
 from pydantic import BaseModel
 
-from openmono_worker.errors import CallCancelled
+from openmono_worker.errors import CallCancelled, ToolError
 from openmono_worker.settings import WorkerSettings
 from openmono_worker.workspace import display_path, resolve_path
 
@@ -59,6 +59,8 @@ class ToolContext:
     trusted: bool = False
     # The sandbox the request asks for (only shell tools accept one: `runner` checks).
     sandbox: SandboxPolicy | None = None
+    # the files the session read or wrote, as named (`ToolRequest.known_files`; None: unchecked)
+    known_files: tuple[str, ...] | None = None
 
     def resolve(self, path: str, *, read: bool = False) -> Path:
         """A workspace path; reads may also reach artifact files and background command logs."""
@@ -76,6 +78,20 @@ class ToolContext:
         extra = tuple(Path(d) for d in self.extra_read if Path(d).is_absolute())
         dirs: tuple[Path, ...] = (self.settings.artifacts_root, self.settings.bash_log_dir, *extra)
         return tuple(Path(os.path.realpath(d)) for d in dirs)
+
+    def knows(self, path: Path) -> bool:
+        """Whether the session read or wrote `path` (a resolved path) before this call; True when
+        the caller keeps no record. A name that no longer resolves (gone, or outside) counts as
+        not that file."""
+        if self.known_files is None:
+            return True
+        for name in self.known_files:
+            try:
+                if self.resolve(name) == path:
+                    return True
+            except ToolError:
+                continue
+        return False
 
     def check_cancelled(self) -> None:
         """Raise `CallCancelled` if the executor asked us to stop."""

@@ -1,7 +1,9 @@
 """FileWrite: create or overwrite a whole file, atomically (temp file + rename, old mode kept).
 
 Parent directories are created. The target is resolved inside the workspace first: writing through
-a symlink that stays inside replaces the file it points to, and the link itself is kept.
+a symlink that stays inside replaces the file it points to, and the link itself is kept. An existing
+file is overwritten only when the session has read or written it before (`ToolContext.knows`): a
+small model asked to change one line otherwise replaces the whole file with a sentence.
 """
 
 from __future__ import annotations
@@ -42,6 +44,12 @@ class FileWrite(Tool[Params]):
         shown = ctx.show(path)
         if path.is_dir():
             raise ToolError(f"{shown} is a directory")
+        if path.exists() and not ctx.knows(path):
+            raise ToolError(
+                f"{shown} already exists and this session has not read it, so writing it whole "
+                f"would lose what it holds: FileRead {shown} first, then FileEdit the part to "
+                "change (or FileWrite its complete new content)"
+            )
         with edit_diagnostics(ctx.workspace, [path], trusted=ctx.trusted) as check:
             try:
                 existed = atomic_write(path, params.content)
