@@ -18,7 +18,7 @@ from tests.support.procs import ROOT
 pytestmark = [pytest.mark.containers]
 
 ONE_SHOT = {"preflight", "agent-preflight", "volume-init"}
-SPAWNERS = {"worker", "scrapling", "scrape-worker", "agent"}
+SPAWNERS = {"worker", "scrapling", "scrape-worker", "agent", "llm-router"}
 
 
 def _plugin() -> None:

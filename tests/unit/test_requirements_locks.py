@@ -19,6 +19,7 @@ DOCKERFILES = [
     "agent/Dockerfile",
     "scrapling/Dockerfile",
     "services/keys/Dockerfile",
+    "services/router/Dockerfile",
     "services/worker/Dockerfile",
 ]
 

