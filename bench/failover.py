@@ -4,8 +4,8 @@
     uv run python bench/failover.py [--rounds 3] [--turns 3] [--system-words 600] [--turn-words 150]
 
 The issue's size is affinity's agent conversation: `--system-words 3000 --turn-words 560
---turns 6` (~6,000 prompt tokens at the measured turn). The defaults (~1,100 tokens) finish in a
-few minutes on a loaded 2-core machine.
+--turns 6` (~6,500 prompt tokens at the measured turn). The defaults (~1,175 tokens) take a few
+minutes on a quiet 2-core machine, 14 min for three rounds at load average 12-22.
 
 Starts its own processes on free loopback ports and stops them at the end, the LLM route as the
 native stack runs it with several replicas: three real llama.cpp servers (xllamacpp + the bundled
