@@ -223,7 +223,6 @@ def one_round(
     messages = [{"role": "system", "content": system}]
     for i in range(a.turns - 1):
         messages.append({"role": "user", "content": f"step {i}: " + _text(rng, a.turn_words)})
-        before = [served(r) for r in replicas]
         answer = stream(client, gw_url, messages)
         if not answer.clean:
             raise RuntimeError(f"turn {i + 1} failed with every replica alive: {answer}")
