@@ -6,7 +6,7 @@ conversation without the session header stays on its replica (the second turn ev
 new tokens), that a box key's tokens are still counted per key through the tap, that a replica
 killed between turns costs the next turn no error, that the router's state is the operator's
 alone, that a full queue is the gateway's JSON 503 with Retry-After and that a router that is
-down is the gateway's JSON 502/503 at once, served again when it is back.
+down is the gateway's JSON 502 at once, served again when it is back on its address.
 """
 
 from __future__ import annotations
@@ -142,7 +142,7 @@ def _timed(client: httpx.Client, url: str, body: dict[str, object]) -> tuple[htt
     return resp, time.monotonic() - started
 
 
-def test_a_full_queue_and_a_router_down_are_the_gateways_json(stack: Stack, tmp_path: Path) -> None:
+def test_a_full_queue_is_the_gateways_json_503(stack: Stack, tmp_path: Path) -> None:
     alive = [r for r in stack.replicas if r.proc.alive()]
     # one request admitted at once (one more a second), one more may wait for 1 s
     with (
@@ -170,7 +170,6 @@ def test_a_full_queue_and_a_router_down_are_the_gateways_json(stack: Stack, tmp_
             lines = held.iter_lines()
             next(line for line in lines if line.startswith("data: "))  # in flight now
             # three more at once: one may wait in the queue, the others are refused at once
-            started = time.monotonic()
             with ThreadPoolExecutor(3) as pool:
                 answers = list(pool.map(lambda _: _timed(client, kg.gw.url, busy), range(3)))
             refused = [(resp, took) for resp, took in answers if resp.status_code == 503]
@@ -188,10 +187,34 @@ def test_a_full_queue_and_a_router_down_are_the_gateways_json(stack: Stack, tmp_
             == 200
         )
 
+
+def test_a_router_down_is_the_gateways_json_at_once_and_served_again_when_back(
+    stack: Stack, tmp_path: Path
+) -> None:
+    alive = [r for r in stack.replicas if r.proc.alive()]
+    operator = {"Authorization": f"Bearer {KEY}"}
+    short = {"messages": [{"role": "user", "content": "hi"}], "max_tokens": 1}
+    with (
+        llm_router(tmp_path / "first", KEY, [alive[0].url]) as router,
+        keyed_gateway(tmp_path, api_key=KEY, llama_upstream=alive[0].url, router=router) as kg,
+    ):
+        url = f"{kg.gw.url}{CHAT}"
+        assert httpx.post(url, json=short, headers=operator, timeout=60).status_code == 200
+
         # the router is down: the gateway's JSON error within its retry window, never a hang
         router.proc.stop()
         started = time.monotonic()
-        down = httpx.post(f"{kg.gw.url}{CHAT}", json=short, headers=operator, timeout=30)
-        assert time.monotonic() - started < 5
-        assert down.status_code in (502, 503), down.text
+        down = httpx.post(url, json=short, headers=operator, timeout=30)
+        took = time.monotonic() - started
+        assert down.status_code == 502, down.text
+        assert down.headers["Content-Type"].startswith("application/json")
         assert down.json()["error"] == "upstream_unavailable"
+        assert took < 5, took
+
+        # back on its address, as its keeper starts it again: the same gateway (no restart of
+        # its own, nor of the tap) serves again
+        port, metrics = (int(a.rsplit(":", 1)[1]) for a in (router.address, router.metrics_address))
+        with llm_router(tmp_path / "again", KEY, [alive[0].url], port=port, metrics_port=metrics):
+            again = httpx.post(url, json=short, headers=operator, timeout=60)
+            assert again.status_code == 200, again.text
+            assert again.json()["choices"][0]["message"]["role"] == "assistant"

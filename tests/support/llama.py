@@ -26,10 +26,12 @@ def llama_server(
     parallel: int = 2,
     model: Path | None = None,
     template: str | None = None,
+    port: int | None = None,
 ) -> Iterator[LlamaServer]:
     """`model`: another GGUF than the bundled one; `template`: its chat template (a shipped name,
-    a path, or "none" for the GGUF's own)."""
-    port = free_port()
+    a path, or "none" for the GGUF's own); `port`: a given one (a replica started again where a
+    router or gateway already expects it), else a free one."""
+    port = port or free_port()
     cmd = [
         sys.executable,
         "-m",

@@ -33,10 +33,18 @@ class Router:
 
 @contextmanager
 def llm_router(
-    tmp: Path, api_key: str, workers: list[str], discover: str = "", **settings: str
+    tmp: Path,
+    api_key: str,
+    workers: list[str],
+    discover: str = "",
+    port: int | None = None,
+    metrics_port: int | None = None,
+    **settings: str,
 ) -> Iterator[Router]:
-    """Start the router and wait until it holds every one of `workers` healthy."""
-    port, metrics_port = free_port(), free_port()
+    """Start the router and wait until it holds every one of `workers` healthy. `port` and
+    `metrics_port`: given ones (a router started again where the gateway expects it), else free
+    ones."""
+    port, metrics_port = port or free_port(), metrics_port or free_port()
     env = {
         "LLM_ROUTER_PORT": str(port),
         "LLM_ROUTER_METRICS_PORT": str(metrics_port),
