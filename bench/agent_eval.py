@@ -31,7 +31,7 @@ bundled SmolLM2 and its tool template on a free port, stopped at the end. Temper
                                                       # --yolo: the safety floor applies
     uv run python bench/agent_eval.py --model gemma3-270m         # a second family (Gemma 3)
     uv run python bench/agent_eval.py --intent off    # the levers off (llm.tool_intent)
-    uv run python bench/agent_eval.py --pick two_step # the action first (llm.tool_pick)
+    uv run python bench/agent_eval.py --pick off      # one request a turn (llm.tool_pick)
     uv run python bench/agent_eval.py --full --endpoint http://gpu-box:47480 --key K \\
         --protocols native,grammar --timeout 600      # a bigger model (docs/agent-eval.md)
 """
@@ -427,8 +427,9 @@ def main() -> None:
     ap.add_argument(
         "--pick",
         choices=["off", "two_step"],
-        default="off",
-        help="llm.tool_pick for every run (two_step: the action first, then only its calls)",
+        default="two_step",
+        help="llm.tool_pick for every run (two_step, the default: the action first, then only "
+        "its calls; off: one request a turn)",
     )
     ap.add_argument(
         "--floor",

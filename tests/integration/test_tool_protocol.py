@@ -36,7 +36,9 @@ def ws(tmp_path: Path, clean_env: Path) -> Path:
 
 @pytest.fixture
 def agent_overrides() -> dict[str, Any]:
-    return {"llm.api_key": KEY, "tool_timeout_s": 60}
+    # the scripted turns are one request each: the one-step prompted protocol; the default pick's
+    # step 1 is test_llm_pick's, and test_tool_grammar_llama runs it on a real server
+    return {"llm.api_key": KEY, "tool_timeout_s": 60, "llm.tool_pick": "off"}
 
 
 def text_call(name: str, arguments: dict[str, Any] | str) -> str:

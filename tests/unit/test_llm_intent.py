@@ -42,7 +42,8 @@ class Llama(ScriptedModel):
 async def _sent(intent: str, request: str) -> tuple[str, str, str]:
     """The tool block, the examples' text and the grammar the server got for `request`."""
     inner = Llama([reply("ok")])
-    settings = LLMSettings(tool_protocol="prompted", tool_intent=intent)  # type: ignore[arg-type]
+    # the one-step request (tool_pick off): what narrow shows, not what the pick then narrows
+    settings = LLMSettings(tool_protocol="prompted", tool_intent=intent, tool_pick="off")  # type: ignore[arg-type]
     model = PromptedTools(inner, settings)
     await model.probe()
     messages = [

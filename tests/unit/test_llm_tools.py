@@ -65,7 +65,9 @@ class Llama(ScriptedModel):
 
 
 def tools_model(inner: ScriptedModel, **settings: Any) -> PromptedTools[ScriptedModel]:
-    return PromptedTools(inner, LLMSettings(**settings))
+    # one request per reply: these test the one-step rewriting (the pick's own step 1 is
+    # test_llm_pick's), so the default `two_step` is set off unless a test asks for it
+    return PromptedTools(inner, LLMSettings(**{"tool_pick": "off", **settings}))
 
 
 def streamed(text: str, chunk: int = 7) -> list[StreamEvent]:

@@ -49,7 +49,8 @@ async def _turn(tmp_path: Path, script: list[Any], **overrides: Any) -> tuple[An
 
 
 async def test_a_prose_only_model_stops_with_its_answer(tmp_path: Path, clean_env: Path) -> None:
-    done, files = await _turn(tmp_path, [reply("It says 8080, probably.")])
+    # the default two_step: step 1's word first ("answer": no tool), then the prose reply
+    done, files = await _turn(tmp_path, [reply("answer"), reply("It says 8080, probably.")])
     assert (done.reason, done.text) == ("stop", "It says 8080, probably.")
     assert files == {"a.txt": "alpha\n"}
 

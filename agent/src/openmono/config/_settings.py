@@ -88,8 +88,9 @@ class LLMSettings(BaseModel):
     # and the worked examples ("narrow"); "off" shows every tool (openmono.llm._intent)
     tool_intent: Annotated[Literal["off", "narrow"], APPLIES] = "narrow"
     # prompted with the grammar: "two_step" asks a turn's first request which action it needs
-    # (a few grammar-bound tokens), then allows only calls to that tool (openmono.llm._pick)
-    tool_pick: Annotated[Literal["off", "two_step"], APPLIES] = "off"
+    # (a few grammar-bound tokens), then allows only calls to that tool (openmono.llm._pick); the
+    # default since it brought both small families measured to the call targets (agent-eval.md)
+    tool_pick: Annotated[Literal["off", "two_step"], APPLIES] = "two_step"
     max_tokens: Annotated[int | None, APPLIES] = Field(default=None, ge=1)
     temperature: Annotated[float | None, APPLIES] = Field(default=None, ge=0)
     # Used until `/props` answers; the probe's real n_ctx replaces it.
