@@ -44,8 +44,9 @@ from openmono_worker.celery_app import TASK_NAME, create_app
 from tests.support.celery_worker import (
     LOOPBACK_FETCH,
     WorkerProc,
+    await_worker,
     claim_holder,
-    start_worker,
+    launch_worker,
     tool_request,
     wait_for,
 )
@@ -82,9 +83,12 @@ def fleet(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Fleet]:
     server = start_redis(tmp)
     started: list[WorkerProc] = []
     try:
+        # all three start at once (a1 and a2 race for ws-a's id file, as replicas do)
         for mark, ws in (("a1", ws_a), ("a2", ws_a), ("b", ws_b)):
             env = {**LOOPBACK_FETCH, "WORKER_WORKSPACES": str(ws), "ROUTE_TEST_MARK": mark}
-            started.append(start_worker(tmp, server.url, concurrency=1, env=env))
+            started.append(launch_worker(tmp, server.url, concurrency=1, env=env))
+        for worker in started:
+            await_worker(worker)
         yield Fleet(server, ws_a, ws_b, *started)
     finally:
         for w in started:
