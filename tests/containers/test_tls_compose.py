@@ -215,15 +215,21 @@ def test_files_mode_serves_your_own_certificate(stack: Project, tmp_path: Path) 
     )  # fmt: skip
     p = stack
     set_env(p.env_file, {"GATEWAY_TLS_MODE": "files", "GATEWAY_TLS_DIR": str(certs)})
-    caddy = p.container("caddy")
-    p.up("server")  # caddy's settings changed: compose recreates it, llama-server runs on
-    assert p.container("caddy") != caddy
-    p.wait_healthy("llama-server", "caddy")
-    pem = (certs / "cert.pem").read_text()
-    url = f"https://127.0.0.1:{p.env['GATEWAY_TLS_PORT']}"
-    # the name is checked too: the certificate says 127.0.0.1
-    ctx = ssl.create_default_context(cadata=pem)
-    r = httpx.get(f"{url}/v1/models", headers=p.auth, verify=ctx, timeout=10)
-    assert r.status_code == 200, r.text
-    with pytest.raises(httpx.ConnectError, match="CERTIFICATE_VERIFY_FAILED"):
-        httpx.get(f"{url}/health", verify=ssl.create_default_context(), timeout=10)
+    try:
+        caddy = p.container("caddy")
+        p.up("server")  # caddy's settings changed: compose recreates it, llama-server runs on
+        assert p.container("caddy") != caddy
+        p.wait_healthy("llama-server", "caddy")
+        pem = (certs / "cert.pem").read_text()
+        url = f"https://127.0.0.1:{p.env['GATEWAY_TLS_PORT']}"
+        # the name is checked too: the certificate says 127.0.0.1
+        ctx = ssl.create_default_context(cadata=pem)
+        r = httpx.get(f"{url}/v1/models", headers=p.auth, verify=ctx, timeout=10)
+        assert r.status_code == 200, r.text
+        with pytest.raises(httpx.ConnectError, match="CERTIFICATE_VERIFY_FAILED"):
+            httpx.get(f"{url}/health", verify=ssl.create_default_context(), timeout=10)
+    finally:
+        # back to the settings the project was created with: `down -v` removes the volumes of
+        # the services as the env file describes them, and the empty caddy-tls volume the
+        # internal mode mounted is one of them only while GATEWAY_TLS_DIR is unset
+        set_env(p.env_file, {"GATEWAY_TLS_MODE": "internal", "GATEWAY_TLS_DIR": ""})
