@@ -51,7 +51,7 @@ from tests.support.celery_worker import (
     wait_for,
 )
 from tests.support.gated_pages import GatedPages
-from tests.support.procs import free_port
+from tests.support.procs import free_port, stop_all
 from tests.support.redis import RedisServer, start_redis
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow]
@@ -91,8 +91,7 @@ def fleet(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Fleet]:
             await_worker(worker)
         yield Fleet(server, ws_a, ws_b, *started)
     finally:
-        for w in started:
-            w.proc.stop()
+        stop_all([w.proc for w in started])
         server.proc.stop()
 
 

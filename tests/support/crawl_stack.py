@@ -24,7 +24,7 @@ from openmono_scrape.crawljobs import crawl_celery
 
 from tests.support.gateway import Gateway, closed_upstream, gateway
 from tests.support.keys import keyed_gateway
-from tests.support.procs import Proc, free_port, start, wait_http_ok, wait_until
+from tests.support.procs import Proc, free_port, start, stop_all, wait_http_ok, wait_until
 from tests.support.redis import RedisServer, start_redis
 
 ALLOW = "127.0.0.1/32"
@@ -164,7 +164,7 @@ def crawl_stack(
         stack.callback(lambda: built.scrape_proc.stop())
         # the scrape workers read pages as the service does: its settings, and a slice length
         built.worker_env = {**env, "SCRAPE_CRAWL_SLICE_S": str(slice_s)}
-        stack.callback(lambda: [w.proc.stop() for w in built.workers])
+        stack.callback(lambda: stop_all([w.proc for w in built.workers]))
         for _ in range(workers if durable else 0):
             built.workers.append(launch_scrape_worker(tmp, built.worker_env, worker_concurrency))
         await_scrape(proc, port)
