@@ -16,7 +16,7 @@ import httpx
 import pytest
 
 from tests.support import fixture_web as fw
-from tests.support.fixture_web import Canary, scrape_service
+from tests.support.fixture_web import Canary, scrape_service, scrape_services
 from tests.support.gateway import closed_upstream, gateway
 from tests.support.procs import free_port, wait_until
 from tests.support.scrape_fixtures import err, ok, scrape
@@ -24,11 +24,26 @@ from tests.support.scrape_fixtures import err, ok, scrape
 pytestmark = pytest.mark.integration
 
 
+# A service allowing only 127.0.0.1, so the canary on 127.0.0.3 is outside the allow-list.
+STRICT = {
+    "SCRAPE_ALLOW_CIDRS": "127.0.0.1/32",
+    "SCRAPE_BROWSER_PATH": "",
+    "SCRAPE_STATIC_HOSTS": "rebind.test=127.0.0.3",
+}
+
+
 @pytest.fixture(scope="module")
-def svc(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+def services(tmp_path_factory: pytest.TempPathFactory) -> Iterator[list[str]]:
+    """`svc` and `strict`, started at once (their imports overlap)."""
     # No browser here, so escalation paths are decided without one (the browser file covers them).
-    with scrape_service(tmp_path_factory.mktemp("svc"), {"SCRAPE_BROWSER_PATH": ""}) as url:
-        yield url
+    plain = {"SCRAPE_BROWSER_PATH": ""}
+    with scrape_services(tmp_path_factory.mktemp("svc"), plain, STRICT) as urls:
+        yield urls
+
+
+@pytest.fixture(scope="module")
+def svc(services: list[str]) -> str:
+    return services[0]
 
 
 def test_health_lists_engines(svc: str) -> None:
@@ -187,15 +202,9 @@ def test_redirect_into_private_addresses_is_refused(svc: str, web: str, target: 
 
 
 @pytest.fixture(scope="module")
-def strict(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    """A service allowing only 127.0.0.1, so the canary on 127.0.0.3 is outside the allow-list."""
-    env = {
-        "SCRAPE_ALLOW_CIDRS": "127.0.0.1/32",
-        "SCRAPE_BROWSER_PATH": "",
-        "SCRAPE_STATIC_HOSTS": "rebind.test=127.0.0.3",
-    }
-    with scrape_service(tmp_path_factory.mktemp("strict"), env) as url:
-        yield url
+def strict(services: list[str]) -> str:
+    """The service allowing only 127.0.0.1 (STRICT)."""
+    return services[1]
 
 
 def test_refused_targets_are_never_connected(strict: str, web: str) -> None:
