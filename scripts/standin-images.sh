@@ -87,8 +87,18 @@ if llama_stale || ! obtain ghcr.io/ggml-org/llama.cpp:server; then
     --build-arg "XLLAMACPP_VERSION=$version" --label "org.openmono.standin.hash=$llama_hash"
 fi
 
-if ! obtain searxng/searxng:latest; then
-  build searxng/searxng:latest "$standins/searxng" "$root"
+# likewise the searxng stand-in (it learned to stop on SIGTERM)
+searxng_hash=$(cat "$standins/searxng"/* | sha256sum | cut -c1-16)
+searxng_stale() {
+  local label
+  label=$(docker image inspect -f '{{ index .Config.Labels "org.openmono.standin.hash" }}' \
+    searxng/searxng:latest 2>/dev/null) || return 1
+  [ -n "$(docker image inspect -f '{{ index .Config.Labels "org.openmono.standin" }}' \
+    searxng/searxng:latest 2>/dev/null)" ] && [ "$label" != "$searxng_hash" ]
+}
+if searxng_stale || ! obtain searxng/searxng:latest; then
+  build searxng/searxng:latest "$standins/searxng" "$root" \
+    --label "org.openmono.standin.hash=$searxng_hash"
 fi
 
 if ! obtain snowdreamtech/frpc:0.61.1; then

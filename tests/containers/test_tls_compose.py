@@ -7,7 +7,8 @@ both (the control: the check can fail). A CA other than the gateway's is refused
 that says what to do. After a rotation the old key is refused at once and the new one works, through
 the published TLS port, and the CA is the same: it lives in the caddy-data volume, which outlives
 the gateway's recreate. `GATEWAY_TLS_MODE=files` serves the operator's own certificate from the
-folder `GATEWAY_TLS_DIR` names.
+folder `GATEWAY_TLS_DIR` names: the same project switched to it and brought up again, which
+recreates caddy alone (one model load for the module, not two).
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ from pathlib import Path
 
 import httpx
 import pytest
+from openmono.stack.envfile import set_env
 
 from tests.containers.conftest import Project, ProjectFactory
 from tests.support.native_stack import join_exports
@@ -108,7 +110,7 @@ def _other_ca(tmp: Path) -> str:
     return crt.read_text()
 
 
-@pytest.fixture
+@pytest.fixture(scope="module")
 def stack(project: ProjectFactory) -> Iterator[Project]:
     p = project("compose.yaml", LLAMA_CTX_SIZE="4096")
     try:
@@ -201,7 +203,7 @@ def test_join_relay_agent_wrong_ca_and_rotate(stack: Project, tmp_path: Path) ->
     assert p.env.get("LLAMA_UPSTREAM_KEY")
 
 
-def test_files_mode_serves_your_own_certificate(project: ProjectFactory, tmp_path: Path) -> None:
+def test_files_mode_serves_your_own_certificate(stack: Project, tmp_path: Path) -> None:
     certs = tmp_path / "certs"
     certs.mkdir()
     subprocess.run(
@@ -211,9 +213,12 @@ def test_files_mode_serves_your_own_certificate(project: ProjectFactory, tmp_pat
          "-addext", "subjectAltName=IP:127.0.0.1,DNS:gateway.test"],
         capture_output=True, timeout=30, check=True,
     )  # fmt: skip
-    p = project("compose.yaml", GATEWAY_TLS_MODE="files", GATEWAY_TLS_DIR=str(certs))
+    p = stack
+    set_env(p.env_file, {"GATEWAY_TLS_MODE": "files", "GATEWAY_TLS_DIR": str(certs)})
     try:
-        p.up("server")
+        caddy = p.container("caddy")
+        p.up("server")  # caddy's settings changed: compose recreates it, llama-server runs on
+        assert p.container("caddy") != caddy
         p.wait_healthy("llama-server", "caddy")
         pem = (certs / "cert.pem").read_text()
         url = f"https://127.0.0.1:{p.env['GATEWAY_TLS_PORT']}"
@@ -224,5 +229,7 @@ def test_files_mode_serves_your_own_certificate(project: ProjectFactory, tmp_pat
         with pytest.raises(httpx.ConnectError, match="CERTIFICATE_VERIFY_FAILED"):
             httpx.get(f"{url}/health", verify=ssl.create_default_context(), timeout=10)
     finally:
-        p.down()
-    assert p.leftovers() == {"containers": [], "networks": [], "volumes": []}
+        # back to the settings the project was created with: `down -v` removes the volumes of
+        # the services as the env file describes them, and the empty caddy-tls volume the
+        # internal mode mounted is one of them only while GATEWAY_TLS_DIR is unset
+        set_env(p.env_file, {"GATEWAY_TLS_MODE": "internal", "GATEWAY_TLS_DIR": ""})

@@ -22,7 +22,7 @@ from firecrawl.v2.utils.error_handler import (
 )
 
 from tests.support import fixture_web as fw
-from tests.support.fixture_web import scrape_service
+from tests.support.fixture_web import scrape_services
 from tests.support.gateway import closed_upstream
 from tests.support.web_stack import WebStack, web_stack
 
@@ -157,11 +157,11 @@ def test_switched_off_scrape_switches_firecrawl_off(tmp_path: Path, web: str) ->
 
 def test_search_without_searxng_is_503_and_searxng_down_is_502(tmp_path: Path) -> None:
     body = {"query": "tides"}
-    with scrape_service(tmp_path, {"SCRAPE_BROWSER_PATH": ""}) as svc:
-        unset = httpx.post(f"{svc}/firecrawl/v2/search", json=body, timeout=30)
+    unset_env = {"SCRAPE_BROWSER_PATH": ""}
     down_env = {"SCRAPE_BROWSER_PATH": "", "SCRAPE_SEARXNG_URL": f"http://{closed_upstream()}"}
-    with scrape_service(tmp_path, down_env) as svc:
-        down = httpx.post(f"{svc}/firecrawl/v1/search", json=body, timeout=30)
+    with scrape_services(tmp_path, unset_env, down_env) as (unset_svc, down_svc):
+        unset = httpx.post(f"{unset_svc}/firecrawl/v2/search", json=body, timeout=30)
+        down = httpx.post(f"{down_svc}/firecrawl/v1/search", json=body, timeout=30)
     assert unset.status_code == 503 and "SCRAPE_SEARXNG_URL" in unset.json()["error"]
     assert down.status_code == 502 and down.json()["success"] is False
 

@@ -12,12 +12,13 @@ import secrets
 import socket
 import ssl
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from tests.support.gateway import Gateway, gateway
-from tests.support.recording_upstream import recording_upstream
+from tests.support.recording_upstream import RecordingUpstream, recording_upstream
 
 pytestmark = pytest.mark.integration
 
@@ -105,17 +106,27 @@ def test_random_snis_issue_nothing_and_get_the_fixed_certificate(tmp_path: Path)
         assert _request(gw, "localhost", "localhost", "/health", auth=False)[0] == {"localhost"}
 
 
-@pytest.mark.parametrize("sni", [None, "relay.example.com", "openmono-gateway"])
-def test_routes_and_bearer_answer_whatever_the_host(tmp_path: Path, sni: str | None) -> None:
+@pytest.fixture(scope="module")
+def routed(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Gateway, RecordingUpstream]]:
+    """One gateway (its fixed certificates issued) for the SNI cases: each only reads through it."""
     with (
         recording_upstream("llm") as llm,
-        gateway(tmp_path, api_key=KEY, llama_upstream=llm.address) as gw,
+        gateway(tmp_path_factory.mktemp("routed"), api_key=KEY, llama_upstream=llm.address) as gw,
     ):
         _wait_for_fixed_certificates(gw)
-        for host in ("relay.example.com", "relay.example.com:47443", "198.51.100.4", "127.0.0.1"):
-            _, refused = _request(gw, sni, host, "/v1/models", auth=False)
-            assert refused.startswith(b"HTTP/1.1 401"), (host, refused[:200])
-            _, served = _request(gw, sni, host, "/v1/models", auth=True)
-            assert served.startswith(b"HTTP/1.1 200"), (host, served[:300])
-            assert b'"upstream": "llm"' in served or b'"upstream":"llm"' in served, served
-        assert [r.path for r in llm.requests()] == ["/v1/models"] * 4
+        yield gw, llm
+
+
+@pytest.mark.parametrize("sni", [None, "relay.example.com", "openmono-gateway"])
+def test_routes_and_bearer_answer_whatever_the_host(
+    routed: tuple[Gateway, RecordingUpstream], sni: str | None
+) -> None:
+    gw, llm = routed
+    llm.clear()
+    for host in ("relay.example.com", "relay.example.com:47443", "198.51.100.4", "127.0.0.1"):
+        _, refused = _request(gw, sni, host, "/v1/models", auth=False)
+        assert refused.startswith(b"HTTP/1.1 401"), (host, refused[:200])
+        _, served = _request(gw, sni, host, "/v1/models", auth=True)
+        assert served.startswith(b"HTTP/1.1 200"), (host, served[:300])
+        assert b'"upstream": "llm"' in served or b'"upstream":"llm"' in served, served
+    assert [r.path for r in llm.requests()] == ["/v1/models"] * 4

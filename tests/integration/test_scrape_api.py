@@ -9,26 +9,40 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
-from pathlib import Path
 from typing import Any
 
 import httpx
 import pytest
 
 from tests.support import fixture_web as fw
-from tests.support.fixture_web import Canary, scrape_service
-from tests.support.gateway import closed_upstream, gateway
+from tests.support.fixture_web import Canary, scrape_service, scrape_services
+from tests.support.gateway import Gateway, closed_upstream, gateway
 from tests.support.procs import free_port, wait_until
 from tests.support.scrape_fixtures import err, ok, scrape
 
 pytestmark = pytest.mark.integration
 
 
+# A service allowing only 127.0.0.1, so the canary on 127.0.0.3 is outside the allow-list.
+STRICT = {
+    "SCRAPE_ALLOW_CIDRS": "127.0.0.1/32",
+    "SCRAPE_BROWSER_PATH": "",
+    "SCRAPE_STATIC_HOSTS": "rebind.test=127.0.0.3",
+}
+
+
 @pytest.fixture(scope="module")
-def svc(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+def services(tmp_path_factory: pytest.TempPathFactory) -> Iterator[list[str]]:
+    """`svc` and `strict`, started at once (their imports overlap)."""
     # No browser here, so escalation paths are decided without one (the browser file covers them).
-    with scrape_service(tmp_path_factory.mktemp("svc"), {"SCRAPE_BROWSER_PATH": ""}) as url:
-        yield url
+    plain = {"SCRAPE_BROWSER_PATH": ""}
+    with scrape_services(tmp_path_factory.mktemp("svc"), plain, STRICT) as urls:
+        yield urls
+
+
+@pytest.fixture(scope="module")
+def svc(services: list[str]) -> str:
+    return services[0]
 
 
 def test_health_lists_engines(svc: str) -> None:
@@ -187,15 +201,9 @@ def test_redirect_into_private_addresses_is_refused(svc: str, web: str, target: 
 
 
 @pytest.fixture(scope="module")
-def strict(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    """A service allowing only 127.0.0.1, so the canary on 127.0.0.3 is outside the allow-list."""
-    env = {
-        "SCRAPE_ALLOW_CIDRS": "127.0.0.1/32",
-        "SCRAPE_BROWSER_PATH": "",
-        "SCRAPE_STATIC_HOSTS": "rebind.test=127.0.0.3",
-    }
-    with scrape_service(tmp_path_factory.mktemp("strict"), env) as url:
-        yield url
+def strict(services: list[str]) -> str:
+    """The service allowing only 127.0.0.1 (STRICT)."""
+    return services[1]
 
 
 def test_refused_targets_are_never_connected(strict: str, web: str) -> None:
@@ -237,23 +245,35 @@ def test_non_json_body_is_422(svc: str) -> None:
     assert resp.status_code == 422 and "Traceback" not in resp.text
 
 
+SATURATION_KEY = "gateway-key-for-saturation-0123"
+
+
+@pytest.fixture(scope="module")
+def saturable(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, Gateway]]:
+    """A service with one slot and no queue wait, and a gateway in front of it. Each test below
+    ends with its slow request done and the slot free again (it asserts so), so both APIs' tests
+    share it."""
+    env = {"SCRAPE_MAX_CONCURRENCY": "1", "SCRAPE_QUEUE_WAIT_S": "0", "SCRAPE_BROWSER_PATH": ""}
+    tmp = tmp_path_factory.mktemp("saturable")
+    key = SATURATION_KEY
+    with (
+        scrape_service(tmp, env) as busy,
+        gateway(tmp, api_key=key, llama_upstream=closed_upstream(), scrape_upstream=busy) as gw,
+    ):
+        yield busy, gw
+
+
 @pytest.mark.parametrize("api", ["scrape", "firecrawl"])
 def test_saturation_is_a_503_with_retry_after_in_each_apis_shape_and_nothing_is_lost(
-    tmp_path: Path, web: str, api: str
+    saturable: tuple[str, Gateway], web: str, api: str
 ) -> None:
     """Past `SCRAPE_MAX_CONCURRENCY` (after `SCRAPE_QUEUE_WAIT_S`): 503 + Retry-After at once, in
     the API's own error body, directly and through the gateway (which passes it on untouched);
     the request in flight still completes, and the refused one succeeds when sent again."""
-    env = {"SCRAPE_MAX_CONCURRENCY": "1", "SCRAPE_QUEUE_WAIT_S": "0", "SCRAPE_BROWSER_PATH": ""}
+    busy, gw = saturable
     path = "/scrape" if api == "scrape" else "/firecrawl/v1/scrape"
-    key = "gateway-key-for-saturation-0123"
-    with (
-        scrape_service(tmp_path, env) as busy,
-        gateway(
-            tmp_path, api_key=key, llama_upstream=closed_upstream(), scrape_upstream=busy
-        ) as gw,
-        ThreadPoolExecutor(2) as pool,
-    ):
+    key = SATURATION_KEY
+    with ThreadPoolExecutor(2) as pool:
         slow_path = f"/slow/saturation-{api}"
         slow = pool.submit(
             httpx.post, f"{busy}{path}", json={"url": f"{web}{slow_path}?s=3"}, timeout=30

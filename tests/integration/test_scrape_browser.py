@@ -21,7 +21,7 @@ import pytest
 from openmono_scrape.settings import ScrapeSettings
 
 from tests.support import fixture_web as fw
-from tests.support.fixture_web import Canary, scrape_service
+from tests.support.fixture_web import Canary, scrape_service, scrape_services
 from tests.support.procs import descendants, free_port, running, wait_until
 from tests.support.scrape_fixtures import err, ok, scrape
 
@@ -34,16 +34,21 @@ pytestmark = [
 
 
 @pytest.fixture(scope="module")
-def svc(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    with scrape_service(tmp_path_factory.mktemp("svc")) as url:
-        yield url
+def services(tmp_path_factory: pytest.TempPathFactory) -> Iterator[list[str]]:
+    """`svc` and `strict`, started at once (their imports overlap)."""
+    strict = {"SCRAPE_ALLOW_CIDRS": "127.0.0.1/32", "SCRAPE_STATIC_HOSTS": "rebind.test=127.0.0.3"}
+    with scrape_services(tmp_path_factory.mktemp("svc"), {}, strict) as urls:
+        yield urls
 
 
 @pytest.fixture(scope="module")
-def strict(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    env = {"SCRAPE_ALLOW_CIDRS": "127.0.0.1/32", "SCRAPE_STATIC_HOSTS": "rebind.test=127.0.0.3"}
-    with scrape_service(tmp_path_factory.mktemp("strict"), env) as url:
-        yield url
+def svc(services: list[str]) -> str:
+    return services[0]
+
+
+@pytest.fixture(scope="module")
+def strict(services: list[str]) -> str:
+    return services[1]
 
 
 def test_health_says_browser_yes_stealthy_no(svc: str) -> None:

@@ -40,23 +40,32 @@ def redis_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RedisServ
         server.proc.stop()
 
 
+@pytest.fixture(scope="module")
+def cached(tmp_path_factory: pytest.TempPathFactory, redis_server: RedisServer) -> Iterator[str]:
+    """A scrape service that caches in the module's Redis. Each test asks its own origin (a port of
+    its own), so no test finds another's pages in the cache."""
+    env = {"SCRAPE_CACHE_REDIS_URL": redis_server.url}
+    with scrape_service(tmp_path_factory.mktemp("cached"), env) as svc:
+        yield svc
+
+
 def _post(svc: str, **body: object) -> httpx.Response:
     return httpx.post(f"{svc}/scrape", json=body, timeout=60)
 
 
 def test_native_scrape_serves_a_young_copy_without_asking_the_origin(
-    tmp_path: Path, origin: FakeServer, redis_server: RedisServer
+    origin: FakeServer, cached: str
 ) -> None:
     url = f"{origin.url}/page"
-    with scrape_service(tmp_path, {"SCRAPE_CACHE_REDIS_URL": redis_server.url}) as svc:
-        plain = _post(svc, url=url)  # no max_age_s: fetched, and stored
-        hit = _post(svc, url=url, max_age_s=300, format="text")
-        other_format = _post(svc, url=url, max_age_s=300, format="html")
-        assert len(origin.requests) == 1
-        time.sleep(1.1)
-        too_old = _post(svc, url=url, max_age_s=1)
-        assert len(origin.requests) == 2
-        health = httpx.get(f"{svc}/health", timeout=10).json()
+    svc = cached
+    plain = _post(svc, url=url)  # no max_age_s: fetched, and stored
+    hit = _post(svc, url=url, max_age_s=300, format="text")
+    other_format = _post(svc, url=url, max_age_s=300, format="html")
+    assert len(origin.requests) == 1
+    time.sleep(1.1)
+    too_old = _post(svc, url=url, max_age_s=1)
+    assert len(origin.requests) == 2
+    health = httpx.get(f"{svc}/health", timeout=10).json()
     assert plain.json()["cache"] == "miss" and plain.json()["cached_at"] is None
     body = hit.json()
     assert body["cache"] == "hit" and body["cached_at"].endswith("Z")
@@ -67,12 +76,12 @@ def test_native_scrape_serves_a_young_copy_without_asking_the_origin(
 
 
 def test_the_cache_is_shared_by_processes_through_redis(
-    tmp_path: Path, origin: FakeServer, redis_server: RedisServer
+    tmp_path: Path, origin: FakeServer, redis_server: RedisServer, cached: str
 ) -> None:
     url = f"{origin.url}/shared"
     env = {"SCRAPE_CACHE_REDIS_URL": redis_server.url}
-    with scrape_service(tmp_path, env) as one, scrape_service(tmp_path, env) as two:
-        assert _post(one, url=url).json()["cache"] == "miss"
+    with scrape_service(tmp_path, env) as two:  # a second process on the same Redis
+        assert _post(cached, url=url).json()["cache"] == "miss"
         assert _post(two, url=url, max_age_s=60).json()["cache"] == "hit"
     assert len(origin.requests) == 1
 

@@ -32,6 +32,11 @@ class Origin:
         self.now = 0
         self.peak = 0
 
+    def reset(self) -> None:
+        with self.lock:
+            self.now = 0
+            self.peak = 0
+
     def handle(self, req: Seen) -> Reply:
         with self.lock:
             self.now += 1
@@ -52,18 +57,31 @@ def _env(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     yield from loopback_web_env(monkeypatch)
 
 
-@pytest.fixture
-def origin() -> Iterator[tuple[Origin, FakeServer]]:
+@pytest.fixture(scope="module")
+def served() -> Iterator[tuple[Origin, FakeServer]]:
     state = Origin()
     with serve(state.handle) as server:
         yield state, server
 
 
 @pytest.fixture
-def stack(tmp_path: Path, origin: tuple[Origin, FakeServer]) -> Iterator[WebStack]:
-    _, server = origin
+def origin(served: tuple[Origin, FakeServer]) -> tuple[Origin, FakeServer]:
+    """The module's page server, its counts and its record of requests started afresh."""
+    state, server = served
+    state.reset()
+    server.requests.clear()
+    return state, server
+
+
+@pytest.fixture(scope="module")
+def stack(
+    tmp_path_factory: pytest.TempPathFactory, served: tuple[Origin, FakeServer]
+) -> Iterator[WebStack]:
+    """One gateway + scrape service + SearXNG for the module: a test reads through it and
+    changes nothing in it (the pages' counts are the origin's, reset per test)."""
+    _, server = served
     urls = [f"{server.url}/tides", f"{server.url}/currents", f"{server.url}/image"]
-    with web_stack(tmp_path, KEY, urls) as s:
+    with web_stack(tmp_path_factory.mktemp("read"), KEY, urls) as s:
         yield s
 
 

@@ -44,13 +44,14 @@ from openmono_worker.celery_app import TASK_NAME, create_app
 from tests.support.celery_worker import (
     LOOPBACK_FETCH,
     WorkerProc,
+    await_worker,
     claim_holder,
-    start_worker,
+    launch_worker,
     tool_request,
     wait_for,
 )
 from tests.support.gated_pages import GatedPages
-from tests.support.procs import free_port
+from tests.support.procs import free_port, stop_all
 from tests.support.redis import RedisServer, start_redis
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow]
@@ -82,13 +83,15 @@ def fleet(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Fleet]:
     server = start_redis(tmp)
     started: list[WorkerProc] = []
     try:
+        # all three start at once (a1 and a2 race for ws-a's id file, as replicas do)
         for mark, ws in (("a1", ws_a), ("a2", ws_a), ("b", ws_b)):
             env = {**LOOPBACK_FETCH, "WORKER_WORKSPACES": str(ws), "ROUTE_TEST_MARK": mark}
-            started.append(start_worker(tmp, server.url, concurrency=1, env=env))
+            started.append(launch_worker(tmp, server.url, concurrency=1, env=env))
+        for worker in started:
+            await_worker(worker)
         yield Fleet(server, ws_a, ws_b, *started)
     finally:
-        for w in started:
-            w.proc.stop()
+        stop_all([w.proc for w in started])
         server.proc.stop()
 
 

@@ -49,7 +49,7 @@ def ping(redis_url: str, node: str, timeout_s: float = 1.0) -> bool:
         app.close()
 
 
-def start_worker(
+def launch_worker(
     tmp: Path,
     redis_url: str,
     *,
@@ -59,7 +59,7 @@ def start_worker(
     node: str | None = None,
     launcher: Sequence[str] = (),
 ) -> WorkerProc:
-    """Start a worker and wait until its node answers a ping (60 s: cold imports on a busy box).
+    """Start a worker without waiting for it (`await_worker` does), so several start at once.
     `launcher`: a command the worker runs under (e.g. `tests/support/no_landlock.py`)."""
     node = node or f"openmono-test-{uuid.uuid4().hex[:8]}@127.0.0.1"
     full_env = {
@@ -79,11 +79,22 @@ def start_worker(
     # A lone test worker has no neighbours to sync with: skip the 1 s mingle round.
     cmd += ["--without-mingle", "--without-gossip"]
     proc = start(cmd, tmp / f"worker-{node.split('@')[0]}-{uuid.uuid4().hex[:4]}.log", full_env)
-    worker = WorkerProc(node, proc, redis_url, full_env)
+    return WorkerProc(node, proc, redis_url, full_env)
+
+
+def await_worker(worker: WorkerProc) -> None:
+    """Wait until the worker's node answers a ping (60 s: cold imports on a busy box)."""
+    node, url = worker.node, worker.redis_url
+    wait_until(lambda: ping(url, node), 60, f"celery worker {node}", worker.proc)
+
+
+def start_worker(tmp: Path, redis_url: str, **kw: Any) -> WorkerProc:
+    """Start a worker (`launch_worker`'s arguments) and wait until its node answers a ping."""
+    worker = launch_worker(tmp, redis_url, **kw)
     try:
-        wait_until(lambda: ping(redis_url, node), 60, f"celery worker {node}", proc)
+        await_worker(worker)
     except BaseException:
-        proc.stop()
+        worker.proc.stop()
         raise
     return worker
 

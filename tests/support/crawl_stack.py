@@ -24,7 +24,7 @@ from openmono_scrape.crawljobs import crawl_celery
 
 from tests.support.gateway import Gateway, closed_upstream, gateway
 from tests.support.keys import keyed_gateway
-from tests.support.procs import Proc, free_port, start, wait_http_ok, wait_until
+from tests.support.procs import Proc, free_port, start, stop_all, wait_http_ok, wait_until
 from tests.support.redis import RedisServer, start_redis
 
 ALLOW = "127.0.0.1/32"
@@ -44,21 +44,34 @@ def _pings(redis_url: str, node: str) -> bool:
         app.close()
 
 
-def start_scrape_worker(tmp: Path, env: Mapping[str, str], slices: int = 2) -> ScrapeWorker:
-    """A scrape worker on the broker of `env` (the scrape service's), once its node answers."""
+def launch_scrape_worker(tmp: Path, env: Mapping[str, str], slices: int = 2) -> ScrapeWorker:
+    """Start a scrape worker on the broker of `env` (the scrape service's); `await_scrape_worker`
+    waits for it, so several start at once (their imports overlap)."""
     node = f"openmono-scrape-test-{uuid.uuid4().hex[:8]}@127.0.0.1"
     cmd = [sys.executable, "-m", "openmono_scrape.worker", "--hostname", node]
     # a lone test worker has no neighbours to sync with: skip the 1 s mingle round
     cmd += ["--without-mingle", "--without-gossip"]
     full_env = {**env, "SCRAPE_CRAWL_WORKER_SLICES": str(slices), "PYTHONUNBUFFERED": "1"}
     proc = start(cmd, tmp / f"scrape-worker-{node.split('@')[0]}.log", full_env)
-    broker = env["SCRAPE_CRAWL_BROKER_URL"]
-    try:
-        wait_until(lambda: _pings(broker, node), 60, f"scrape worker {node}", proc)
-    except BaseException:
-        proc.stop()
-        raise
     return ScrapeWorker(node, proc)
+
+
+def await_scrape_worker(worker: ScrapeWorker, env: Mapping[str, str]) -> None:
+    """Wait until the worker's node answers a ping on the broker of `env`."""
+    broker = env["SCRAPE_CRAWL_BROKER_URL"]
+    node = worker.node
+    wait_until(lambda: _pings(broker, node), 60, f"scrape worker {node}", worker.proc)
+
+
+def start_scrape_worker(tmp: Path, env: Mapping[str, str], slices: int = 2) -> ScrapeWorker:
+    """A scrape worker on the broker of `env` (the scrape service's), once its node answers."""
+    worker = launch_scrape_worker(tmp, env, slices)
+    try:
+        await_scrape_worker(worker, env)
+    except BaseException:
+        worker.proc.stop()
+        raise
+    return worker
 
 
 @dataclass
@@ -97,11 +110,20 @@ class CrawlStack:
         return worker
 
 
-def start_scrape(tmp: Path, port: int, env: dict[str, str]) -> Proc:
+def launch_scrape(tmp: Path, port: int, env: dict[str, str]) -> Proc:
+    """Start the scrape service on `port`; `await_scrape` waits until it answers."""
     cmd = [sys.executable, "-m", "openmono_scrape", "--host", "127.0.0.1", "--port", str(port)]
-    proc = start(cmd, tmp / f"scrape-{port}.log", env)
+    return start(cmd, tmp / f"scrape-{port}.log", env)
+
+
+def await_scrape(proc: Proc, port: int) -> None:
+    wait_http_ok(f"http://127.0.0.1:{port}/health", 60, proc)
+
+
+def start_scrape(tmp: Path, port: int, env: dict[str, str]) -> Proc:
+    proc = launch_scrape(tmp, port, env)
     try:
-        wait_http_ok(f"http://127.0.0.1:{port}/health", 60, proc)
+        await_scrape(proc, port)
     except BaseException:
         proc.stop()
         raise
@@ -135,14 +157,17 @@ def crawl_stack(
             stack.callback(redis.proc.stop)
             env["SCRAPE_CRAWL_BROKER_URL"] = redis.url
             env["SCRAPE_CACHE_REDIS_URL"] = redis.url.replace("/0", "/1")
-        proc = start_scrape(tmp, port, env)
+        # The service and its workers start at once (their imports overlap); the gateway starts
+        # once the service answers, and the stack is handed out once every worker does.
+        proc = launch_scrape(tmp, port, env)
         built = CrawlStack(tmp, None, port, env, proc, redis)  # type: ignore[arg-type]
         stack.callback(lambda: built.scrape_proc.stop())
         # the scrape workers read pages as the service does: its settings, and a slice length
         built.worker_env = {**env, "SCRAPE_CRAWL_SLICE_S": str(slice_s)}
-        stack.callback(lambda: [w.proc.stop() for w in built.workers])
+        stack.callback(lambda: stop_all([w.proc for w in built.workers]))
         for _ in range(workers if durable else 0):
-            built.add_worker(worker_concurrency)
+            built.workers.append(launch_scrape_worker(tmp, built.worker_env, worker_concurrency))
+        await_scrape(proc, port)
         built.keys["operator"] = key
         if box_keys:
             keyed = stack.enter_context(
@@ -157,14 +182,15 @@ def crawl_stack(
             built.gateway = keyed.gw
             for name in box_keys:
                 built.keys[name] = keyed.backend.add(name, None, None).key
-            yield built
-            return
-        built.gateway = stack.enter_context(
-            gateway(
-                tmp,
-                api_key=key,
-                llama_upstream=closed_upstream(),
-                scrape_upstream=f"127.0.0.1:{port}",
+        else:
+            built.gateway = stack.enter_context(
+                gateway(
+                    tmp,
+                    api_key=key,
+                    llama_upstream=closed_upstream(),
+                    scrape_upstream=f"127.0.0.1:{port}",
+                )
             )
-        )
+        for worker in built.workers:
+            await_scrape_worker(worker, built.worker_env)
         yield built

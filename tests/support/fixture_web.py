@@ -406,19 +406,36 @@ def scrape_service(tmp: Path, env: dict[str, str] | None = None) -> Iterator[str
     Defaults for tests: 127.0.0.0/8 allow-listed on purpose, and no DNS query ever leaves the
     machine (`SCRAPE_SYSTEM_DNS=false`; names come from `SCRAPE_STATIC_HOSTS`).
     """
+    with scrape_services(tmp, env or {}) as (url,):
+        yield url
+
+
+@contextmanager
+def scrape_services(tmp: Path, *envs: dict[str, str]) -> Iterator[list[str]]:
+    """`scrape_service` for several settings at once: every service is started before any is
+    waited for (their imports overlap); yields their base URLs in the order of `envs`."""
     import sys
 
-    from tests.support.procs import free_port, running
+    from tests.support.procs import free_port, start, stop_all, wait_http_ok
 
-    port = free_port()
-    url = f"http://127.0.0.1:{port}"
-    full_env = {"SCRAPE_ALLOW_CIDRS": "127.0.0.0/8", "SCRAPE_SYSTEM_DNS": "false"}
-    full_env.update(env or {})
-    cmd = [sys.executable, "-m", "openmono_scrape", "--host", "127.0.0.1", "--port", str(port)]
-    with running(cmd, tmp / f"scrape-{port}.log", env=full_env, ready_url=f"{url}/health") as proc:
-        yield url
-        if not proc.alive():
-            raise RuntimeError(f"scrape service died:\n{proc.output()[-4000:]}")
+    procs = []
+    urls = []
+    try:
+        for env in envs:
+            port = free_port()
+            full_env = {"SCRAPE_ALLOW_CIDRS": "127.0.0.0/8", "SCRAPE_SYSTEM_DNS": "false", **env}
+            cmd = [sys.executable, "-m", "openmono_scrape", "--host", "127.0.0.1"]
+            cmd += ["--port", str(port)]
+            procs.append(start(cmd, tmp / f"scrape-{port}.log", full_env))
+            urls.append(f"http://127.0.0.1:{port}")
+        for proc, url in zip(procs, urls, strict=True):
+            wait_http_ok(f"{url}/health", 60.0, proc)
+        yield urls
+        for proc in procs:
+            if not proc.alive():
+                raise RuntimeError(f"scrape service died:\n{proc.output()[-4000:]}")
+    finally:
+        stop_all(procs)
 
 
 def main() -> None:

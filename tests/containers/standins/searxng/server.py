@@ -4,6 +4,7 @@ tests/fixtures/searxng through tests/support/fake_searxng.py (the same fake the 
 
 import json
 import os
+import signal
 import sys
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from urllib.parse import parse_qs, urlsplit
@@ -58,6 +59,9 @@ def main():
         return 1
     httpd = ThreadingHTTPServer(("0.0.0.0", 8080), Handler)
     httpd.daemon_threads = True
+    # PID 1 ignores a SIGTERM it has no handler for: without this, every `docker compose stop`
+    # or `down` waited out compose's 10 s timeout. SearXNG itself stops on SIGTERM.
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
     print(f"searxng-standin: {BANNER}; listening on :8080", flush=True)
     httpd.serve_forever()
     return 0
