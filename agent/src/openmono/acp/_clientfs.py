@@ -16,8 +16,8 @@ from typing import Any, Protocol
 from openmono_contracts import ToolRequest, ToolResult
 from openmono_worker import (
     READ_DEFAULT_LIMIT,
-    PathRefused,
     display_path,
+    names_path,
     read_page,
     resolve_path,
     write_summary,
@@ -97,7 +97,8 @@ class ClientFsExecutor:
         content = str(req.params.get("content", ""))
         started = time.monotonic()
         existed = path.exists()
-        if existed and not _known(req, path):
+        known = req.known_files
+        if existed and known is not None and not names_path(Path(req.workspace), known, path):
             return None  # a blind overwrite: the worker refuses it with its message
         try:
             await self.client.write_text_file(
@@ -108,18 +109,3 @@ class ClientFsExecutor:
         output = write_summary(shown, content, existed=existed, via="via the editor")
         elapsed = (time.monotonic() - started) * 1000
         return ToolResult(call_id=req.call_id, ok=True, output=output, elapsed_ms=elapsed)
-
-
-def _known(req: ToolRequest, path: Path) -> bool:
-    """Whether the session read or wrote `path` before (`ToolRequest.known_files`; None: the
-    caller keeps no record), with the same resolution as the worker's check."""
-    if req.known_files is None:
-        return True
-    workspace = Path(req.workspace)
-    for name in req.known_files:
-        try:
-            if resolve_path(workspace, name) == path:
-                return True
-        except PathRefused:
-            continue  # gone, or never inside: not this file
-    return False

@@ -24,7 +24,7 @@ from openmono_worker.sandbox import Support as SandboxSupport
 from openmono_worker.sandbox import support as sandbox_support
 from openmono_worker.settings import WebToolSettings, WorkerSettings
 from openmono_worker.tools import Tool, get_tool, glob_match
-from openmono_worker.workspace import display_path, resolve_path
+from openmono_worker.workspace import display_path, names_path, resolve_path
 
 if TYPE_CHECKING:
     from openmono_worker.celery_app import create_app
@@ -55,6 +55,7 @@ __all__ = [
     "glob_match",
     "install_server",
     "installable_server",
+    "names_path",
     "read_page",
     "remove_server",
     "resolve_path",

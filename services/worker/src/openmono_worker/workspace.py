@@ -114,6 +114,18 @@ def resolve_path(
     )
 
 
+def names_path(workspace: Path, names: Iterable[str], path: Path) -> bool:
+    """Whether one of `names` resolves inside `workspace` to `path` (a resolved path): another
+    spelling or a link inside that points at it counts; a name that no longer resolves does not."""
+    for name in names:
+        try:
+            if resolve_path(workspace, name) == path:
+                return True
+        except PathRefused:
+            continue  # gone, or never inside: not this file
+    return False
+
+
 def display_path(path: Path, workspace: Path) -> str:
     """How a path is shown to the model: relative to the workspace when inside it."""
     if is_inside(path, workspace):

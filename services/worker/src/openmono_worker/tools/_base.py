@@ -20,9 +20,9 @@ from openmono_contracts.sandbox import SandboxPolicy
 from openmono_contracts.toolfacts import DeclaresFacts, params_schema
 from pydantic import BaseModel
 
-from openmono_worker.errors import CallCancelled, ToolError
+from openmono_worker.errors import CallCancelled
 from openmono_worker.settings import WorkerSettings
-from openmono_worker.workspace import display_path, resolve_path
+from openmono_worker.workspace import display_path, names_path, resolve_path
 
 P = TypeVar("P", bound=BaseModel)
 
@@ -83,15 +83,7 @@ class ToolContext:
         """Whether the session read or wrote `path` (a resolved path) before this call; True when
         the caller keeps no record. A name that no longer resolves (gone, or outside) counts as
         not that file."""
-        if self.known_files is None:
-            return True
-        for name in self.known_files:
-            try:
-                if self.resolve(name) == path:
-                    return True
-            except ToolError:
-                continue
-        return False
+        return self.known_files is None or names_path(self.workspace, self.known_files, path)
 
     def check_cancelled(self) -> None:
         """Raise `CallCancelled` if the executor asked us to stop."""
