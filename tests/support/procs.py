@@ -19,11 +19,22 @@ ROOT = Path(__file__).resolve().parents[2]
 VENV_BIN = Path(sys.executable).parent
 
 
+_GIVEN: set[int] = set()
+
+
 def free_port() -> int:
-    """A TCP port that was free on 127.0.0.1 a moment ago (the kernel picked it)."""
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
+    """A TCP port that was free on 127.0.0.1 a moment ago (the kernel picked it), and not one this
+    process was given before: the kernel may hand a released port out again at once, and a test
+    that asks for several ports in a row once got one number twice (KEYS_PORT, GATEWAY_TLS_PORT).
+    """
+    for _ in range(100):
+        with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+            s.bind(("127.0.0.1", 0))
+            port = int(s.getsockname()[1])
+        if port not in _GIVEN:
+            _GIVEN.add(port)
+            return port
+    raise RuntimeError("the kernel gave 100 ports this process was already given")
 
 
 @dataclass

@@ -85,3 +85,25 @@ def test_settings_that_cannot_work_stop_up_before_anything_starts(tmp_path: Path
     assert "gateway: GATEWAY_TLS_MODE=files needs GATEWAY_TLS_CERT" in text
     assert "redis: OPENMONO_BROKER_URL='amqp://127.0.0.1:5672' is not a redis:// URL" in text
     assert not (tmp_path / "data" / "stack" / "pids").exists()
+
+
+def test_two_services_on_one_port_stop_up_and_both_settings_are_named(tmp_path: Path) -> None:
+    """CI once gave KEYS_PORT and GATEWAY_TLS_PORT one number: keys started, and the gateway then
+    blamed "another program" for the port keys held."""
+    from openmono.stack.errors import StackError
+    from openmono.stack.runner import up
+
+    settings = StackSettings(
+        openmono_data_dir=tmp_path / "data",
+        llama_api_key="k" * 32,
+        llama_upstream_key="u" * 32,
+        llama_upstream="127.0.0.1:9",
+        keys_port=52331,
+        gateway_tls_port=52331,
+    )
+    with pytest.raises(StackError) as caught:
+        up(Context(tmp_path, settings), lambda _line: None)
+    text = str(caught.value)
+    assert "port 52331 (GATEWAY_TLS_PORT and KEYS_PORT) is bound twice (keys, gateway)" in text
+    assert "another program" not in text
+    assert not (tmp_path / "data" / "stack" / "pids").exists()

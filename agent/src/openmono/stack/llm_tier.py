@@ -63,7 +63,7 @@ def _llama_check(s: StackSettings) -> str:
     return ""
 
 
-def _own_ports(s: StackSettings) -> dict[str, int]:
+def own_ports(s: StackSettings) -> dict[str, int]:
     """Every port the stack's own services may bind, by the setting that names it: what a
     replica's or the router's port must not be (the one check both use)."""
     ports = {
@@ -86,7 +86,7 @@ def _own_ports(s: StackSettings) -> dict[str, int]:
 
 def _taken(s: StackSettings, name: str, port: int, also: dict[str, int] | None = None) -> bool:
     """`port` is another of the stack's own ports (and of `also`) than the one `name` names."""
-    return port in {p for n, p in (_own_ports(s) | (also or {})).items() if n != name}
+    return port in {p for n, p in (own_ports(s) | (also or {})).items() if n != name}
 
 
 def _replica_check(replica: int) -> Callable[[StackSettings], str]:

@@ -25,6 +25,7 @@ from openmono.stack.envfile import is_placeholder
 from openmono.stack.errors import StackError
 from openmono.stack.health import Health, port_in_use
 from openmono.stack.keeper import read_state, state_path
+from openmono.stack.llm_tier import own_ports
 from openmono.stack.process import is_ours_and_alive, read_pidfile, spawn, stop_group
 from openmono.stack.services import SERVICES, SWITCH_SETUP
 from openmono.stack.settings import env_file_path
@@ -62,6 +63,24 @@ def _child_env(ctx: Context, spec: ServiceSpec) -> dict[str, str]:
     return env
 
 
+def _shared_ports(specs: list[ServiceSpec], ctx: Context) -> list[str]:
+    """A port the enabled services would bind twice: said before anything starts, with the
+    settings that name it. Found later, the second bind would blame "another program"."""
+    users: dict[int, list[str]] = {}
+    for spec in specs:
+        for port in spec.bound_ports(ctx.settings):
+            users.setdefault(port, []).append(spec.name)
+    named = own_ports(ctx.settings)
+    problems = []
+    for port, names in users.items():
+        if len(names) > 1:
+            settings = [n for n, p in named.items() if p == port]
+            which = f" ({' and '.join(settings)})" if len(settings) > 1 else ""
+            owners = ", ".join(dict.fromkeys(names))
+            problems.append(f"port {port}{which} is bound twice ({owners}): give each its own")
+    return problems
+
+
 def _tail(path: Path, lines: int = 25) -> str:
     try:
         return "\n".join(path.read_text(errors="replace").splitlines()[-lines:])
@@ -89,7 +108,8 @@ def up(ctx: Context, say: Say) -> None:
         say(f"{ctx.settings.data_dir}: took group/other access off {tightened} path(s)")
     private_dir(ctx.settings.stack_dir)  # before any service's file (redis.conf) lands in it
     specs = enabled_services(ctx)
-    problems = [f"{spec.name}: {why}" for spec in specs if (why := spec.check(ctx.settings))]
+    problems = _shared_ports(specs, ctx)
+    problems += [f"{spec.name}: {why}" for spec in specs if (why := spec.check(ctx.settings))]
     if problems:
         raise StackError(
             "settings that cannot work (nothing was started or stopped):\n  "

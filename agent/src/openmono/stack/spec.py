@@ -66,6 +66,10 @@ class ServiceSpec:
     def address(self, settings: StackSettings) -> str:
         return f"{HOST}:{self.port(settings)}"
 
+    def bound_ports(self, settings: StackSettings) -> tuple[int, ...]:
+        """Every port this service binds on HOST."""
+        return ((self.port(settings),) if self.owns_port else ()) + self.more_ports(settings)
+
 
 def stack_python(root: Path) -> str:
     """The interpreter of the stack's Python services: the checkout's own environment, where
