@@ -70,6 +70,15 @@ def test_up_status_down_leaves_nothing_running(stack_env: dict[str, str], tmp_pa
     assert all(row["healthy"] and row["pid"] for row in rows.values())
     assert rows["gateway"]["address"] == f"127.0.0.1:{stack_env['GATEWAY_PORT']}"
 
+    # a shell with another gateway port sees the stack as it runs, and what `up` would change
+    elsewhere = {**stack_env, "GATEWAY_PORT": str(free_port())}
+    seen = run_openmono(["status", "--json"], elsewhere, timeout=60)
+    assert seen.returncode == 0, seen.stdout + seen.stderr
+    seen_rows = {row["service"]: row for row in json.loads(seen.stdout)}
+    assert seen_rows["gateway"]["address"] == rows["gateway"]["address"]
+    assert seen_rows["gateway"]["healthy"] and "/services read" in seen_rows["gateway"]["gateway"]
+    assert f"GATEWAY_PORT='{elsewhere['GATEWAY_PORT']}' here" in seen.stderr
+
     restarted = run_openmono(["restart", "gateway"], stack_env)
     assert restarted.returncode == 0, restarted.stdout + restarted.stderr
     assert "stopped the gateway" in restarted.stdout

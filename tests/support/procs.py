@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import shutil
 import signal
 import socket
 import subprocess
@@ -17,6 +18,13 @@ import httpx
 
 ROOT = Path(__file__).resolve().parents[2]
 VENV_BIN = Path(sys.executable).parent
+
+
+def compose_v2() -> str | None:
+    """Docker Compose v2's standalone binary: the wheel's in the checkout's venv first (Debian's
+    `docker-compose` on PATH outside `uv run` is v1, which knows none of v2's options)."""
+    venv = ROOT / ".venv" / "bin" / "docker-compose"
+    return str(venv) if venv.is_file() else shutil.which("docker-compose")
 
 
 _GIVEN: set[int] = set()

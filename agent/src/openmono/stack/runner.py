@@ -21,6 +21,7 @@ from openmono_contracts.facts import GATEWAY_SECRET_ENV
 from openmono_contracts.privatefs import ensure_private_root, private_dir
 
 from openmono.config import current_environ
+from openmono.stack.applied import forget_applied, record_applied
 from openmono.stack.envfile import is_placeholder
 from openmono.stack.errors import StackError
 from openmono.stack.health import Health, port_in_use
@@ -175,6 +176,7 @@ def up(ctx: Context, say: Say) -> None:
             raise StackError(f"{spec.name} {why}. Last lines of {log}:\n{_tail(log)}")
         elapsed = time.time() - record.started_at
         say(f"{label} healthy in {elapsed:.1f} s on {spec.address(ctx.settings)}")
+    record_applied(ctx.settings)
 
 
 def _kept(ctx: Context, spec: ServiceSpec, command: list[str]) -> list[str]:
@@ -299,6 +301,7 @@ def down(ctx: Context, say: Say) -> int:
             pidfile.unlink(missing_ok=True)
             state_path(pidfile).unlink(missing_ok=True)
             say(f"{spec.name} was not running (stale pid file removed)")
+    forget_applied(ctx.settings)
     if count == 0:
         say("nothing of this stack was running")
     return count

@@ -95,11 +95,20 @@ def status(as_json: bool) -> None:
 
     try:
         ctx = _context()
+        shell = ctx.settings
+        # the stack as `up` brought it up, not as this shell would (its ports, its replicas)
+        applied = native.read_applied(shell)
+        if applied is not None:
+            ctx = Context(ctx.root, applied)
         rows = rows_of(ctx)
+        if applied is not None and not running_anything(rows):
+            ctx = Context(ctx.root, shell)  # a record left by a crash: nothing runs by it
+            rows = rows_of(ctx)
     except StackError as exc:
         click.echo(f"error: {exc}", err=True)
         sys.exit(1)
     running = running_anything(rows)
+    changes = native.drift(shell, ctx.settings) if running else []
     if as_json:
         click.echo(json.dumps([row.__dict__ for row in rows]))
     else:
@@ -120,5 +129,11 @@ def status(as_json: bool) -> None:
         table_console().print(table)
         if not running:
             click.echo(f"the native stack is not running (data dir {ctx.settings.data_dir})")
+    if changes:
+        click.echo(
+            "note: shown as `openmono up` applied it; `up` from this shell would change "
+            + "; ".join(changes),
+            err=as_json,
+        )
     if running and not all(row.healthy and row.agrees for row in rows):
         sys.exit(1)
