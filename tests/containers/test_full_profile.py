@@ -159,6 +159,30 @@ def test_the_agents_secrets_are_out_of_the_workers_reach(stack: Project) -> None
     assert token not in env and key not in env
 
 
+def test_the_worker_and_agent_reach_the_gateway_and_broker_and_nothing_behind_them(
+    stack: Project,
+) -> None:
+    """A command the model runs in the worker used to reach llama-server, the router (whose
+    metrics answer without a key), the key service, SearXNG and the scrape service around the
+    gateway. They are not even names on its network now (no packet is sent to any of them)."""
+    script = (
+        "import json, socket\n"
+        "def known(name):\n"
+        "    try:\n"
+        "        return bool(socket.getaddrinfo(name, 80))\n"
+        "    except socket.gaierror:\n"
+        "        return False\n"
+        "names = ['caddy', 'redis', 'llama-server', 'llm-router', 'keys', 'searxng',"
+        " 'scrapling', 'scrape-worker']\n"
+        "print(json.dumps({n: known(n) for n in names}))"
+    )
+    behind = ("llama-server", "llm-router", "keys", "searxng", "scrapling", "scrape-worker")
+    for service in ("worker", "agent"):
+        seen = json.loads(stack.exec(service, "python", "-c", script).stdout)
+        assert seen["caddy"] and seen["redis"], (service, seen)
+        assert not any(seen[name] for name in behind), (service, seen)
+
+
 def test_the_agents_acp_wants_the_one_token_of_the_env_file(stack: Project) -> None:
     # the finding: in the compose agent the token of <data dir>/acp-token got 401 (a second token
     # nobody could read); now OPENMONO_ACP_TOKEN of compose/.env is the one token, as natively
