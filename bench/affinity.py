@@ -35,7 +35,6 @@ too; independent requests at least 0.95x the tokens/s of least_conn.
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import random
 import signal
@@ -48,13 +47,13 @@ from concurrent.futures import ThreadPoolExecutor
 from contextlib import ExitStack
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 import httpx
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))  # reuse the test support's process handling (free ports, groups)
 
+from bench._chat_stream import stream_chat  # noqa: E402
 from tests.support.gateway import gateway  # noqa: E402
 from tests.support.llama import llama_server  # noqa: E402
 from tests.support.router import llm_router  # noqa: E402
@@ -92,28 +91,6 @@ def _text(rng: random.Random, words: int) -> str:
     return " ".join(rng.choice(WORDS) for _ in range(words))
 
 
-def _stream(
-    client: httpx.Client, url: str, body: dict[str, Any], headers: dict[str, str]
-) -> tuple[float, dict[str, Any]]:
-    """One streamed chat request: (seconds to the first content token, the final usage/timings)."""
-    started = time.perf_counter()
-    first = 0.0
-    last: dict[str, Any] = {}
-    with client.stream("POST", f"{url}/v1/chat/completions", json=body, headers=headers) as resp:
-        if resp.status_code != 200:
-            raise RuntimeError(f"HTTP {resp.status_code}: {resp.read()[:300]!r}")
-        for line in resp.iter_lines():
-            if not line.startswith("data: {"):
-                continue
-            chunk = json.loads(line[6:])
-            delta = (chunk.get("choices") or [{}])[0].get("delta") or {}
-            if not first and delta.get("content"):
-                first = time.perf_counter() - started
-            if chunk.get("usage") or chunk.get("timings"):
-                last = chunk
-    return first or (time.perf_counter() - started), last
-
-
 def conversation(
     client: httpx.Client,
     url: str,
@@ -143,10 +120,9 @@ def conversation(
             "temperature": 0,
             "stream_options": {"include_usage": True},
         }
-        ttft, last = _stream(client, url, body, headers)
-        usage = last.get("usage") or {}
-        timings = last.get("timings") or {}
-        out.append(Turn(ttft, int(usage.get("prompt_tokens", 0)), int(timings.get("prompt_n", -1))))
+        answer = stream_chat(client, url, body, headers).checked()
+        prompt = int(answer.usage.get("prompt_tokens", 0))
+        out.append(Turn(answer.ttft_s, prompt, answer.evaluated))
         messages.append({"role": "assistant", "content": f"done with step {i}: " + _text(rng, 12)})
     return out
 
@@ -168,8 +144,8 @@ def independent(url: str, n: int, hashed: bool, seed: int) -> float:
             "stream_options": {"include_usage": True},
         }
         with httpx.Client(timeout=600) as client:
-            _, last = _stream(client, url, body, headers)
-        return int((last.get("usage") or {}).get("completion_tokens", 0))
+            answer = stream_chat(client, url, body, headers).checked()
+        return int(answer.usage.get("completion_tokens", 0))
 
     started = time.perf_counter()
     with ThreadPoolExecutor(3) as pool:

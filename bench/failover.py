@@ -41,7 +41,6 @@ failover turn was not a clean 200 stream.
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import random
 import signal
@@ -59,6 +58,7 @@ import httpx
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))  # reuse the test support's process handling (free ports, groups)
 
+from bench._chat_stream import Answer, stream_chat  # noqa: E402
 from bench.affinity import WORDS  # noqa: E402
 from tests.support.keys import keyed_gateway  # noqa: E402
 from tests.support.llama import LlamaServer, llama_server  # noqa: E402
@@ -66,24 +66,9 @@ from tests.support.router import Router, llm_router  # noqa: E402
 
 API_KEY = "bench-failover-key"
 AUTH = {"Authorization": f"Bearer {API_KEY}"}
-CHAT = "/v1/chat/completions"
 TARGET_S = 2.0
 # the router's counters worth showing when a failover is slow (names as sglang-router 0.3.2)
 ROUTER_COUNTERS = ("retr", "circuit", "error", "fail", "backoff")
-
-
-@dataclass
-class Answer:
-    status: int
-    ttft_s: float
-    evaluated: int  # prompt tokens llama.cpp evaluated (the rest came from its cache)
-    prefill_s: float  # the replica's own time evaluating them (llama.cpp's `timings.prompt_ms`)
-    done: bool  # the stream ended with [DONE]
-    error: str  # an error event or a non-200 body, else ""
-
-    @property
-    def clean(self) -> bool:
-        return self.status == 200 and self.done and not self.error
 
 
 @dataclass
@@ -105,30 +90,7 @@ def stream(client: httpx.Client, url: str, messages: list[dict[str, str]]) -> An
         "temperature": 0,
         "stream_options": {"include_usage": True},
     }
-    started = time.perf_counter()
-    first = 0.0
-    evaluated, prefill_s, done, error = -1, 0.0, False, ""
-    with client.stream("POST", f"{url}{CHAT}", json=body, headers=AUTH) as resp:
-        if resp.status_code != 200:
-            text = resp.read()[:300].decode(errors="replace")
-            return Answer(resp.status_code, 0.0, -1, 0.0, False, text)
-        for line in resp.iter_lines():
-            if line.strip() == "data: [DONE]":
-                done = True
-                continue
-            if not line.startswith("data: {"):
-                continue
-            chunk = json.loads(line[6:])
-            if "error" in chunk:
-                error = json.dumps(chunk["error"])[:300]
-            delta = (chunk.get("choices") or [{}])[0].get("delta") or {}
-            if not first and delta.get("content"):
-                first = time.perf_counter() - started
-            if chunk.get("timings"):
-                evaluated = int(chunk["timings"].get("prompt_n", -1))
-                prefill_s = float(chunk["timings"].get("prompt_ms", 0.0)) / 1e3
-    ttft = first or (time.perf_counter() - started)
-    return Answer(200, ttft, evaluated, prefill_s, done, error)
+    return stream_chat(client, url, body, AUTH)
 
 
 def served(replica: LlamaServer) -> float | None:
