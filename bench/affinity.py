@@ -55,7 +55,7 @@ sys.path.insert(0, str(ROOT))  # reuse the test support's process handling (free
 
 from bench._chat_stream import stream_chat  # noqa: E402
 from tests.support.gateway import gateway  # noqa: E402
-from tests.support.llama import llama_server  # noqa: E402
+from tests.support.llama import llama_server, stack_threads  # noqa: E402
 from tests.support.router import llm_router  # noqa: E402
 
 ROUTER_POLICIES = ("cache_aware", "manual", "round_robin")
@@ -212,11 +212,17 @@ def main() -> None:
 
     with tempfile.TemporaryDirectory(prefix="bench-affinity-") as tmp_name, ExitStack() as stack:
         tmp = Path(tmp_name)
+        # each replica's share of the cores, as `make up` gives it (LLAMA_THREADS unset)
+        threads = stack_threads(args.replicas)
         print(
-            f"starting {args.replicas} llama-servers (SmolLM2-135M, 1 slot of 8192) ...", flush=True
+            f"starting {args.replicas} llama-servers (SmolLM2-135M, 1 slot of 8192, "
+            f"{threads or 'all'} thread(s) each) ...",
+            flush=True,
         )
         replicas = [
-            stack.enter_context(llama_server(tmp / f"r{i}", api_key=API_KEY, ctx=8192, parallel=1))
+            stack.enter_context(
+                llama_server(tmp / f"r{i}", api_key=API_KEY, ctx=8192, parallel=1, threads=threads)
+            )
             for i in range(args.replicas)
         ]
         upstreams = " ".join(r.url for r in replicas)

@@ -61,7 +61,7 @@ sys.path.insert(0, str(ROOT))  # reuse the test support's process handling (free
 from bench._chat_stream import Answer, stream_chat  # noqa: E402
 from bench.affinity import WORDS  # noqa: E402
 from tests.support.keys import keyed_gateway  # noqa: E402
-from tests.support.llama import LlamaServer, llama_server  # noqa: E402
+from tests.support.llama import LlamaServer, llama_server, stack_threads  # noqa: E402
 from tests.support.router import Router, llm_router  # noqa: E402
 
 API_KEY = "bench-failover-key"
@@ -140,13 +140,17 @@ class Replicas:
 
     def __init__(self, tmp: Path, n: int) -> None:
         self.tmp = tmp
+        # each replica's share of the cores, as `make up` gives it (LLAMA_THREADS unset)
+        self.threads = stack_threads(n)
         self.stacks = [ExitStack() for _ in range(n)]
         self.servers = [self._start(i) for i in range(n)]
 
     def _start(self, i: int, port: int | None = None) -> LlamaServer:
         where = self.tmp / f"r{i}"
         return self.stacks[i].enter_context(
-            llama_server(where, api_key=API_KEY, ctx=8192, parallel=1, port=port)
+            llama_server(
+                where, api_key=API_KEY, ctx=8192, parallel=1, port=port, threads=self.threads
+            )
         )
 
     def kill(self, i: int) -> None:
@@ -285,15 +289,18 @@ def main() -> None:
     with tempfile.TemporaryDirectory(prefix="bench-failover-") as tmp_name, ExitStack() as stack:
         tmp = Path(tmp_name)
         (tmp / "gw").mkdir()
-        print(
-            f"starting {a.replicas} llama-servers and a reference one (SmolLM2-135M, 1 slot of "
-            "8192 each) ...",
-            flush=True,
-        )
         reps = Replicas(tmp, a.replicas)
         stack.callback(reps.close)
+        print(
+            f"started {a.replicas} llama-servers; starting a reference one (SmolLM2-135M, 1 slot "
+            f"of 8192, {reps.threads or 'all'} thread(s) each) ...",
+            flush=True,
+        )
+        # the replicas' thread count: cold and failover evaluate the same tokens at the same pace
         reference = stack.enter_context(
-            llama_server(tmp / "reference", api_key=API_KEY, ctx=8192, parallel=1)
+            llama_server(
+                tmp / "reference", api_key=API_KEY, ctx=8192, parallel=1, threads=reps.threads
+            )
         )
         urls = [r.url for r in reps.servers]
         # the router as the native stack starts it (llm_tier._router_env): its own health interval

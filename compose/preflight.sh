@@ -22,6 +22,14 @@ esac
 case "$(printf %s "$GATEWAY_SECRET" | tr "[:upper:]" "[:lower:]")" in
   ''|change-me*) fail "GATEWAY_SECRET is empty or a placeholder: run \`make up\` or \`uv run openmono setup gateway\` (they generate it into compose/.env)" ;;
 esac
+# as natively: 1-16 llama-server replicas (unset: 1)
+replicas="${LLAMA_REPLICAS:-1}"
+case "$replicas" in
+  *[!0-9]*) fail "LLAMA_REPLICAS=$replicas is not a number of llama-server replicas (1-16)" ;;
+esac
+if [ "$replicas" -lt 1 ] || [ "$replicas" -gt 16 ]; then
+  fail "LLAMA_REPLICAS=$replicas: run 1-16 llama-server replicas (0 would leave the router none)"
+fi
 models="${PREFLIGHT_MODELS_DIR:-/models}"  # the mount point; tests point it elsewhere
 if [ -z "$LLAMA_ARG_HF_REPO" ] && [ ! -f "$models/$LLAMA_MODEL_FILE" ]; then
   fail "no model: /models/$LLAMA_MODEL_FILE is not in MODELS_DIR. Provide one: \`uv run openmono setup model\` \

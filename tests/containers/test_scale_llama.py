@@ -1,4 +1,5 @@
-"""`docker compose --profile server up --scale llama-server=3`: generation goes gateway -> the
+"""`docker compose --profile server up` with `LLAMA_REPLICAS=3` (what `--scale llama-server=3`
+does, from the env file): generation goes gateway -> the
 `llm-router` service (SGLang's router, run by openmono.stack.router) -> the replicas.
 
 The router finds the replicas on Docker's DNS (`llama-server`), so the user's one command is all it
@@ -17,6 +18,7 @@ keeps the stack's logs and the router's state under the test's tmp dir (tests/co
 
 from __future__ import annotations
 
+import os
 import re
 import time
 from collections.abc import Callable
@@ -53,6 +55,14 @@ def _metrics(container: str) -> dict[str, float]:
     found = dict(re.findall(r"^llamacpp:(\w+)\s+(\S+)$", text, re.M))
     assert "tokens_predicted_total" in found, text[:500]
     return {name: float(value) for name, value in found.items()}
+
+
+def _threads(container: str) -> str:
+    """The thread count the replica's llama-server was started with (LLAMA_ARG_THREADS)."""
+    code, out = engine_client().containers.get(container).exec_run(["cat", "/proc/1/environ"])
+    assert code == 0, out[:300]
+    found = dict(v.split("=", 1) for v in out.decode().split("\0") if "=" in v)
+    return found.get("LLAMA_ARG_THREADS", "unset")
 
 
 def _predicted(container: str) -> float:
@@ -124,9 +134,10 @@ def _follows(p: Project, addresses: list[str]) -> float:
 
 
 def test_replicas_come_and_go_behind_the_router(project: ProjectFactory, tmp_path: Path) -> None:
-    # one thread each: three replicas of two threads on CI's two cores only take turns, spinning
-    # (docs/scaling.md, "Compose")
-    p = project(LLAMA_PARALLEL="1", LLAMA_THREADS="1")
+    # LLAMA_REPLICAS of the env file, as natively; no LLAMA_THREADS: each replica takes its share
+    # of the cores (three replicas of two threads on CI's two cores only take turns, spinning:
+    # docs/scaling.md, "Compose")
+    p = project(LLAMA_PARALLEL="1", LLAMA_REPLICAS="3")
     with kept_on_failure(p, tmp_path / "stack"):
         _scale_down_to_zero(p)
     p.down()
@@ -135,9 +146,11 @@ def test_replicas_come_and_go_behind_the_router(project: ProjectFactory, tmp_pat
 
 def _scale_down_to_zero(p: Project) -> None:
     started = time.monotonic()
-    p.run("--profile", "server", "up", "-d", "--scale", "llama-server=3")
+    p.run("--profile", "server", "up", "-d")
     replicas = _replicas(p)
     assert len(replicas) == 3
+    share = max(1, len(os.sched_getaffinity(0)) // 3)
+    assert [_threads(c) for c in replicas] == [str(share)] * 3
     p.wait_healthy("caddy")  # waits for every replica and the router to be healthy first
     print(f"\n3 replicas + router + gateway healthy in {time.monotonic() - started:.1f} s")
     addresses = {c: _address(c) for c in replicas}

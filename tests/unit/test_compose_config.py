@@ -131,6 +131,16 @@ def test_preflight_without_a_model_says_how_to_provide_one(tmp_path: Path) -> No
     assert _preflight(tmp_path, LLAMA_API_KEY="a-real-key").returncode == 0
 
 
+@pytest.mark.parametrize("replicas", ["0", "17", "three", "-1"])
+def test_preflight_refuses_a_replica_count_outside_1_to_16(tmp_path: Path, replicas: str) -> None:
+    (tmp_path / "models").mkdir()
+    (tmp_path / "models" / "model.gguf").write_bytes(b"GGUF")
+    done = _preflight(tmp_path, LLAMA_API_KEY="a-real-key", LLAMA_REPLICAS=replicas)
+    assert done.returncode == 1
+    assert f"LLAMA_REPLICAS={replicas}" in done.stderr and "1-16" in done.stderr
+    assert _preflight(tmp_path, LLAMA_API_KEY="a-real-key", LLAMA_REPLICAS="16").returncode == 0
+
+
 @pytest.mark.parametrize("token", ["", "change-me"])
 def test_the_agent_preflight_refuses_an_empty_acp_token(tmp_path: Path, token: str) -> None:
     done = subprocess.run(
