@@ -38,8 +38,20 @@ class Answer:
 
 
 def stream_chat(
-    client: httpx.Client, url: str, body: dict[str, Any], headers: dict[str, str]
+    client: httpx.Client,
+    url: str,
+    messages: list[dict[str, str]],
+    headers: dict[str, str],
+    max_tokens: int = 16,
 ) -> Answer:
+    """`messages` sent streamed at temperature 0, with the usage asked for."""
+    body = {
+        "messages": messages,
+        "stream": True,
+        "max_tokens": max_tokens,
+        "temperature": 0,
+        "stream_options": {"include_usage": True},
+    }
     started = time.perf_counter()
     first = 0.0
     evaluated, prefill_s, done, error = -1, 0.0, False, ""

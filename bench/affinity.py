@@ -113,14 +113,7 @@ def conversation(
     out = []
     for i in range(turns):
         messages.append({"role": "user", "content": f"step {i}: " + _text(rng, turn_words)})
-        body = {
-            "messages": messages,
-            "stream": True,
-            "max_tokens": 16,
-            "temperature": 0,
-            "stream_options": {"include_usage": True},
-        }
-        answer = stream_chat(client, url, body, headers).checked()
+        answer = stream_chat(client, url, messages, headers).checked()
         prompt = int(answer.usage.get("prompt_tokens", 0))
         out.append(Turn(answer.ttft_s, prompt, answer.evaluated))
         messages.append({"role": "assistant", "content": f"done with step {i}: " + _text(rng, 12)})
@@ -136,15 +129,9 @@ def independent(url: str, n: int, hashed: bool, seed: int) -> float:
         headers = {"Authorization": f"Bearer {API_KEY}"}
         if hashed:
             headers[SESSION] = str(uuid.uuid4())
-        body = {
-            "messages": [{"role": "user", "content": prompt}],
-            "stream": True,
-            "max_tokens": 32,
-            "temperature": 0,
-            "stream_options": {"include_usage": True},
-        }
+        messages = [{"role": "user", "content": prompt}]
         with httpx.Client(timeout=600) as client:
-            answer = stream_chat(client, url, body, headers).checked()
+            answer = stream_chat(client, url, messages, headers, max_tokens=32).checked()
         return int(answer.usage.get("completion_tokens", 0))
 
     started = time.perf_counter()

@@ -81,18 +81,6 @@ class Round:
     router_moved: dict[str, float]
 
 
-def stream(client: httpx.Client, url: str, messages: list[dict[str, str]]) -> Answer:
-    """One streamed chat request, read to its end."""
-    body = {
-        "messages": messages,
-        "stream": True,
-        "max_tokens": 16,
-        "temperature": 0,
-        "stream_options": {"include_usage": True},
-    }
-    return stream_chat(client, url, body, AUTH)
-
-
 def served(replica: LlamaServer) -> float | None:
     """Tokens this replica has evaluated and generated so far (its /metrics); None when down."""
     try:
@@ -189,14 +177,14 @@ def one_round(
     messages = [{"role": "system", "content": system}]
     for i in range(a.turns - 1):
         messages.append({"role": "user", "content": f"step {i}: " + _text(rng, a.turn_words)})
-        answer = stream(client, gw_url, messages)
+        answer = stream_chat(client, gw_url, messages, AUTH)
         if not answer.clean:
             raise RuntimeError(f"turn {i + 1} failed with every replica alive: {answer}")
         messages.append({"role": "assistant", "content": f"done with step {i}: " + _text(rng, 12)})
     messages.append({"role": "user", "content": f"step {a.turns}: " + _text(rng, a.turn_words)})
 
     before = [served(r) for r in replicas]
-    cached = stream(client, gw_url, messages)
+    cached = stream_chat(client, gw_url, messages, AUTH)
     home = who_served(replicas, before)
 
     # Straight to the reference replica, which the router does not hold and which never saw this
@@ -205,17 +193,17 @@ def one_round(
     # evicted prompts in RAM (`cache_ram_mib`), so a router replica that served the cold figure
     # first could serve the failover from its cache.
     cold_first = seed % 2 == 1
-    cold = stream(client, reference.url, messages) if cold_first else None
+    cold = stream_chat(client, reference.url, messages, AUTH) if cold_first else None
 
     reps.kill(home)
     counters = router_counters(router)
     before = [served(r) for r in replicas]
-    failover = stream(client, gw_url, messages)
+    failover = stream_chat(client, gw_url, messages, AUTH)
     after = router_counters(router)
     moved = {k: v - counters.get(k, 0.0) for k, v in after.items()}
     new_home = who_served(replicas, before) if failover.clean else None
     if cold is None:
-        cold = stream(client, reference.url, messages)
+        cold = stream_chat(client, reference.url, messages, AUTH)
     return Round(cached, failover, cold, home, new_home, {k: v for k, v in moved.items() if v})
 
 
