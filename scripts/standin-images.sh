@@ -72,31 +72,25 @@ if ! obtain redis:7-alpine; then
   build redis:7-alpine "$standins/redis" "$standins/redis"
 fi
 
-# a llama stand-in built from an older copy of its folder is rebuilt (it learns flags over time)
-llama_hash=$(cat "$standins/llama"/* | sha256sum | cut -c1-16)
-llama_stale() {
+# A stand-in built from an older copy of its folder is rebuilt (it learns flags and signals over
+# time): its image carries the folder's hash. `stale IMAGE HASH`: a stand-in with another hash.
+stale() {
   local label
   label=$(docker image inspect -f '{{ index .Config.Labels "org.openmono.standin.hash" }}' \
-    ghcr.io/ggml-org/llama.cpp:server 2>/dev/null) || return 1
+    "$1" 2>/dev/null) || return 1
   [ -n "$(docker image inspect -f '{{ index .Config.Labels "org.openmono.standin" }}' \
-    ghcr.io/ggml-org/llama.cpp:server 2>/dev/null)" ] && [ "$label" != "$llama_hash" ]
+    "$1" 2>/dev/null)" ] && [ "$label" != "$2" ]
 }
-if llama_stale || ! obtain ghcr.io/ggml-org/llama.cpp:server; then
+
+llama_hash=$(cat "$standins/llama"/* | sha256sum | cut -c1-16)
+if stale ghcr.io/ggml-org/llama.cpp:server "$llama_hash" || ! obtain ghcr.io/ggml-org/llama.cpp:server; then
   version=$("$root/.venv/bin/python" -c 'import importlib.metadata as m; print(m.version("xllamacpp"))')
   build ghcr.io/ggml-org/llama.cpp:server "$standins/llama" "$standins/llama" \
     --build-arg "XLLAMACPP_VERSION=$version" --label "org.openmono.standin.hash=$llama_hash"
 fi
 
-# likewise the searxng stand-in (it learned to stop on SIGTERM)
 searxng_hash=$(cat "$standins/searxng"/* | sha256sum | cut -c1-16)
-searxng_stale() {
-  local label
-  label=$(docker image inspect -f '{{ index .Config.Labels "org.openmono.standin.hash" }}' \
-    searxng/searxng:latest 2>/dev/null) || return 1
-  [ -n "$(docker image inspect -f '{{ index .Config.Labels "org.openmono.standin" }}' \
-    searxng/searxng:latest 2>/dev/null)" ] && [ "$label" != "$searxng_hash" ]
-}
-if searxng_stale || ! obtain searxng/searxng:latest; then
+if stale searxng/searxng:latest "$searxng_hash" || ! obtain searxng/searxng:latest; then
   build searxng/searxng:latest "$standins/searxng" "$root" \
     --label "org.openmono.standin.hash=$searxng_hash"
 fi
