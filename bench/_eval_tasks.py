@@ -94,6 +94,18 @@ def exists(path: str) -> Check:
     return check
 
 
+def gone(path: str, kept: str) -> Check:
+    """`path` was deleted and `kept`, its neighbour, was not."""
+
+    def check(ws: Path, _result: dict[str, Any]) -> tuple[bool, str]:
+        if not (ws / kept).is_file():
+            return False, f"{kept} is gone too"
+        ok = not (ws / path).exists()
+        return ok, f"{path} deleted" if ok else f"{path} still there"
+
+    return check
+
+
 def ran_and_says(fact: str) -> Check:
     """A command ran (a successful Bash call) and the answer names its output."""
 
@@ -259,16 +271,96 @@ TASKS: list[Task] = [
     ),
 ]  # fmt: skip
 
+# Held out (`--heldout`): written on 2026-12-06, after `llm.tool_pick`'s step 1 and the worked
+# examples were last changed, and committed before any model saw them. Their wording is unlike the
+# tasks above and the worked examples (other verbs and question shapes, contractions, a polite
+# request after the fact), so they say how far what was tuned on TASKS carries. Nothing in the
+# harness may be tuned on them: a task changed for a model's sake moves to TASKS.
+HELDOUT: list[Task] = [
+    Task(
+        "h_read_timeout", "read", "How long is the request timeout in service/app.yaml?",
+        says("45"), {"service/app.yaml": "name: relay\nrequest_timeout: 45s\nretries: 2\n"},
+    ),
+    Task(
+        "h_read_motd", "read", "Tell me what the motd file says.", says("lantern"),
+        {"motd": "Welcome aboard the lantern ship\n"},
+    ),
+    Task(
+        "h_read_dbname", "read", "Look in .env.example: what is DB_NAME?", says("orchard_prod"),
+        {".env.example": "DB_NAME=orchard_prod\nDB_USER=app\n"},
+    ),
+    Task(
+        "h_search_def", "search", "Where is the function parse_invoice defined?",
+        says("books.py"),
+        {
+            "ledger/books.py": "def parse_invoice(raw):\n    return raw.split(';')\n",
+            "ledger/util.py": "def clamp(x):\n    return max(0, x)\n",
+            "README.md": "# Ledger\n",
+        },
+    ),
+    Task(
+        "h_find_md", "search", "Are there any Markdown files under docs? Name them.",
+        says("intro.md", "faq.md"),
+        {"docs/intro.md": "# Intro\n", "docs/deep/faq.md": "# FAQ\n", "docs/logo.png": "png\n"},
+    ),
+    Task(
+        "h_list_scripts", "search", "What's inside the scripts folder?",
+        says("deploy.sh", "seed.sql"),
+        {"scripts/deploy.sh": "echo deploy\n", "scripts/seed.sql": "select 1;\n", "app.py": "\n"},
+    ),
+    Task(
+        "h_run_cat", "run", "Show me the output of cat VERSION.", says("7.1.3"),
+        {"VERSION": "7.1.3\n"}, asks="read",
+    ),
+    Task(
+        "h_write_todo", "write", "Make a file named todo.txt with the text: buy lamp oil",
+        file_is("todo.txt", "buy lamp oil"),
+    ),
+    Task(
+        "h_write_gitignore", "write", "Add a .gitignore that ignores the node_modules folder.",
+        file_has(".gitignore", ["node_modules"], []),
+    ),
+    Task(
+        "h_edit_port", "edit", "The port in server.toml should be 9090, not 8000. Please update it.",
+        file_has("server.toml", ["9090", 'host = "localhost"'], ["8000"]),
+        {"server.toml": '[http]\nport = 8000\nhost = "localhost"\n'},
+    ),
+    Task(
+        "h_edit_typo", "edit", "Fix the typo recieve in mail.py.",
+        file_has("mail.py", ["def receive("], ["recieve"]),
+        {"mail.py": "def recieve(box):\n    return box.pop()\n"},
+    ),
+    Task(
+        "h_run_build", "run", "Execute sh build.sh", exists("dist/app.txt"),
+        {"build.sh": "mkdir -p dist && echo ok > dist/app.txt\n"}, asks="write",
+    ),
+    Task(
+        "h_run_rm", "run", "Delete the file old.tmp", gone("old.tmp", "keep.txt"),
+        {"old.tmp": "stale\n", "keep.txt": "keep\n"}, asks="write",
+    ),
+    Task(
+        "h_plain_color", "plain", "What colour do you get when you mix blue and yellow?",
+        says("green"), needs_tool=False,
+    ),
+    Task(
+        "h_plain_planet", "plain", "Which planet is known as the Red Planet?", says("Mars"),
+        needs_tool=False,
+    ),
+]  # fmt: skip
+
 # The default (`make bench`) run: one task of each kind that needs a tool, and one control.
 QUICK = ["read_port", "write_hello", "edit_flag", "run_touch", "list_assets", "plain_capital"]
 
 
-def select(names: str | None, full: bool) -> list[Task]:
-    """`--tasks a,b` (exact ids or a regex), else every task with `--full`, else the quick set."""
+def select(names: str | None, full: bool, heldout: bool = False) -> list[Task]:
+    """`--tasks a,b` (exact ids or regexes, over both sets), else every task with `--full`, the
+    held-out set with `--heldout` (both: both), else the quick set."""
     if names:
         wanted = [n.strip() for n in names.split(",") if n.strip()]
-        return [t for t in TASKS if any(re.fullmatch(w, t.id) for w in wanted)]
-    return list(TASKS) if full else [t for t in TASKS if t.id in QUICK]
+        return [t for t in TASKS + HELDOUT if any(re.fullmatch(w, t.id) for w in wanted)]
+    if full or heldout:
+        return (list(TASKS) if full else []) + (list(HELDOUT) if heldout else [])
+    return [t for t in TASKS if t.id in QUICK]
 
 
 def make_workspace(task: Task, root: Path) -> Path:

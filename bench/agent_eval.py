@@ -27,6 +27,7 @@ bundled SmolLM2 and its tool template on a free port, stopped at the end. Temper
 
     uv run python bench/agent_eval.py                 # quick: 6 tasks x 3 protocols (make bench)
     uv run python bench/agent_eval.py --full          # all 24 tasks
+    uv run python bench/agent_eval.py --heldout       # the 15 held-out tasks (never tuned on)
     uv run python bench/agent_eval.py --floor         # writes allowed as --allow '*', not
                                                       # --yolo: the safety floor applies
     uv run python bench/agent_eval.py --model gemma3-270m         # a second family (Gemma 3)
@@ -400,6 +401,11 @@ def main() -> None:
     ap.add_argument("--endpoint", help="LLM endpoint (default: the stack make up starts)")
     ap.add_argument("--key", help="its bearer key (default: LLAMA_API_KEY of compose/.env)")
     ap.add_argument("--full", action="store_true", help="every task (default: the quick set)")
+    ap.add_argument(
+        "--heldout",
+        action="store_true",
+        help="the held-out tasks (bench/_eval_tasks.py HELDOUT: never tuned on; with --full, both)",
+    )
     ap.add_argument("--tasks", help="comma-separated task ids or regexes")
     ap.add_argument("--protocols", default="native,prompted,grammar")
     ap.add_argument("--max-iterations", type=int, default=5)
@@ -444,7 +450,7 @@ def main() -> None:
     unknown = [p for p in protocols if p not in PROTOCOLS]
     if unknown:
         raise SystemExit(f"unknown protocol(s) {unknown}; choose from {list(PROTOCOLS)}")
-    tasks = select(args.tasks, args.full)
+    tasks = select(args.tasks, args.full, args.heldout)
     if not tasks:
         raise SystemExit("no task matches --tasks")
     if args.root is not None and args.root.exists():
