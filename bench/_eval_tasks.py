@@ -321,7 +321,8 @@ HELDOUT: list[Task] = [
         file_has(".gitignore", ["node_modules"], []),
     ),
     Task(
-        "h_edit_port", "edit", "The port in server.toml should be 9090, not 8000. Please update it.",
+        "h_edit_port", "edit",
+        "The port in server.toml should be 9090, not 8000. Please update it.",
         file_has("server.toml", ["9090", 'host = "localhost"'], ["8000"]),
         {"server.toml": '[http]\nport = 8000\nhost = "localhost"\n'},
     ),
