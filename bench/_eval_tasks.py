@@ -106,6 +106,18 @@ def gone(path: str, kept: str) -> Check:
     return check
 
 
+def moved(src: str, dst: str) -> Check:
+    """`src` is now at `dst` and no longer where it was."""
+
+    def check(ws: Path, _result: dict[str, Any]) -> tuple[bool, str]:
+        if not (ws / dst).is_file():
+            return False, f"{dst} missing"
+        ok = not (ws / src).exists()
+        return ok, "moved" if ok else f"{src} still there (copied, not moved)"
+
+    return check
+
+
 def ran_and_says(fact: str) -> Check:
     """A command ran (a successful Bash call) and the answer names its output."""
 
@@ -349,18 +361,107 @@ HELDOUT: list[Task] = [
     ),
 ]  # fmt: skip
 
+# A second held-out set (`--heldout2`), written on 2026-12-06 10:35 UTC after the first had been
+# measured once, committed before any model saw it, in other shapes again (lowercase, "could
+# you", a path that names a verb, a move, make). Held out the same way: nothing is tuned on it.
+HELDOUT2: list[Task] = [
+    Task(
+        "b_read_region", "read",
+        "could you check deploy/terraform.tfvars and tell me which region we deploy to?",
+        says("eu-west-3"),
+        {"deploy/terraform.tfvars": 'region = "eu-west-3"\ninstance_type = "t3.small"\n'},
+    ),
+    Task(
+        "b_read_author", "read", "Who is listed as the author in setup.cfg?", says("Okafor"),
+        {"setup.cfg": "[metadata]\nname = lumen\nauthor = Wren Okafor\n"},
+    ),
+    Task(
+        "b_read_workers", "read", "how many workers does the Procfile start?", says("13"),
+        {"Procfile": "web: gunicorn app:api --workers 13\n"},
+    ),
+    Task(
+        "b_search_const", "search", "In which file is MAX_RETRIES defined?", says("client.go"),
+        {
+            "net/client.go": "package net\n\nconst MAX_RETRIES = 7\n",
+            "net/server.go": "package net\n\nconst PORT = 80\n",
+            "go.mod": "module lumen\n",
+        },
+    ),
+    Task(
+        "b_search_fixme", "search", "Is there a FIXME anywhere in src? What does it say?",
+        says("evict"),
+        {
+            "src/cache.rs": "// FIXME: evict stale entries\npub fn get() {}\n",
+            "src/lib.rs": "pub mod cache;\n",
+        },
+    ),
+    Task(
+        "b_find_yaml", "search", "Which YAML files does this repo have?",
+        says("ci.yml", "app.yaml"),
+        {".github/workflows/ci.yml": "on: push\n", "config/app.yaml": "debug: false\n",
+         "README.md": "# Lumen\n"},
+    ),
+    Task(
+        "b_list_migrations", "search", "Show me what's in the migrations directory.",
+        says("001_init.sql", "002_users.sql"),
+        {"migrations/001_init.sql": "create table t();\n",
+         "migrations/002_users.sql": "create table users();\n", "main.py": "\n"},
+    ),
+    Task(
+        "b_run_python", "run", "Use python3 to print 2**10 and tell me the number.",
+        ran_and_says("1024"), asks="run",
+    ),
+    Task(
+        "b_write_notes", "write", "Please create notes/meeting.md with the heading: # Retro",
+        file_is("notes/meeting.md", "# Retro"),
+    ),
+    Task(
+        "b_write_env", "write", "Save the line LOG_LEVEL=debug to a new file called .env",
+        file_is(".env", "LOG_LEVEL=debug"),
+    ),
+    Task(
+        "b_edit_version", "edit", "Bump the version in VERSION.txt from 1.4.0 to 1.5.0.",
+        file_is("VERSION.txt", "1.5.0"), {"VERSION.txt": "1.4.0\n"},
+    ),
+    Task(
+        "b_edit_var", "edit", "In util.js, the variable tmp should be called buffer instead.",
+        file_has("util.js", ["let buffer"], ["tmp"]),
+        {"util.js": "let tmp = [];\ntmp.push(1);\nexport default tmp;\n"},
+    ),
+    Task(
+        "b_run_make", "run", "Run make clean", gone("out.bin", "Makefile"),
+        {"Makefile": "clean:\n\trm -f out.bin\n", "out.bin": "bin\n"}, asks="write",
+    ),
+    Task(
+        "b_run_mv", "run", "Move report.txt into the archive folder.",
+        moved("report.txt", "archive/report.txt"),
+        {"report.txt": "q3\n", "archive/old.txt": "q2\n"}, asks="write",
+    ),
+    Task(
+        "b_plain_hex", "plain", "What is 255 in hexadecimal?", says("ff"), needs_tool=False,
+    ),
+    Task(
+        "b_plain_painter", "plain", "Who painted the Mona Lisa?", says("Vinci"),
+        needs_tool=False,
+    ),
+]  # fmt: skip
+
 # The default (`make bench`) run: one task of each kind that needs a tool, and one control.
 QUICK = ["read_port", "write_hello", "edit_flag", "run_touch", "list_assets", "plain_capital"]
 
 
-def select(names: str | None, full: bool, heldout: bool = False) -> list[Task]:
-    """`--tasks a,b` (exact ids or regexes, over both sets), else every task with `--full`, the
-    held-out set with `--heldout` (both: both), else the quick set."""
+SETS = {"tasks": TASKS, "heldout": HELDOUT, "heldout2": HELDOUT2}
+
+
+def select(names: str | None, sets: list[str]) -> list[Task]:
+    """`--tasks a,b` (exact ids or regexes, over every set), else the named sets (`--full` is
+    `tasks`), else the quick set."""
     if names:
         wanted = [n.strip() for n in names.split(",") if n.strip()]
-        return [t for t in TASKS + HELDOUT if any(re.fullmatch(w, t.id) for w in wanted)]
-    if full or heldout:
-        return (list(TASKS) if full else []) + (list(HELDOUT) if heldout else [])
+        every = [t for tasks in SETS.values() for t in tasks]
+        return [t for t in every if any(re.fullmatch(w, t.id) for w in wanted)]
+    if sets:
+        return [t for name in sets for t in SETS[name]]
     return [t for t in TASKS if t.id in QUICK]
 
 

@@ -28,6 +28,7 @@ bundled SmolLM2 and its tool template on a free port, stopped at the end. Temper
     uv run python bench/agent_eval.py                 # quick: 6 tasks x 3 protocols (make bench)
     uv run python bench/agent_eval.py --full          # all 24 tasks
     uv run python bench/agent_eval.py --heldout       # the 15 held-out tasks (never tuned on)
+    uv run python bench/agent_eval.py --heldout2      # a second held-out set (16 tasks)
     uv run python bench/agent_eval.py --floor         # writes allowed as --allow '*', not
                                                       # --yolo: the safety floor applies
     uv run python bench/agent_eval.py --model gemma3-270m         # a second family (Gemma 3)
@@ -406,6 +407,7 @@ def main() -> None:
         action="store_true",
         help="the held-out tasks (bench/_eval_tasks.py HELDOUT: never tuned on; with --full, both)",
     )
+    ap.add_argument("--heldout2", action="store_true", help="the second held-out set (HELDOUT2)")
     ap.add_argument("--tasks", help="comma-separated task ids or regexes")
     ap.add_argument("--protocols", default="native,prompted,grammar")
     ap.add_argument("--max-iterations", type=int, default=5)
@@ -418,6 +420,11 @@ def main() -> None:
         type=Path,
         help="scratch folder to create for the workspaces (default: a fresh temp dir); the "
         "workspace path is in the prompt, so runs to compare should use the same one",
+    )
+    ap.add_argument(
+        "--keep",
+        action="store_true",
+        help="keep --root at the end: each task's workspace and session (the calls' arguments)",
     )
     ap.add_argument(
         "--model",
@@ -450,9 +457,13 @@ def main() -> None:
     unknown = [p for p in protocols if p not in PROTOCOLS]
     if unknown:
         raise SystemExit(f"unknown protocol(s) {unknown}; choose from {list(PROTOCOLS)}")
-    tasks = select(args.tasks, args.full, args.heldout)
+    sets = [n for n, on in [("tasks", args.full), ("heldout", args.heldout),
+                             ("heldout2", args.heldout2)] if on]  # fmt: skip
+    tasks = select(args.tasks, sets)
     if not tasks:
         raise SystemExit("no task matches --tasks")
+    if args.keep and args.root is None:
+        raise SystemExit("--keep keeps --root: name one")
     if args.root is not None and args.root.exists():
         raise SystemExit(f"--root {args.root} exists; name a folder the eval may create")
     with tempfile.TemporaryDirectory(prefix="agent-eval-") as tmp:
@@ -505,7 +516,7 @@ def main() -> None:
         finally:
             if server is not None:
                 _stop(server)
-            if args.root is not None:
+            if args.root is not None and not args.keep:
                 shutil.rmtree(args.root, ignore_errors=True)
     table = print_report(rows, protocols, cost, meta)
     out = args.out or Path(tempfile.gettempdir()) / f"agent-eval-{int(time.time())}.json"
