@@ -34,6 +34,7 @@ bundled SmolLM2 and its tool template on a free port, stopped at the end. Temper
     uv run python bench/agent_eval.py --model gemma3-270m         # a second family (Gemma 3)
     uv run python bench/agent_eval.py --intent off    # the levers off (llm.tool_intent)
     uv run python bench/agent_eval.py --pick off      # one request a turn (llm.tool_pick)
+    uv run python bench/agent_eval.py --ground off    # the picked call's path free (tool_ground)
     uv run python bench/agent_eval.py --full --endpoint http://gpu-box:47480 --key K \\
         --protocols native,grammar --timeout 600      # a bigger model (docs/agent-eval.md)
 """
@@ -215,6 +216,7 @@ def run_task(
         "OPENMONO_LLM_MAX_TOKENS": str(args.max_tokens),
         "OPENMONO_LLM_TOOL_INTENT": args.intent,
         "OPENMONO_LLM_TOOL_PICK": args.pick,
+        "OPENMONO_LLM_TOOL_GROUND": args.ground,
         "NO_COLOR": "1",
     }
     cmd = [
@@ -445,6 +447,13 @@ def main() -> None:
         "its calls; off: one request a turn)",
     )
     ap.add_argument(
+        "--ground",
+        choices=["off", "named"],
+        default="named",
+        help="llm.tool_ground for every run (named, the default: with two_step, the picked "
+        "call's path is one the request names; off: any)",
+    )
+    ap.add_argument(
         "--floor",
         action="store_true",
         help="allow writes as --allow '*' instead of --yolo, so the safety floor applies",
@@ -501,6 +510,7 @@ def main() -> None:
                 "floor": args.floor,
                 "intent": args.intent,
                 "pick": args.pick,
+                "ground": args.ground,
                 "cpus": os.cpu_count(),
             }
             cost = prefill_cost(url, key)

@@ -183,6 +183,13 @@ CASES: list[ToolCase] = [
         _ok("lib/lib.go:\n    3│func Helper() int { return 1 }"),
         _files(**_GO_PROJECT),
     ),
+    ToolCase(  # which words of a request are paths (asked by the agent, never offered)
+        "named_paths",
+        "NamedPaths",
+        {"text": "Read a.txt and ../outside.txt, then create notes/new.md."},
+        _ok('{"existing":["a.txt"],"new":["notes/new.md"]}'),
+        _files(**{"a.txt": "alpha\n"}),
+    ),
     ToolCase(
         "read_numbered",
         "FileRead",

@@ -128,7 +128,9 @@ def test_doctor_says_when_the_action_is_picked_first() -> None:
     from openmono.cli.commands.doctor import _family_check
 
     info = ModelInfo(model="SmolLM2", tool_protocol="prompted", family="SmolLM", template="ours")
-    assert "tool_pick" in _family_check(info, "narrow", "two_step").detail
-    assert "tool_pick" not in _family_check(info, "narrow", "off").detail
+    both = _family_check(info, LLMSettings()).detail
+    assert "tool_pick" in both and "tool_ground" in both
+    assert "tool_ground" not in _family_check(info, LLMSettings(tool_ground="off")).detail
+    assert "tool_pick" not in _family_check(info, LLMSettings(tool_pick="off")).detail
     native = ModelInfo(model="Qwen3", tool_protocol="native")
-    assert "tool_pick" not in _family_check(native, "narrow", "two_step").detail
+    assert "tool_pick" not in _family_check(native, LLMSettings()).detail

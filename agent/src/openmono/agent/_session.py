@@ -25,6 +25,7 @@ from openmono_contracts import WebAccess, trust
 from openmono_contracts.facts import PROJECT_MEMORY_DIR, USER_MEMORY_DIR
 from openmono_contracts.sandbox import hidden_paths
 
+from openmono.agent._grounding import PathGrounding
 from openmono.agent._instructions import SessionInstructions, load_instructions, load_notices
 from openmono.agent._prompts import prompt_override
 from openmono.agent._repomap import RepoMapSource, map_budget
@@ -190,9 +191,15 @@ class Agent:
         """The session's todo list, as its last TodoWrite wrote it."""
         return self.conversation.todos(self.loop)
 
+    def ground(self, model: Model) -> None:
+        """Let a prompted model ask this workspace which words of a request are paths."""
+        if isinstance(model, PromptedTools):
+            model.grounding = PathGrounding(self.executor, self.workspace, self.session_id)
+
     async def switch_model(self, model: Model) -> None:
         """Talk to `model` from the next request on; the old one is closed if we opened it."""
         old, self.model, self.loop.model = self.model, model, model
+        self.ground(model)
         self._owned.append(model)
         if old in self._owned:
             self._owned.remove(old)
@@ -263,6 +270,7 @@ async def open_agent(
                     await aclose()
         raise
     agent._owned = owned
+    agent.ground(model)
     try:
         await _extend(agent, settings, mcp)
     except BaseException:

@@ -91,6 +91,10 @@ class LLMSettings(BaseModel):
     # (a few grammar-bound tokens), then allows only calls to that tool (openmono.llm._pick); the
     # default since it brought both small families measured to the call targets (agent-eval.md)
     tool_pick: Annotated[Literal["off", "two_step"], APPLIES] = "two_step"
+    # with two_step: the picked call's path argument may only be a path the request names that
+    # the workspace has (or, for a tool that writes, one it names to create); "off": any string
+    # (openmono.llm._ground)
+    tool_ground: Annotated[Literal["off", "named"], APPLIES] = "named"
     max_tokens: Annotated[int | None, APPLIES] = Field(default=None, ge=1)
     temperature: Annotated[float | None, APPLIES] = Field(default=None, ge=0)
     # Used until `/props` answers; the probe's real n_ctx replaces it.

@@ -53,11 +53,12 @@ from openmono.llm._messages import (
 )
 from openmono.llm._model import Model
 from openmono.llm._protocol import ProtocolSetting, ToolProtocol
-from openmono.llm._tools import PromptedTools
+from openmono.llm._tools import GROUND_TIMEOUT_S, PromptedTools
 from openmono.llm._wire import EndpointError, normalize_endpoint
 from openmono.llm.textcalls import CallProblem, Recovery, TextCall, recover_tool_calls
 
 __all__ = [
+    "GROUND_TIMEOUT_S",
     "MAX_EXAMPLES",
     "AuthError",
     "CallProblem",

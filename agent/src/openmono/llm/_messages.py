@@ -65,7 +65,9 @@ class ChatMessage(BaseModel):
 class ToolSpec(BaseModel):
     """A tool offered to the model: name, description and the JSON schema of its parameters.
     `writes`: the tool changes files (its facts say so); never sent, it lets the prompted
-    protocol leave writers out of a request that only reads (`_intent`)."""
+    protocol leave writers out of a request that only reads (`_intent`). `paths`: the arguments
+    that name a path (its facts' `path_params`); never sent, they let the prompted protocol hold
+    the picked call to the paths the request names (`_ground`)."""
 
     model_config = ConfigDict(frozen=True)
 
@@ -73,6 +75,7 @@ class ToolSpec(BaseModel):
     description: str = ""
     parameters: dict[str, Any] = Field(default_factory=lambda: {"type": "object", "properties": {}})
     writes: bool = Field(default=False, exclude=True)  # not in a dump: token estimates stay as sent
+    paths: tuple[str, ...] = Field(default=(), exclude=True)
 
     def to_wire(self) -> dict[str, Any]:
         return {

@@ -27,6 +27,7 @@ closing events: the rest of the text, the server's calls, the calls read from th
 
 from __future__ import annotations
 
+import asyncio
 import json
 from collections.abc import AsyncGenerator, Sequence
 from typing import Any, Generic, TypeVar
@@ -44,6 +45,7 @@ from openmono.llm._events import (
     Usage,
 )
 from openmono.llm._grammar import tool_grammar
+from openmono.llm._ground import Grounding, grounded
 from openmono.llm._intent import latest_request, shown_tools
 from openmono.llm._messages import ChatMessage, ModelInfo, ToolSpec, estimate_tokens
 from openmono.llm._model import Model
@@ -54,6 +56,8 @@ from openmono.llm._wire import error_message
 from openmono.llm.textcalls import TAG_MARKERS, Recovery, recover_tool_calls
 
 M = TypeVar("M", bound=Model)
+# How long the picked call waits for the workspace to say which words are paths (`_ground`).
+GROUND_TIMEOUT_S = 5.0
 
 
 class PromptedTools(Generic[M]):
@@ -66,6 +70,9 @@ class PromptedTools(Generic[M]):
         self.recover = settings.recover_text_calls
         self.intent = settings.tool_intent
         self.pick = settings.tool_pick
+        self.ground = settings.tool_ground
+        # set by the session that knows the workspace (`openmono.agent`); None: nothing is held
+        self.grounding: Grounding | None = None
         self.choice: ProtocolChoice | None = None  # decided by probe()
         self.takes_grammar = False
         self._notes: list[str] = []
@@ -122,7 +129,11 @@ class PromptedTools(Generic[M]):
             if ours and offered and self.grammar and self.takes_grammar:
                 if self.pick == "two_step" and opening is not None:
                     chosen, before = await self._pick(offered, opening, temperature)
-                grammar = tool_grammar([chosen] if chosen else offered, prose=chosen is None)
+                if chosen is not None and opening is not None:
+                    held = await self._held(chosen, opening)
+                    grammar = tool_grammar([held or chosen], prose=False)
+                else:
+                    grammar = tool_grammar(offered)
             last = chosen.name if chosen else None
             sent = prompted_messages(messages, offered, shown.examples, last)
         while self._notes:
@@ -158,6 +169,17 @@ class PromptedTools(Generic[M]):
                 aclose = getattr(events, "aclose", None)
                 if aclose is not None:
                     await aclose()
+
+    async def _held(self, tool: ToolSpec, request: str) -> ToolSpec | None:
+        """`tool` with its path arguments held to the paths `request` names (`_ground`), or None
+        (off, nothing named, or the workspace did not answer in time)."""
+        if self.ground != "named" or self.grounding is None or not tool.paths:
+            return None
+        try:
+            named = await asyncio.wait_for(self.grounding(request), GROUND_TIMEOUT_S)
+        except TimeoutError:
+            return None
+        return grounded(tool, named) if named is not None else None
 
     async def _pick(
         self, tools: list[ToolSpec], request: str, temperature: float | None

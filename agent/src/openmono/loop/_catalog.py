@@ -67,11 +67,12 @@ class ToolCatalog:
 
     def for_mode(self, mode: Mode) -> list[ToolSpec]:
         """What the model sees in `mode` (read-only modes: read-only tools, shell, conversation),
-        each spec marked with whether the tool writes (the prompted protocol reads it)."""
+        each spec marked with whether the tool writes and which arguments are paths (the prompted
+        protocol reads both)."""
         shown = [t for t, _ in self.entries().values() if offered_in(mode, t.facts)]
         return [
             t.spec
-            if t.spec.writes == t.facts.writes
-            else t.spec.model_copy(update={"writes": t.facts.writes})
+            if (t.spec.writes, t.spec.paths) == (t.facts.writes, t.facts.path_params)
+            else t.spec.model_copy(update={"writes": t.facts.writes, "paths": t.facts.path_params})
             for t in shown
         ]

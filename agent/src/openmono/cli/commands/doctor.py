@@ -28,7 +28,14 @@ from openmono_contracts.privatefs import exposed, private_dir
 from openmono_contracts.redisauth import ping as redis_ping
 from openmono_contracts.sandbox import SandboxPolicy
 
-from openmono.config import ConfigError, RunOptions, Settings, current_environ, explain_agent
+from openmono.config import (
+    ConfigError,
+    LLMSettings,
+    RunOptions,
+    Settings,
+    current_environ,
+    explain_agent,
+)
 
 if TYPE_CHECKING:
     from openmono.llm import ModelInfo, OpenAICompatModel, PromptedTools
@@ -96,7 +103,7 @@ async def _endpoint_checks(settings: Settings) -> list[Check]:
                 Check("model", "pass", f"{info.label} · n_ctx {info.n_ctx} (from /{info.source})")
             )
             checks.append(_tools_check(model))
-            checks.append(_family_check(info, settings.llm.tool_intent, settings.llm.tool_pick))
+            checks.append(_family_check(info, settings.llm))
         except AuthError as exc:
             checks.append(Check("model", "fail", f"the key was refused ({exc.status}): {exc}"))
         except LLMError as exc:
@@ -119,7 +126,7 @@ async def _endpoint_checks(settings: Settings) -> list[Check]:
     return checks
 
 
-def _family_check(info: ModelInfo, intent: str, pick: str = "off") -> Check:
+def _family_check(info: ModelInfo, llm: LLMSettings) -> Check:
     """The model family, whose chat template, and which worked examples the model gets."""
     from openmono.llm import MAX_EXAMPLES
 
@@ -129,9 +136,11 @@ def _family_check(info: ModelInfo, intent: str, pick: str = "off") -> Check:
         )
         examples += {
             "narrow": "; a request that only reads is shown no tool that writes (tool_intent)",
-        }.get(intent, "")
-        if pick == "two_step":
+        }.get(llm.tool_intent, "")
+        if llm.tool_pick == "two_step":
             examples += "; a turn's first request is asked its action first (tool_pick)"
+            if llm.tool_ground == "named":
+                examples += ", its path one the request names (tool_ground)"
     else:
         examples = "no worked examples (native: the template renders the tools)"
     detail = f"{info.family or 'unknown'} · template: {info.template or 'unknown'} · {examples}"
