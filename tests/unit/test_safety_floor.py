@@ -57,6 +57,16 @@ def test_every_read_task_of_the_eval_reads_as_read_only() -> None:
         ("Can you set the port to 9000?", False),
         ("Where is formatPrice used? Then rename it to showPrice.", False),
         ("Explain main.py and fix the bug you find", False),
+        # contractions open a question too: Gemma 3 270M wrote script.txt when asked "What's
+        # inside the scripts folder?" (held-out task h_list_scripts, tool_pick off, --yolo: the
+        # lever showed it every writer, as this rule did not read the message as a question)
+        ("What's inside the scripts folder?", True),
+        ("what\u2019s in src?", True),
+        ("Where's the port set?", True),
+        ("Doesn't main.py import os?", True),
+        ("Can't you show me the config?", True),
+        ("What's wrong in main.py? Fix it.", False),
+        ("Let's rename it", False),
         ("yes, go ahead", False),
         ("Don't change anything, just look", False),
         ("Why does the build fail?", False),
@@ -139,6 +149,14 @@ def test_auto_edit_refuses_a_write_in_a_read_task(tmp_path: Path, ws: Path) -> N
         (True, "read_only_task"),
         (False, None),
     ]
+
+
+def test_a_contracted_question_is_held_to_reading_too(tmp_path: Path, ws: Path) -> None:
+    # the held-out task where Gemma 3 270M wrote a file: before, "what's" opened no question
+    engine = PermissionEngine(ws, allow=("FileWrite",))
+    (write,), _ = _run(tmp_path, engine, [WRITE], "What's inside the scripts folder?")
+    assert not write.ok and REFUSED in write.content
+    assert (ws / "a.txt").read_text() == "alpha\n"
 
 
 def test_auto_edit_writes_when_the_task_asks_for_it(tmp_path: Path, ws: Path) -> None:

@@ -5,7 +5,8 @@ tool or a web page returned), by `read_only_task`: simple, deterministic and con
 says "read-only" only when both hold:
 
 1. the message opens as a question or a request to read: its first word (after `please`) is a
-   question word (`what`, `which`, `where`, `how`, `is`, `does`, `can`, ...) or a reading verb
+   question word (`what`, `which`, `where`, `how`, `is`, `does`, `can`, ...; contracted too:
+   `what's`, `doesn't`) or a reading verb
    (`read`, `show`, `list`, `find`, `explain`, `count`, ...);
 2. no word of it asks for a change: `create`, `write`, `edit`, `change`, `fix`, `rename`, `add`,
    `delete`, `run`, `install`, `commit`, ... in any inflection (`changed`, `writing`, `wrote`).
@@ -60,6 +61,9 @@ _REQUEST_BEFORE = frozenset({
 })  # fmt: skip
 _IRREGULAR = ["wrote", "written", "ran", "built", "undone"]
 _WORD = re.compile(r"[a-z']+")
+# "what's", "where're", "isn't": the question word under the contraction opens the message
+_CONTRACTION = re.compile(r"'(?:s|re|ve|d|ll|m)$")
+_NOT = {"can't": "can", "won't": "will", "shan't": "shall"}
 
 
 def _inflections(verb: str) -> set[str]:
@@ -79,13 +83,13 @@ _WEAK_WORDS = frozenset({form for verb in _WEAK for form in _inflections(verb)} 
 
 def read_only_task(message: str) -> bool:
     """Does the user's `message` only ask to read, list or explain (see the module docstring)?"""
-    text = message.strip().lower()
+    text = message.strip().lower().replace("\u2019", "'")
     if not text or text.startswith("/"):
         return False
     words = _WORD.findall(text)
     while words and words[0] == "please":
         words = words[1:]
-    if not words or words[0] not in _OPENERS:
+    if not words or _uncontracted(words[0]) not in _OPENERS:
         return False
     for i, word in enumerate(words):
         if word in _CHANGE_WORDS:
@@ -93,6 +97,13 @@ def read_only_task(message: str) -> bool:
         if word in _WEAK_WORDS and (i == 0 or words[i - 1] in _REQUEST_BEFORE):
             return False
     return True
+
+
+def _uncontracted(word: str) -> str:
+    """`word` without its contraction: "what's" -> "what", "doesn't" -> "does"."""
+    if word.endswith("n't"):
+        return _NOT.get(word, word[:-3])
+    return _CONTRACTION.sub("", word)
 
 
 def writes_call(facts: ToolFacts, args: Mapping[str, Any]) -> bool:
