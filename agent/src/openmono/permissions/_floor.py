@@ -6,8 +6,8 @@ says "read-only" only when both hold:
 
 1. the message opens as a question or a request to read: its first word (after `please`) is a
    question word (`what`, `which`, `where`, `how`, `is`, `does`, `can`, ...; contracted too:
-   `what's`, `doesn't`) or a reading verb
-   (`read`, `show`, `list`, `find`, `explain`, `count`, ...);
+   `what's`, `doesn't`) or a reading verb (`read`, `show`, `list`, `find`, `explain`, `count`,
+   ...);
 2. no word of it asks for a change: `create`, `write`, `edit`, `change`, `fix`, `rename`, `add`,
    `delete`, `run`, `install`, `commit`, ... in any inflection (`changed`, `writing`, `wrote`).
    Mentioning a build or a test counts (answering may mean running them). Two verbs that are
