@@ -66,6 +66,12 @@ def test_every_read_task_of_the_eval_reads_as_read_only() -> None:
         ("Doesn't main.py import os?", True),
         ("Can't you show me the config?", True),
         ("What's wrong in main.py? Fix it.", False),
+        # and after a preposition: the same model, same run, wrote weather/station.ini when asked
+        # "In which file is MAX_RETRIES defined?" (held-out task b_search_const)
+        ("In which file is MAX_RETRIES defined?", True),
+        ("From where does the config load?", True),
+        ("In main.py, show me the config", False),
+        ("In which file should I rename it?", False),
         ("Let's rename it", False),
         ("yes, go ahead", False),
         ("Don't change anything, just look", False),
@@ -151,10 +157,15 @@ def test_auto_edit_refuses_a_write_in_a_read_task(tmp_path: Path, ws: Path) -> N
     ]
 
 
-def test_a_contracted_question_is_held_to_reading_too(tmp_path: Path, ws: Path) -> None:
-    # the held-out task where Gemma 3 270M wrote a file: before, "what's" opened no question
+@pytest.mark.parametrize(
+    "task", ["What's inside the scripts folder?", "In which file is MAX_RETRIES defined?"]
+)
+def test_a_contracted_or_prefixed_question_is_held_to_reading_too(
+    tmp_path: Path, ws: Path, task: str
+) -> None:
+    # the held-out tasks where Gemma 3 270M wrote a file: before, neither opened a question
     engine = PermissionEngine(ws, allow=("FileWrite",))
-    (write,), _ = _run(tmp_path, engine, [WRITE], "What's inside the scripts folder?")
+    (write,), _ = _run(tmp_path, engine, [WRITE], task)
     assert not write.ok and REFUSED in write.content
     assert (ws / "a.txt").read_text() == "alpha\n"
 

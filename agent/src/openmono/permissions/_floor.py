@@ -5,9 +5,9 @@ tool or a web page returned), by `read_only_task`: simple, deterministic and con
 says "read-only" only when both hold:
 
 1. the message opens as a question or a request to read: its first word (after `please`) is a
-   question word (`what`, `which`, `where`, `how`, `is`, `does`, `can`, ...; contracted too:
-   `what's`, `doesn't`) or a reading verb (`read`, `show`, `list`, `find`, `explain`, `count`,
-   ...);
+   question word (`what`, `which`, `where`, `how`, `is`, `does`, `can`, ...; contracted too,
+   `what's`, `doesn't`, or after a preposition, "In which file") or a reading verb (`read`,
+   `show`, `list`, `find`, `explain`, `count`, ...);
 2. no word of it asks for a change: `create`, `write`, `edit`, `change`, `fix`, `rename`, `add`,
    `delete`, `run`, `install`, `commit`, ... in any inflection (`changed`, `writing`, `wrote`).
    Mentioning a build or a test counts (answering may mean running them). Two verbs that are
@@ -64,6 +64,10 @@ _WORD = re.compile(r"[a-z']+")
 # "what's", "where're", "isn't": the question word under the contraction opens the message
 _CONTRACTION = re.compile(r"'(?:s|re|ve|d|ll|m)$")
 _NOT = {"can't": "can", "won't": "will", "shan't": "shall"}
+# "In which file ...", "From where ...": a preposition before the question word
+_PREPOSITIONS = frozenset({
+    "in", "on", "at", "from", "for", "to", "by", "with", "of", "into", "inside", "within", "under",
+})  # fmt: skip
 
 
 def _inflections(verb: str) -> set[str]:
@@ -88,6 +92,8 @@ def read_only_task(message: str) -> bool:
         return False
     words = _WORD.findall(text)
     while words and words[0] == "please":
+        words = words[1:]
+    if len(words) > 1 and words[0] in _PREPOSITIONS and _uncontracted(words[1]) in _OPENERS:
         words = words[1:]
     if not words or _uncontracted(words[0]) not in _OPENERS:
         return False
