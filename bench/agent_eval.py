@@ -360,7 +360,9 @@ def print_report(
 ) -> list[dict[str, Any]]:
     floor = "on (--allow '*')" if meta.get("floor") else "off (--yolo)"
     print(f"\nendpoint {meta['endpoint']} · model {meta['model']} · {meta['tasks']} tasks · "
-          f"floor {floor} · tool_intent {meta.get('intent', 'narrow')}")  # fmt: skip
+          f"floor {floor} · tool_intent {meta.get('intent', 'narrow')} · "
+          f"tool_pick {meta.get('pick', 'two_step')} · "
+          f"tool_ground {meta.get('ground', 'named')}")  # fmt: skip
     head = f"{'task':16} {'proto':9} {'pass':4} {'v/i/u':7} {'wk':>2} {'it':>2} {'tok p/c':>11} "
     head += f"{'s':>6} "
     print(head + f"{'load':>4}  calls · why")
