@@ -97,22 +97,50 @@ def test_the_scrape_container_and_its_chromium_run_unprivileged(stack: Project) 
         timeout=120,
     )
     assert r.status_code == 200 and r.json()["engine"] == "browser", r.text
-    script = (
-        "import pathlib, json\n"
-        "rows = []\n"
-        "for p in pathlib.Path('/proc').glob('[0-9]*'):\n"
-        "    try:\n"
-        "        st = dict(l.split(':\\t', 1) for l in (p / 'status').read_text().splitlines())\n"
-        "        exe = (p / 'cmdline').read_bytes().split(b'\\0')[0].decode(errors='replace')\n"
-        "    except OSError:\n"
-        "        continue\n"
-        "    rows.append([exe, st['Uid'].split()[0], st['CapEff'].strip()])\n"
-        "print(json.dumps(rows))\n"
-    )
-    rows = json.loads(stack.exec("scrapling", "python", "-c", script).stdout)
-    assert any("chromium" in exe for exe, _, _ in rows), rows
-    for exe, uid, caps in rows:
-        assert uid != "0" and caps.strip("0") == "", (exe, uid, caps)
+    rows = _processes(stack)
+    assert any("chromium" in exe for _, exe, _, _ in rows), rows
+    # `runc init` is the runtime starting an exec (the healthcheck's, every 3 s): root with the
+    # runtime's capabilities until it drops them and becomes the exec'd command. It is no process
+    # of the image, but it must not stay: each one seen is gone or unprivileged moments later.
+    bootstrap = {pid for pid, exe, _, _ in rows if exe == "runc"}
+    deadline = time.monotonic() + 10
+    while bootstrap and time.monotonic() < deadline:
+        time.sleep(0.5)
+        later = {pid: (exe, uid, caps) for pid, exe, uid, caps in _processes(stack)}
+        for pid in list(bootstrap):
+            if pid not in later:
+                bootstrap.discard(pid)
+            elif later[pid][0] != "runc":
+                assert _unprivileged(*later[pid][1:]), (pid, *later[pid])
+                bootstrap.discard(pid)
+    assert not bootstrap, f"runc init stayed privileged: {bootstrap}"
+    for pid, exe, uid, caps in rows:
+        if exe != "runc":
+            assert _unprivileged(uid, caps), (pid, exe, uid, caps)
+
+
+_PROCESSES = (
+    "import pathlib, json\n"
+    "rows = []\n"
+    "for p in pathlib.Path('/proc').glob('[0-9]*'):\n"
+    "    try:\n"
+    "        st = dict(l.split(':\\t', 1) for l in (p / 'status').read_text().splitlines())\n"
+    "        exe = (p / 'cmdline').read_bytes().split(b'\\0')[0].decode(errors='replace')\n"
+    "    except OSError:\n"
+    "        continue\n"
+    "    rows.append([p.name, exe, st['Uid'].split()[0], st['CapEff'].strip()])\n"
+    "print(json.dumps(rows))\n"
+)
+
+
+def _processes(stack: Project) -> list[tuple[str, str, str, str]]:
+    """Each process of the scrape container: pid, program, real uid, effective capabilities."""
+    done = stack.exec("scrapling", "python", "-c", _PROCESSES)
+    return [tuple(row) for row in json.loads(done.stdout)]  # type: ignore[misc]
+
+
+def _unprivileged(uid: str, caps: str) -> bool:
+    return uid != "0" and caps.strip("0") == ""
 
 
 def test_doctor_passes_in_the_agent_container(stack: Project) -> None:
