@@ -35,6 +35,8 @@ bundled SmolLM2 and its tool template on a free port, stopped at the end. Temper
     uv run python bench/agent_eval.py --intent off    # the levers off (llm.tool_intent)
     uv run python bench/agent_eval.py --pick off      # one request a turn (llm.tool_pick)
     uv run python bench/agent_eval.py --ground off    # the picked call's path free (tool_ground)
+    uv run python bench/agent_eval.py --repick after_read  # a change request asked again after a
+                                                      # read (llm.tool_repick)
     uv run python bench/agent_eval.py --full --endpoint http://gpu-box:47480 --key K \\
         --protocols native,grammar --timeout 600      # a bigger model (docs/agent-eval.md)
 """
@@ -217,6 +219,7 @@ def run_task(
         "OPENMONO_LLM_TOOL_INTENT": args.intent,
         "OPENMONO_LLM_TOOL_PICK": args.pick,
         "OPENMONO_LLM_TOOL_GROUND": args.ground,
+        "OPENMONO_LLM_TOOL_REPICK": args.repick,
         "NO_COLOR": "1",
     }
     cmd = [
@@ -362,7 +365,8 @@ def print_report(
     print(f"\nendpoint {meta['endpoint']} · model {meta['model']} · {meta['tasks']} tasks · "
           f"floor {floor} · tool_intent {meta.get('intent', 'narrow')} · "
           f"tool_pick {meta.get('pick', 'two_step')} · "
-          f"tool_ground {meta.get('ground', 'named')}")  # fmt: skip
+          f"tool_ground {meta.get('ground', 'named')} · "
+          f"tool_repick {meta.get('repick', 'off')}")  # fmt: skip
     head = f"{'task':16} {'proto':9} {'pass':4} {'v/i/u':7} {'wk':>2} {'it':>2} {'tok p/c':>11} "
     head += f"{'s':>6} "
     print(head + f"{'load':>4}  calls · why")
@@ -456,6 +460,13 @@ def main() -> None:
         "call's path is one the request names; off: any)",
     )
     ap.add_argument(
+        "--repick",
+        choices=["off", "after_read"],
+        default="off",
+        help="llm.tool_repick for every run (after_read: with two_step, a change request that "
+        "has only read is asked its action again, among the tools that change something)",
+    )
+    ap.add_argument(
         "--floor",
         action="store_true",
         help="allow writes as --allow '*' instead of --yolo, so the safety floor applies",
@@ -513,6 +524,7 @@ def main() -> None:
                 "intent": args.intent,
                 "pick": args.pick,
                 "ground": args.ground,
+                "repick": args.repick,
                 "cpus": os.cpu_count(),
             }
             cost = prefill_cost(url, key)

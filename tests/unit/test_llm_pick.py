@@ -1,14 +1,20 @@
 """`llm.tool_pick=two_step`: a turn's first request is asked which action it needs (a verb, under
 a grammar of those verbs alone), then only calls to that tool are allowed; `answer`, a failed
-pick, a request after a tool result and the setting `off` go as before. The inner model is
+pick, a request after a tool result and the setting `off` go as before; with `tool_repick=
+after_read`, a change request that has only read is asked again among the tools that change
+something (`asks_change` decides what a change request is). The inner model is
 scripted in-process, so what each request carried is exact; the grammars are checked with the
 GBNF recogniser of tests/support.
 """
 
 from __future__ import annotations
 
+import sys
 from contextlib import aclosing
+from pathlib import Path
 
+import pytest
+from openmono.executor import LocalExecutor
 from openmono.llm import (
     ChatMessage,
     HTTPStatusError,
@@ -22,20 +28,28 @@ from openmono.llm import (
     Usage,
 )
 from openmono.llm._pick import pick_messages, verbs
+from openmono.loop import ToolCatalog, WorkerTools
+from openmono.permissions import asks_change
+from openmono_worker import WorkerSettings
 
 from tests.support.gbnf import Grammar
 from tests.support.scripted_model import ScriptedModel, reply
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "bench"))
+from _eval_tasks import SETS
 
-def _tool(name: str, writes: bool, key: str) -> ToolSpec:
+
+def _tool(name: str, writes: bool, key: str, shell: bool = False) -> ToolSpec:
     schema = {"type": "object", "properties": {key: {"type": "string"}}, "required": [key]}
-    return ToolSpec(name=name, description=f"{name}.", parameters=schema, writes=writes)
+    return ToolSpec(
+        name=name, description=f"{name}.", parameters=schema, writes=writes, shell=shell
+    )
 
 
 READ = _tool("FileRead", False, "file_path")
 GREP = _tool("Grep", False, "pattern")
 WRITE = _tool("FileWrite", True, "file_path")
-BASH = _tool("Bash", False, "command")
+BASH = _tool("Bash", False, "command", shell=True)
 TOOLS = [READ, GREP, WRITE, BASH]
 ASK = "Which file contains the word pineapple?"
 CALL = '<tool_call>\n{"name": "Grep", "arguments": {"pattern": "pineapple"}}\n</tool_call>'
@@ -48,10 +62,17 @@ class Llama(ScriptedModel):
 
 
 async def _run(
-    pick: str, script: list[list[StreamEvent] | Exception], messages: list[ChatMessage]
+    pick: str,
+    script: list[list[StreamEvent] | Exception],
+    messages: list[ChatMessage],
+    repick: str = "off",
 ) -> tuple[Llama, list[StreamEvent]]:
     inner = Llama(script)
-    settings = LLMSettings(tool_protocol="prompted", tool_pick=pick)  # type: ignore[arg-type]
+    settings = LLMSettings(
+        tool_protocol="prompted",
+        tool_pick=pick,
+        tool_repick=repick,
+    )
     model = PromptedTools(inner, settings)
     await model.probe()
     async with aclosing(model.stream(messages, TOOLS)) as events:
@@ -111,6 +132,98 @@ async def test_after_a_tool_result_the_model_goes_on_unpicked() -> None:
     instruction = ChatMessage(role="user", content="Send that call again.", from_loop=True)
     inner, _ = await _run("two_step", [reply("ok")], [*_asked(), instruction])
     assert len(inner.requests) == 1
+
+
+FIX = "Fix the typo recieve in mail.py."
+EDIT = '<tool_call>\n{"name": "FileWrite", "arguments": {"file_path": "mail.py"}}\n</tool_call>'
+
+
+def _after(request: str, *calls: tuple[str, str]) -> list[ChatMessage]:
+    """`request`, then each (tool, result) of the turn so far."""
+    out = _asked(request)
+    for i, (name, result) in enumerate(calls):
+        call = ToolCall(id=f"c{i}", name=name, arguments="{}")
+        out += [
+            ChatMessage(role="assistant", content="", tool_calls=[call]),
+            ChatMessage(role="tool", tool_call_id=f"c{i}", content=result),
+        ]
+    return out
+
+
+async def test_a_change_request_that_only_read_is_asked_again_among_the_changers() -> None:
+    # the 135M model picked `read` for "Fix the typo recieve in mail.py", read the file, then
+    # described the fix in prose (held-out task h_edit_typo)
+    history = _after(FIX, ("FileRead", "def recieve(box):"))
+    inner, got = await _run("two_step", [reply("write"), reply(EDIT)], history, "after_read")
+    assert len(inner.requests) == 2
+    asked = Grammar(inner.grammars[0] or "")
+    assert asked.accepts("write") and asked.accepts("run") and asked.accepts("answer")
+    assert not asked.accepts("read") and not asked.accepts("search")
+    assert inner.requests[0][0][-1].content == FIX  # asked about the request, not the result
+    call_only = Grammar(inner.grammars[1] or "")
+    assert call_only.accepts(EDIT) and not call_only.accepts("I fixed it.")
+    assert [e.name for e in got if isinstance(e, ToolCallComplete)] == ["FileWrite"]
+    # `answer` leaves the reply free: prose, or any call
+    inner, _ = await _run("two_step", [reply("answer"), reply("Done.")], history, "after_read")
+    free = Grammar(inner.grammars[1] or "")
+    assert free.accepts("Done.") and free.accepts(CALL)
+
+
+@pytest.mark.parametrize(
+    ("history", "repick"),
+    [
+        (_after(FIX, ("FileRead", "def recieve(box):")), "off"),  # the setting
+        (_after(ASK, ("Grep", "fruit.py:1: pineapple")), "after_read"),  # only reads
+        (_after("How do I fix the typo?", ("FileRead", "x")), "after_read"),  # asks about one
+        # a change was made in the turn (a failed one too): the model goes on, asked nothing
+        (_after(FIX, ("FileRead", "x"), ("FileWrite", "Error: ...")), "after_read"),
+        (_after(FIX, ("Bash", "ok")), "after_read"),
+        (_after(FIX, ("FileRead", "x"))[:-1], "after_read"),  # the call's result not in yet
+    ],
+)
+async def test_nothing_is_asked_again_otherwise(history: list[ChatMessage], repick: str) -> None:
+    inner, _ = await _run("two_step", [reply("ok")], history, repick)
+    assert len(inner.requests) == 1 and Grammar(inner.grammars[0] or "").accepts("ok")
+
+
+@pytest.mark.parametrize(
+    ("message", "asks"),
+    [
+        ("Fix the typo recieve in mail.py.", True),
+        ("The port in server.toml should be 9090, not 8000. Please update it.", True),
+        ("could you add a .gitignore?", True),
+        ("Where is formatPrice used? Then rename it to showPrice.", True),
+        ("Please make it faster", True),
+        ("How do I rename it?", False),  # a question about a change
+        ("In which file should I rename it?", False),
+        ("could you check deploy/terraform.tfvars and tell me the region?", False),  # a path
+        ("Which region do we deploy to?", False),
+        ("What does the script it runs print?", False),  # a description
+        ("The variable tmp should be called buffer.", False),  # no change word: missed
+        ("yes, go ahead", False),
+        ("/commit", False),
+        ("", False),
+    ],
+)
+def test_what_asks_for_a_change(message: str, asks: bool) -> None:
+    assert asks_change(message) is asks
+
+
+def test_the_eval_sets_change_requests_and_reads() -> None:
+    # no read task of any set asks for a change (after a read it would be offered the writers);
+    # the change tasks that do not are listed, so a rule change that loses one shows
+    tasks = [t for tasks in SETS.values() for t in tasks]
+    assert [t.id for t in tasks if t.intent == "read" and asks_change(t.prompt)] == []
+    missed = [t.id for t in tasks if t.intent != "read" and not asks_change(t.prompt)]
+    assert missed == ["b_run_python", "b_edit_var"]
+
+
+def test_the_catalog_marks_the_shell_and_the_writers(tmp_path: Path) -> None:
+    catalog = ToolCatalog([WorkerTools(LocalExecutor(WorkerSettings(data_dir=tmp_path)))])
+    marked = {spec.name: spec for spec in catalog.for_mode("agent")}
+    assert marked["Bash"].shell and not marked["Bash"].writes
+    assert marked["FileWrite"].writes and not marked["FileWrite"].shell
+    assert not (marked["FileRead"].writes or marked["FileRead"].shell)
 
 
 def test_verbs_for_core_tools_names_for_the_rest() -> None:

@@ -95,6 +95,9 @@ class LLMSettings(BaseModel):
     # the workspace has (or, for a tool that writes, one it names to create); "off": any string
     # (openmono.llm._ground)
     tool_ground: Annotated[Literal["off", "named"], APPLIES] = "named"
+    # with two_step: a request that asks for a change and has only read is asked its action again
+    # when the result comes in, among the tools that change something (openmono.llm._pick)
+    tool_repick: Annotated[Literal["off", "after_read"], APPLIES] = "off"
     max_tokens: Annotated[int | None, APPLIES] = Field(default=None, ge=1)
     temperature: Annotated[float | None, APPLIES] = Field(default=None, ge=0)
     # Used until `/props` answers; the probe's real n_ctx replaces it.

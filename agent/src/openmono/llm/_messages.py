@@ -67,7 +67,9 @@ class ToolSpec(BaseModel):
     `writes`: the tool changes files (its facts say so); never sent, it lets the prompted
     protocol leave writers out of a request that only reads (`_intent`). `paths`: the arguments
     that name a path (its facts' `path_params`); never sent, they let the prompted protocol hold
-    the picked call to the paths the request names (`_ground`)."""
+    the picked call to the paths the request names (`_ground`). `shell`: the tool runs a command
+    (its facts' `shell_param`); never sent, it lets `_pick` offer the shell among the tools that
+    change something (a move or a delete is a command)."""
 
     model_config = ConfigDict(frozen=True)
 
@@ -76,6 +78,7 @@ class ToolSpec(BaseModel):
     parameters: dict[str, Any] = Field(default_factory=lambda: {"type": "object", "properties": {}})
     writes: bool = Field(default=False, exclude=True)  # not in a dump: token estimates stay as sent
     paths: tuple[str, ...] = Field(default=(), exclude=True)
+    shell: bool = Field(default=False, exclude=True)
 
     def to_wire(self) -> dict[str, Any]:
         return {

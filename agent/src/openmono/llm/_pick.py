@@ -19,7 +19,16 @@ Verbs, not tool names: asked to reply with a name, the 135M model said FileRead 
 almost every request (and never "none"); with verbs the request's own words ("run", "list",
 "create") point at the choice. Measured in the eval (docs/agent-eval.md). Only the turn's first
 request is picked for: once a result is in, the model decides between answering and another call
-as before. Both requests' tokens are counted (one `Usage`).
+as before, with one exception (`llm.tool_repick`):
+
+    after_read  a request that asks for a change (`permissions.asks_change`: "Fix the typo in
+                mail.py", "Delete old.tmp"), whose turn has so far only read, is asked again
+                when a result comes in, among the tools that change something (writers and the
+                shell) and `answer`. The 135M model picked `read` for six of the held-out change
+                requests, read the file, then described the change in prose instead of making
+                it. Once a changing call was made in the turn, nothing is asked again.
+
+Both requests' tokens are counted (one `Usage`).
 """
 
 from __future__ import annotations
@@ -31,8 +40,10 @@ from openmono.llm._examples import PLAIN, chosen_scenes
 from openmono.llm._grammar import literal
 from openmono.llm._messages import ChatMessage, ToolSpec
 from openmono.llm._prompted import tool_line
+from openmono.permissions import asks_change
 
 ToolPick = Literal["off", "two_step"]
+ToolRepick = Literal["off", "after_read"]
 NONE = "answer"
 PICK_MAX_TOKENS = 8
 
@@ -60,6 +71,30 @@ def opens_turn(messages: Sequence[ChatMessage]) -> str | None:
     if last.role != "user" or last.from_loop or not last.content:
         return None
     return last.content
+
+
+def after_read(
+    messages: Sequence[ChatMessage], tools: Sequence[ToolSpec]
+) -> tuple[str, list[ToolSpec]] | None:
+    """For `after_read`: the request and the tools that change something, when a result just
+    came in for a request that asks for a change and no call of the turn changed anything yet;
+    else None (the model goes on as before)."""
+    if not messages or messages[-1].role != "tool":
+        return None
+    start = next(
+        (i for i in range(len(messages) - 1, -1, -1)
+         if messages[i].role == "user" and messages[i].content and not messages[i].from_loop),
+        None,
+    )  # fmt: skip
+    if start is None:
+        return None
+    changers = [t for t in tools if t.writes or t.shell]
+    names = {t.name for t in changers}
+    turn = messages[start + 1 :]
+    if not changers or any(c.name in names for m in turn for c in m.tool_calls):
+        return None
+    request = messages[start].content or ""
+    return (request, changers) if asks_change(request) else None
 
 
 def verbs(tools: Sequence[ToolSpec]) -> dict[str, ToolSpec]:

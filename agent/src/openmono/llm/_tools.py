@@ -10,7 +10,9 @@ how the model was shown its tools (`_protocol` decides from the setting and the 
               reply; in a request that only reads, writers may be left out of the examples, or of
               everything the model sees (`_intent`, `llm.tool_intent`); a turn's first request may
               be asked its action first and then allowed only that tool's calls (`_pick`,
-              `llm.tool_pick`), their path one the request names (`_ground`, `llm.tool_ground`); a
+              `llm.tool_pick`; a change request that has only read, again among the tools that
+              change something: `llm.tool_repick`), their path one the request names (`_ground`,
+              `llm.tool_ground`); a
               server that refuses the grammar gets the request again without it, and from then on
               none (said once, as a `Note`)
 
@@ -51,7 +53,14 @@ from openmono.llm._ground import Grounding, grounded
 from openmono.llm._intent import latest_request, shown_tools
 from openmono.llm._messages import ChatMessage, ModelInfo, ToolSpec, estimate_tokens
 from openmono.llm._model import Model
-from openmono.llm._pick import PICK_MAX_TOKENS, opens_turn, pick_grammar, pick_messages, picked
+from openmono.llm._pick import (
+    PICK_MAX_TOKENS,
+    after_read,
+    opens_turn,
+    pick_grammar,
+    pick_messages,
+    picked,
+)
 from openmono.llm._prompted import prompted_messages, prompted_overhead
 from openmono.llm._protocol import ProtocolChoice, ToolProtocol, ToolSupport, choose_protocol
 from openmono.llm._wire import error_message
@@ -72,6 +81,7 @@ class PromptedTools(Generic[M]):
         self.recover = settings.recover_text_calls
         self.intent = settings.tool_intent
         self.pick = settings.tool_pick
+        self.repick = settings.tool_repick
         self.ground = settings.tool_ground
         # set by the session that knows the workspace (`openmono.agent`); None: nothing is held
         self.grounding: Grounding | None = None
@@ -127,12 +137,12 @@ class PromptedTools(Generic[M]):
             shown = shown_tools(offered, latest_request(messages), self.intent)
             offered = shown.block
             chosen: ToolSpec | None = None
-            opening = opens_turn(messages)
             if ours and offered and self.grammar and self.takes_grammar:
-                if self.pick == "two_step" and opening is not None:
-                    chosen, before = await self._pick(offered, opening, temperature)
-                if chosen is not None and opening is not None:
-                    held = await self._held(chosen, opening)
+                asked = self._to_pick(messages, offered)
+                if asked is not None:
+                    chosen, before = await self._pick(asked[1], asked[0], temperature)
+                if chosen is not None and asked is not None:
+                    held = await self._held(chosen, asked[0])
                     grammar = tool_grammar([held or chosen], prose=False)
                 else:
                     grammar = tool_grammar(offered)
@@ -171,6 +181,17 @@ class PromptedTools(Generic[M]):
                 aclose = getattr(events, "aclose", None)
                 if aclose is not None:
                     await aclose()
+
+    def _to_pick(
+        self, messages: Sequence[ChatMessage], offered: list[ToolSpec]
+    ) -> tuple[str, list[ToolSpec]] | None:
+        """The request step 1 is asked about and the tools it may pick (`_pick`), or None."""
+        if self.pick != "two_step":
+            return None
+        opening = opens_turn(messages)
+        if opening is not None:
+            return opening, offered
+        return after_read(messages, offered) if self.repick == "after_read" else None
 
     async def _held(self, tool: ToolSpec, request: str) -> ToolSpec | None:
         """`tool` with its path arguments held to the paths `request` names (`_ground`), or None

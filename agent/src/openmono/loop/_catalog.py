@@ -67,12 +67,15 @@ class ToolCatalog:
 
     def for_mode(self, mode: Mode) -> list[ToolSpec]:
         """What the model sees in `mode` (read-only modes: read-only tools, shell, conversation),
-        each spec marked with whether the tool writes and which arguments are paths (the prompted
-        protocol reads both)."""
+        each spec marked with whether the tool writes, which arguments are paths and whether it
+        runs commands (the prompted protocol reads all three)."""
         shown = [t for t, _ in self.entries().values() if offered_in(mode, t.facts)]
-        return [
-            t.spec
-            if (t.spec.writes, t.spec.paths) == (t.facts.writes, t.facts.path_params)
-            else t.spec.model_copy(update={"writes": t.facts.writes, "paths": t.facts.path_params})
-            for t in shown
-        ]
+        return [_marked(t.spec, t.facts) for t in shown]
+
+
+def _marked(spec: ToolSpec, facts: ToolFacts) -> ToolSpec:
+    """`spec` marked with what its facts say (the spec itself when it already is)."""
+    marks = {"writes": facts.writes, "paths": facts.path_params, "shell": bool(facts.shell_param)}
+    if all(getattr(spec, key) == value for key, value in marks.items()):
+        return spec
+    return spec.model_copy(update=marks)

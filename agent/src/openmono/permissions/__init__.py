@@ -21,7 +21,7 @@ from openmono.permissions._engine import (
     session_pattern,
 )
 from openmono.permissions._errors import PermissionsError
-from openmono.permissions._floor import FLOOR_MESSAGE, read_only_task, writes_call
+from openmono.permissions._floor import FLOOR_MESSAGE, asks_change, read_only_task, writes_call
 from openmono.permissions._modes import mode_denial, offered_in
 from openmono.permissions._subjects import call_paths, pattern_matches, resolve_path
 
@@ -36,6 +36,7 @@ __all__ = [
     "PermissionEngine",
     "PermissionRequest",
     "PermissionsError",
+    "asks_change",
     "builtin_denial",
     "call_paths",
     "dangerous_reason",

@@ -105,6 +105,42 @@ def read_only_task(message: str) -> bool:
     return True
 
 
+# a sentence that opens with one asks about a change ("How do I rename it?"), not for one
+_WH = frozenset({"what", "which", "who", "whom", "whose", "where", "when", "why", "how"})
+# a change word after one describes ("the region we deploy to", "the script it runs")
+_DESCRIBING = frozenset({"i", "we", "they", "it", "he", "she", "that", "which", "who"})
+_SENTENCE = re.compile(r"[.?!;]+(?:\s+|$)|\n+")
+# a path or file name names no action ("deploy/main.tf", "build.sh")
+_PATH = re.compile(r"\S*(?:/|\w\.\w)\S*")
+
+
+def asks_change(message: str) -> bool:
+    """Does the user's `message` ask for a change? Positive evidence, unlike `not
+    read_only_task`: one of its sentences that does not open as a wh-question has a change word
+    of rule 2 (module docstring) that no subject before it turns into a description. "Where is f
+    used? Then rename it" asks; "yes, go ahead", "tmp should be called buffer" and "which region
+    do we deploy to?" do not."""
+    text = message.strip().lower().replace("\u2019", "'")
+    if not text or text.startswith("/"):
+        return False
+    sentences = _SENTENCE.split(_PATH.sub(" ", text))
+    return any(_asks(_WORD.findall(sentence)) for sentence in sentences)
+
+
+def _asks(words: list[str]) -> bool:
+    if len(words) > 1 and words[0] in _PREPOSITIONS:
+        words = words[1:]
+    if not words or _uncontracted(words[0]) in _WH:
+        return False
+    for i, word in enumerate(words):
+        before = words[i - 1] if i else ""
+        if word in _CHANGE_WORDS and before not in _DESCRIBING:
+            return True
+        if word in _WEAK_WORDS and (i == 0 or before in _REQUEST_BEFORE):
+            return True
+    return False
+
+
 def _uncontracted(word: str) -> str:
     """`word` without its contraction: "what's" -> "what", "doesn't" -> "does"."""
     if word.endswith("n't"):
