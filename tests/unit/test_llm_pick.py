@@ -29,7 +29,7 @@ from openmono.llm import (
 )
 from openmono.llm._pick import pick_messages, verbs
 from openmono.loop import ToolCatalog, WorkerTools
-from openmono.permissions import asks_change
+from openmono.permissions import asks_change, read_only_task
 from openmono_worker import WorkerSettings
 
 from tests.support.gbnf import Grammar
@@ -186,25 +186,25 @@ async def test_nothing_is_asked_again_otherwise(history: list[ChatMessage], repi
     assert len(inner.requests) == 1 and Grammar(inner.grammars[0] or "").accepts("ok")
 
 
-@pytest.mark.parametrize(
-    ("message", "asks"),
-    [
-        ("Fix the typo recieve in mail.py.", True),
-        ("The port in server.toml should be 9090, not 8000. Please update it.", True),
-        ("could you add a .gitignore?", True),
-        ("Where is formatPrice used? Then rename it to showPrice.", True),
-        ("Please make it faster", True),
-        ("How do I rename it?", False),  # a question about a change
-        ("In which file should I rename it?", False),
-        ("could you check deploy/terraform.tfvars and tell me the region?", False),  # a path
-        ("Which region do we deploy to?", False),
-        ("What does the script it runs print?", False),  # a description
-        ("The variable tmp should be called buffer.", False),  # no change word: missed
-        ("yes, go ahead", False),
-        ("/commit", False),
-        ("", False),
-    ],
-)
+_ASKS = [
+    ("Fix the typo recieve in mail.py.", True),
+    ("The port in server.toml should be 9090, not 8000. Please update it.", True),
+    ("could you add a .gitignore?", True),
+    ("Where is formatPrice used? Then rename it to showPrice.", True),
+    ("Please make it faster", True),
+    ("How do I rename it?", False),  # a question about a change
+    ("In which file should I rename it?", False),
+    ("could you check deploy/terraform.tfvars and tell me the region?", False),  # a path
+    ("Which region do we deploy to?", False),
+    ("What does the script it runs print?", False),  # a description
+    ("The variable tmp should be called buffer.", False),  # no change word: missed
+    ("yes, go ahead", False),
+    ("/commit", False),
+    ("", False),
+]
+
+
+@pytest.mark.parametrize(("message", "asks"), _ASKS)
 def test_what_asks_for_a_change(message: str, asks: bool) -> None:
     assert asks_change(message) is asks
 
@@ -216,6 +216,13 @@ def test_the_eval_sets_change_requests_and_reads() -> None:
     assert [t.id for t in tasks if t.intent == "read" and asks_change(t.prompt)] == []
     missed = [t.id for t in tasks if t.intent != "read" and not asks_change(t.prompt)]
     assert missed == ["b_run_python", "b_edit_var"]
+
+
+def test_no_request_the_floor_reads_as_read_only_asks_for_a_change() -> None:
+    # so the re-pick never offers the writers in a turn the safety floor guards
+    messages = [t.prompt for tasks in SETS.values() for t in tasks]
+    messages += [m for m, _ in _ASKS] + ["What's the port? We set it in app.py", "Show make.log"]
+    assert [m for m in messages if asks_change(m) and read_only_task(m)] == []
 
 
 def test_the_catalog_marks_the_shell_and_the_writers(tmp_path: Path) -> None:
