@@ -251,6 +251,9 @@ def test_doctor_says_when_the_action_is_picked_first() -> None:
     both = _family_check(info, LLMSettings()).detail
     assert "tool_pick" in both and "tool_ground" in both
     assert "tool_ground" not in _family_check(info, LLMSettings(tool_ground="off")).detail
+    again = _family_check(info, LLMSettings(tool_repick="after_read")).detail
+    assert "tool_repick" in again
+    assert "tool_repick" not in _family_check(info, LLMSettings(tool_repick="off")).detail
     assert "tool_pick" not in _family_check(info, LLMSettings(tool_pick="off")).detail
     native = ModelInfo(model="Qwen3", tool_protocol="native")
     assert "tool_pick" not in _family_check(native, LLMSettings()).detail

@@ -141,6 +141,8 @@ def _family_check(info: ModelInfo, llm: LLMSettings) -> Check:
             examples += "; a turn's first request is asked its action first (tool_pick)"
             if llm.tool_ground == "named":
                 examples += ", its path one the request names (tool_ground)"
+            if llm.tool_repick == "after_read":
+                examples += "; a change request that only read is asked again (tool_repick)"
     else:
         examples = "no worked examples (native: the template renders the tools)"
     detail = f"{info.family or 'unknown'} · template: {info.template or 'unknown'} · {examples}"
