@@ -446,11 +446,88 @@ HELDOUT2: list[Task] = [
     ),
 ]  # fmt: skip
 
+# A third held-out set (`--heldout3`), written on 2026-12-06 13:50 UTC, before any model saw it,
+# to validate `llm.tool_repick` (built on sets A and B's change requests, so neither can): most of
+# its tasks ask for a change, many in words that are no change verb the harness lists ("swap",
+# "turn off", "get rid of", "start a file", "I need a file").
+HELDOUT3: list[Task] = [
+    Task(
+        "c_read_timezone", "read", "Which timezone is set in config/locale.ini?",
+        says("Europe/Lisbon"),
+        {"config/locale.ini": "[locale]\ntimezone = Europe/Lisbon\nlang = pt\n"},
+    ),
+    Task(
+        "c_read_license", "read", "tell me the license named in package.json", says("MPL-2.0"),
+        {"package.json": '{"name": "kite", "version": "0.3.0", "license": "MPL-2.0"}\n'},
+    ),
+    Task(
+        "c_read_pyversion", "read", "What Python version does .python-version pin?",
+        says("3.12.4"), {".python-version": "3.12.4\n"},
+    ),
+    Task(
+        "c_search_class", "search", "Which file defines the class LedgerEntry?",
+        says("entries.py"),
+        {"models/entries.py": "class LedgerEntry:\n    pass\n",
+         "models/base.py": "class Base:\n    pass\n"},
+    ),
+    Task(
+        "c_list_fixtures", "search", "list the files in tests/fixtures", says("a.json", "b.json"),
+        {"tests/fixtures/a.json": "{}\n", "tests/fixtures/b.json": "[]\n",
+         "tests/test_x.py": "\n"},
+    ),
+    Task(
+        "c_run_echo", "run", "Use the shell to echo kestrel and tell me what it printed.",
+        ran_and_says("kestrel"), asks="run",
+    ),
+    Task(
+        "c_run_rmdir", "run", "Get rid of the tmp directory.", gone("tmp", "src/main.py"),
+        {"tmp/cache.bin": "x\n", "src/main.py": "\n"}, asks="write",
+    ),
+    Task(
+        "c_run_copy", "run", "Copy notes.txt to backup/notes.txt.",
+        file_is("backup/notes.txt", "n1"), {"notes.txt": "n1\n"}, asks="write",
+    ),
+    Task(
+        "c_write_changelog", "write", "Start a CHANGELOG.md whose first line is: # Changelog",
+        file_is("CHANGELOG.md", "# Changelog"),
+    ),
+    Task(
+        "c_write_json", "write", 'I need a file config.json containing {"debug": true}',
+        file_is("config.json", '{"debug": true}'),
+    ),
+    Task(
+        "c_edit_append", "edit", "Append the line beta=2 to settings.env",
+        file_has("settings.env", ["alpha=1", "beta=2"], []), {"settings.env": "alpha=1\n"},
+    ),
+    Task(
+        "c_edit_swap", "edit", "Swap the word red for blue in theme.css.",
+        file_has("theme.css", ["color: blue"], ["red"]), {"theme.css": "body { color: red; }\n"},
+    ),
+    Task(
+        "c_edit_debug", "edit", "Turn debug off in app.ini (it is on now).",
+        file_has("app.ini", ["debug = off", "name = kite"], ["debug = on"]),
+        {"app.ini": "[app]\ndebug = on\nname = kite\n"},
+    ),
+    Task(
+        "c_edit_rename_fn", "edit", "Rename the function calc_totl to calc_total in math_utils.py.",
+        file_has("math_utils.py", ["def calc_total("], ["calc_totl"]),
+        {"math_utils.py": "def calc_totl(xs):\n    return sum(xs)\n"},
+    ),
+    Task(
+        "c_edit_drop_line", "edit", "Remove the line that says DEBUG=1 from .env.",
+        file_has(".env", ["PORT=80"], ["DEBUG=1"]), {".env": "PORT=80\nDEBUG=1\n"},
+    ),
+    Task(
+        "c_plain_boil", "plain", "At what temperature in Celsius does water boil at sea level?",
+        says("100"), needs_tool=False,
+    ),
+]  # fmt: skip
+
 # The default (`make bench`) run: one task of each kind that needs a tool, and one control.
 QUICK = ["read_port", "write_hello", "edit_flag", "run_touch", "list_assets", "plain_capital"]
 
 
-SETS = {"tasks": TASKS, "heldout": HELDOUT, "heldout2": HELDOUT2}
+SETS = {"tasks": TASKS, "heldout": HELDOUT, "heldout2": HELDOUT2, "heldout3": HELDOUT3}
 
 
 def select(names: str | None, sets: list[str]) -> list[Task]:

@@ -29,6 +29,7 @@ bundled SmolLM2 and its tool template on a free port, stopped at the end. Temper
     uv run python bench/agent_eval.py --full          # all 24 tasks
     uv run python bench/agent_eval.py --heldout       # the 15 held-out tasks (never tuned on)
     uv run python bench/agent_eval.py --heldout2      # a second held-out set (16 tasks)
+    uv run python bench/agent_eval.py --heldout3      # a third (16 tasks, mostly changes)
     uv run python bench/agent_eval.py --floor         # writes allowed as --allow '*', not
                                                       # --yolo: the safety floor applies
     uv run python bench/agent_eval.py --model gemma3-270m         # a second family (Gemma 3)
@@ -416,6 +417,7 @@ def main() -> None:
         help="the held-out tasks (bench/_eval_tasks.py HELDOUT: never tuned on; with --full, both)",
     )
     ap.add_argument("--heldout2", action="store_true", help="the second held-out set (HELDOUT2)")
+    ap.add_argument("--heldout3", action="store_true", help="the third held-out set (HELDOUT3)")
     ap.add_argument("--tasks", help="comma-separated task ids or regexes")
     ap.add_argument("--protocols", default="native,prompted,grammar")
     ap.add_argument("--max-iterations", type=int, default=5)
@@ -480,7 +482,8 @@ def main() -> None:
     if unknown:
         raise SystemExit(f"unknown protocol(s) {unknown}; choose from {list(PROTOCOLS)}")
     sets = [n for n, on in [("tasks", args.full), ("heldout", args.heldout),
-                             ("heldout2", args.heldout2)] if on]  # fmt: skip
+                             ("heldout2", args.heldout2), ("heldout3", args.heldout3)]
+            if on]  # fmt: skip
     tasks = select(args.tasks, sets)
     if not tasks:
         raise SystemExit("no task matches --tasks")

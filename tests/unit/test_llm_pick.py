@@ -215,7 +215,10 @@ def test_the_eval_sets_change_requests_and_reads() -> None:
     tasks = [t for tasks in SETS.values() for t in tasks]
     assert [t.id for t in tasks if t.intent == "read" and asks_change(t.prompt)] == []
     missed = [t.id for t in tasks if t.intent != "read" and not asks_change(t.prompt)]
-    assert missed == ["b_run_python", "b_edit_var"]
+    assert missed == [
+        "b_run_python", "b_edit_var", "c_run_echo", "c_run_rmdir", "c_write_json", "c_edit_swap",
+        "c_edit_debug",
+    ]  # fmt: skip
 
 
 def test_no_request_the_floor_reads_as_read_only_asks_for_a_change() -> None:

@@ -25,7 +25,7 @@ from openmono.permissions import PermissionEngine, PermissionRequest, read_only_
 from openmono_worker import WorkerSettings
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "bench"))
-from _eval_tasks import HELDOUT, HELDOUT2, TASKS
+from _eval_tasks import HELDOUT, HELDOUT2, HELDOUT3, TASKS
 
 READ_TASK = "What does a.txt say?"
 REFUSED = "the user's request asks to read, list or explain"
@@ -39,7 +39,11 @@ def test_no_write_task_of_the_eval_reads_as_read_only() -> None:
 def test_no_held_out_write_task_reads_as_read_only() -> None:
     # the floor was not tuned on the held-out set, so only the direction that costs the user a
     # change they asked for is held here; which held-out reads it misses is in docs/agent-eval.md
-    wrongly = [t.id for t in HELDOUT + HELDOUT2 if t.intent != "read" and read_only_task(t.prompt)]
+    wrongly = [
+        t.id
+        for t in HELDOUT + HELDOUT2 + HELDOUT3
+        if t.intent != "read" and read_only_task(t.prompt)
+    ]
     assert wrongly == []
 
 
