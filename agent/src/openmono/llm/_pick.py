@@ -26,7 +26,14 @@ as before, with one exception (`llm.tool_repick`):
                 when a result comes in, among the tools that change something (writers and the
                 shell) and `answer`. The 135M model picked `read` for six of the held-out change
                 requests, read the file, then described the change in prose instead of making
-                it. Once a changing call was made in the turn, nothing is asked again.
+                it. Once a changing call was made in the turn, nothing is asked again. Asked
+                as the first step is, it picked `run` for most edit requests (the shell's
+                example came last: no scene word in common) and, once the shell was left out,
+                `answer` (after the examples of questions that need no tool). So the request's
+                first change verb says which tools are offered, those that write files or the
+                shell (`MADE_WITH`: "fix" is a file's change, "delete" a command), its tool's
+                example goes last, and there is no example of a question; `answer` stays
+                allowed.
 
 Both requests' tokens are counted (one `Usage`).
 """
@@ -34,13 +41,14 @@ Both requests' tokens are counted (one `Usage`).
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Literal
 
 from openmono.llm._examples import PLAIN, chosen_scenes
 from openmono.llm._grammar import literal
 from openmono.llm._messages import ChatMessage, ToolSpec
 from openmono.llm._prompted import tool_line
-from openmono.permissions import asks_change
+from openmono.permissions import change_verbs
 
 ToolPick = Literal["off", "two_step"]
 ToolRepick = Literal["off", "after_read"]
@@ -62,6 +70,39 @@ _PLAIN2 = "Who wrote the novel Moby-Dick?"
 _PLAIN = "no file or command needed, answer from what you know"
 
 
+# Which tool each change verb (`permissions.CHANGE_VERBS`) is usually made with.
+MADE_WITH: dict[str, tuple[str, ...]] = {
+    "FileEdit": (
+        "edit", "change", "modify", "update", "replace", "rename", "fix", "patch", "refactor",
+        "rewrite", "insert", "append", "format", "reformat", "bump", "convert", "translate",
+        "configure", "enable", "disable", "sort", "set",
+    ),
+    "FileWrite": (
+        "create", "write", "add", "generate", "implement", "save", "store", "put", "scaffold",
+        "overwrite", "init", "initialize", "make",
+    ),
+    "Bash": (
+        "run", "execute", "exec", "launch", "start", "stop", "kill", "restart", "install",
+        "uninstall", "upgrade", "downgrade", "commit", "push", "merge", "rebase", "checkout",
+        "revert", "reset", "undo", "move", "copy", "touch", "mkdir", "rm", "mv", "cp", "chmod",
+        "chown", "clean", "deploy", "migrate", "download", "upload", "compile", "build", "test",
+        "delete", "remove", "drop", "truncate", "split", "apply",
+    ),
+}  # fmt: skip
+_TOOL_OF = {verb: tool for tool, verbs in MADE_WITH.items() for verb in verbs}
+
+
+@dataclass(frozen=True)
+class Ask:
+    """What step 1 is asked: about `request`, among `tools`, `last`'s example nearest, with the
+    examples of questions that need no tool or (`plain` False) without."""
+
+    request: str
+    tools: list[ToolSpec]
+    last: str | None = None
+    plain: bool = True
+
+
 def opens_turn(messages: Sequence[ChatMessage]) -> str | None:
     """The request when the user's words are the last message (a fresh turn), else None: after a
     tool result, or after the loop's own instruction, the model goes on as before."""
@@ -73,9 +114,7 @@ def opens_turn(messages: Sequence[ChatMessage]) -> str | None:
     return last.content
 
 
-def after_read(
-    messages: Sequence[ChatMessage], tools: Sequence[ToolSpec]
-) -> tuple[str, list[ToolSpec]] | None:
+def after_read(messages: Sequence[ChatMessage], tools: Sequence[ToolSpec]) -> Ask | None:
     """For `after_read`: the request and the tools that change something, when a result just
     came in for a request that asks for a change and no call of the turn changed anything yet;
     else None (the model goes on as before)."""
@@ -94,7 +133,17 @@ def after_read(
     if not changers or any(c.name in names for m in turn for c in m.tool_calls):
         return None
     request = messages[start].content or ""
-    return (request, changers) if asks_change(request) else None
+    asked = change_verbs(request)
+    if not asked:
+        return None
+    made_with = [_TOOL_OF[v] for v in asked if _TOOL_OF.get(v) in names]
+    if not made_with:
+        return Ask(request, changers, plain=False)
+    tool = next(t for t in changers if t.name == made_with[0])
+    # a file's change among the tools that write files, a command's among the shells: offered
+    # the shell for "Fix the typo in mail.py", the 135M model ran a command every time
+    kind = [t for t in changers if t.shell == tool.shell]
+    return Ask(request, kind, tool.name, plain=False)
 
 
 def verbs(tools: Sequence[ToolSpec]) -> dict[str, ToolSpec]:
@@ -106,8 +155,12 @@ def verbs(tools: Sequence[ToolSpec]) -> dict[str, ToolSpec]:
     return out
 
 
-def pick_messages(tools: Sequence[ToolSpec], request: str) -> list[ChatMessage]:
-    """Step 1's conversation: the choice asked of the model for `request` among `tools`."""
+def pick_messages(
+    tools: Sequence[ToolSpec], request: str, last: str | None = None, plain: bool = True
+) -> list[ChatMessage]:
+    """Step 1's conversation: the choice asked of the model for `request` among `tools` (`last`:
+    the tool whose example goes nearest the request, whatever the words say; `plain`: with the
+    examples of questions that need no tool)."""
     words = verbs(tools)
     lines = "\n".join(
         f"- {w}: {VERBS[t.name][1]}" if t.name in VERBS else tool_line(t).replace(t.name, w, 1)
@@ -115,9 +168,9 @@ def pick_messages(tools: Sequence[ToolSpec], request: str) -> list[ChatMessage]:
     )
     said = {t.name: w for w, t in words.items()}
     out = [ChatMessage(role="system", content=_ASK.format(lines=lines, none=NONE, plain=_PLAIN))]
-    scenes = chosen_scenes(tools, request, limit=len(tools))
+    scenes = chosen_scenes(tools, request, limit=len(tools), last=last)
     for i, (name, scene) in enumerate(scenes):
-        if i == 1:  # as in the worked examples: the plain question between, not at an end
+        if i == 1 and plain:  # as in the worked examples: the plain question between, not at an end
             out += [
                 ChatMessage(role="user", content=PLAIN[0]),
                 ChatMessage(role="assistant", content=NONE),
@@ -126,14 +179,14 @@ def pick_messages(tools: Sequence[ToolSpec], request: str) -> list[ChatMessage]:
             ChatMessage(role="user", content=scene.request),
             ChatMessage(role="assistant", content=said[name]),
         ]
-        if i == len(scenes) - 3:
+        if i == len(scenes) - 3 and plain:
             # one plain question was not enough: the 135M model picked `read` for "What is 12
             # plus 30?" and "What is the capital of France?"; with a second, `answer` for both
             out += [
                 ChatMessage(role="user", content=_PLAIN2),
                 ChatMessage(role="assistant", content=NONE),
             ]
-    if len(scenes) < 2:
+    if len(scenes) < 2 and plain:
         out += [
             ChatMessage(role="user", content=PLAIN[0]),
             ChatMessage(role="assistant", content=NONE),

@@ -55,6 +55,7 @@ from openmono.llm._messages import ChatMessage, ModelInfo, ToolSpec, estimate_to
 from openmono.llm._model import Model
 from openmono.llm._pick import (
     PICK_MAX_TOKENS,
+    Ask,
     after_read,
     opens_turn,
     pick_grammar,
@@ -140,9 +141,9 @@ class PromptedTools(Generic[M]):
             if ours and offered and self.grammar and self.takes_grammar:
                 asked = self._to_pick(messages, offered)
                 if asked is not None:
-                    chosen, before = await self._pick(asked[1], asked[0], temperature)
+                    chosen, before = await self._pick(asked, temperature)
                 if chosen is not None and asked is not None:
-                    held = await self._held(chosen, asked[0])
+                    held = await self._held(chosen, asked.request)
                     grammar = tool_grammar([held or chosen], prose=False)
                 else:
                     grammar = tool_grammar(offered)
@@ -182,15 +183,13 @@ class PromptedTools(Generic[M]):
                 if aclose is not None:
                     await aclose()
 
-    def _to_pick(
-        self, messages: Sequence[ChatMessage], offered: list[ToolSpec]
-    ) -> tuple[str, list[ToolSpec]] | None:
-        """The request step 1 is asked about and the tools it may pick (`_pick`), or None."""
+    def _to_pick(self, messages: Sequence[ChatMessage], offered: list[ToolSpec]) -> Ask | None:
+        """What step 1 is asked (`_pick`), or None: no step 1 for this request."""
         if self.pick != "two_step":
             return None
         opening = opens_turn(messages)
         if opening is not None:
-            return opening, offered
+            return Ask(opening, offered)
         return after_read(messages, offered) if self.repick == "after_read" else None
 
     async def _held(self, tool: ToolSpec, request: str) -> ToolSpec | None:
@@ -205,18 +204,18 @@ class PromptedTools(Generic[M]):
         return grounded(tool, named) if named is not None else None
 
     async def _pick(
-        self, tools: list[ToolSpec], request: str, temperature: float | None
+        self, asked: Ask, temperature: float | None
     ) -> tuple[ToolSpec | None, Usage | None]:
         """Step 1 of `two_step` (`_pick`): the tool `request` needs, or None (no tool, or the
         pick failed: the request then goes as without the step)."""
         text: list[str] = []
         usage = None
         events = self.inner.stream(
-            pick_messages(tools, request),
+            pick_messages(asked.tools, asked.request, asked.last, asked.plain),
             None,
             max_tokens=PICK_MAX_TOKENS,
             temperature=temperature,
-            grammar=pick_grammar(tools),
+            grammar=pick_grammar(asked.tools),
         )
         try:
             async for event in events:
@@ -230,7 +229,7 @@ class PromptedTools(Generic[M]):
             aclose = getattr(events, "aclose", None)
             if aclose is not None:
                 await aclose()
-        return picked("".join(text), tools), usage
+        return picked("".join(text), asked.tools), usage
 
 
 def _plus(event: StreamEvent, before: Usage | None) -> StreamEvent:

@@ -21,11 +21,19 @@ from openmono.permissions._engine import (
     session_pattern,
 )
 from openmono.permissions._errors import PermissionsError
-from openmono.permissions._floor import FLOOR_MESSAGE, asks_change, read_only_task, writes_call
+from openmono.permissions._floor import (
+    CHANGE_VERBS,
+    FLOOR_MESSAGE,
+    asks_change,
+    change_verbs,
+    read_only_task,
+    writes_call,
+)
 from openmono.permissions._modes import mode_denial, offered_in
 from openmono.permissions._subjects import call_paths, pattern_matches, resolve_path
 
 __all__ = [
+    "CHANGE_VERBS",
     "FLOOR_MESSAGE",
     "MODES",
     "Action",
@@ -39,6 +47,7 @@ __all__ = [
     "asks_change",
     "builtin_denial",
     "call_paths",
+    "change_verbs",
     "dangerous_reason",
     "is_protected",
     "is_safe_read_only",

@@ -59,7 +59,13 @@ _WEAK = ["set", "make"]
 _REQUEST_BEFORE = frozenset({
     "you", "please", "to", "and", "then", "also", "now", "just", "lets", "let's", "i'll", "we'll",
 })  # fmt: skip
-_IRREGULAR = ["wrote", "written", "ran", "built", "undone"]
+_IRREGULAR = {
+    "wrote": "write",
+    "written": "write",
+    "ran": "run",
+    "built": "build",
+    "undone": "undo",
+}
 _WORD = re.compile(r"[a-z']+")
 # "what's", "where're", "isn't": the question word under the contraction opens the message
 _CONTRACTION = re.compile(r"'(?:s|re|ve|d|ll|m)$")
@@ -79,10 +85,12 @@ def _inflections(verb: str) -> set[str]:
     return forms
 
 
-_CHANGE_WORDS = frozenset(
-    {form for verb in _CHANGE for form in _inflections(verb)} | set(_IRREGULAR)
-)
-_WEAK_WORDS = frozenset({form for verb in _WEAK for form in _inflections(verb)} | {"made"})
+# each form of a change verb -> the verb
+_CHANGE_FORMS = {form: verb for verb in _CHANGE for form in _inflections(verb)} | _IRREGULAR
+_WEAK_FORMS = {form: verb for verb in _WEAK for form in _inflections(verb)} | {"made": "make"}
+_CHANGE_WORDS = frozenset(_CHANGE_FORMS)
+_WEAK_WORDS = frozenset(_WEAK_FORMS)
+CHANGE_VERBS = (*_CHANGE, *_WEAK)
 
 
 def read_only_task(message: str) -> bool:
@@ -120,25 +128,31 @@ def asks_change(message: str) -> bool:
     of rule 2 (module docstring) that no subject before it turns into a description. "Where is f
     used? Then rename it" asks; "yes, go ahead", "tmp should be called buffer" and "which region
     do we deploy to?" do not."""
+    return bool(change_verbs(message))
+
+
+def change_verbs(message: str) -> list[str]:
+    """The change verbs (of `CHANGE_VERBS`) `message` asks for, in its order (`asks_change`)."""
     text = message.strip().lower().replace("\u2019", "'")
     if not text or text.startswith("/"):
-        return False
+        return []
     sentences = _SENTENCE.split(_PATH.sub(" ", text))
-    return any(_asks(_WORD.findall(sentence)) for sentence in sentences)
+    return [verb for sentence in sentences for verb in _asked(_WORD.findall(sentence))]
 
 
-def _asks(words: list[str]) -> bool:
+def _asked(words: list[str]) -> list[str]:
     if len(words) > 1 and words[0] in _PREPOSITIONS:
         words = words[1:]
     if not words or _uncontracted(words[0]) in _WH:
-        return False
+        return []
+    out = []
     for i, word in enumerate(words):
         before = words[i - 1] if i else ""
-        if word in _CHANGE_WORDS and before not in _DESCRIBING:
-            return True
-        if word in _WEAK_WORDS and (i == 0 or before in _REQUEST_BEFORE):
-            return True
-    return False
+        if word in _CHANGE_FORMS and before not in _DESCRIBING:
+            out.append(_CHANGE_FORMS[word])
+        elif word in _WEAK_FORMS and (i == 0 or before in _REQUEST_BEFORE):
+            out.append(_WEAK_FORMS[word])
+    return out
 
 
 def _uncontracted(word: str) -> str:
