@@ -66,6 +66,7 @@ async def _run(
     script: list[list[StreamEvent] | Exception],
     messages: list[ChatMessage],
     repick: str = "off",
+    tools: list[ToolSpec] = TOOLS,
 ) -> tuple[Llama, list[StreamEvent]]:
     inner = Llama(script)
     settings = LLMSettings(
@@ -75,7 +76,7 @@ async def _run(
     )
     model = PromptedTools(inner, settings)
     await model.probe()
-    async with aclosing(model.stream(messages, TOOLS)) as events:
+    async with aclosing(model.stream(messages, tools)) as events:
         got = [e async for e in events]
     return inner, got
 
@@ -135,6 +136,7 @@ async def test_after_a_tool_result_the_model_goes_on_unpicked() -> None:
 
 
 FIX = "Fix the typo recieve in mail.py."
+WITH_EDIT = [*TOOLS, _tool("FileEdit", True, "file_path")]
 EDIT = '<tool_call>\n{"name": "FileWrite", "arguments": {"file_path": "mail.py"}}\n</tool_call>'
 
 
@@ -154,35 +156,42 @@ async def test_a_change_request_that_only_read_is_asked_again_among_the_changers
     # the 135M model picked `read` for "Fix the typo recieve in mail.py", read the file, then
     # described the fix in prose (held-out task h_edit_typo)
     history = _after(FIX, ("FileRead", "def recieve(box):"))
-    inner, got = await _run("two_step", [reply("write"), reply(EDIT)], history, "after_read")
+    script = [reply("write"), reply(EDIT)]
+    inner, got = await _run("two_step", script, history, "after_read", WITH_EDIT)
     assert len(inner.requests) == 2
     asked = Grammar(inner.grammars[0] or "")
-    assert asked.accepts("write") and asked.accepts("run") and asked.accepts("answer")
+    assert asked.accepts("write") and asked.accepts("edit") and asked.accepts("answer")
     assert not asked.accepts("read") and not asked.accepts("search")
+    assert not asked.accepts("run")  # a file's change: the tools that write files
     assert inner.requests[0][0][-1].content == FIX  # asked about the request, not the result
     call_only = Grammar(inner.grammars[1] or "")
     assert call_only.accepts(EDIT) and not call_only.accepts("I fixed it.")
     assert [e.name for e in got if isinstance(e, ToolCallComplete)] == ["FileWrite"]
     # `answer` leaves the reply free: prose, or any call
-    inner, _ = await _run("two_step", [reply("answer"), reply("Done.")], history, "after_read")
+    script = [reply("answer"), reply("Done.")]
+    inner, _ = await _run("two_step", script, history, "after_read", WITH_EDIT)
     free = Grammar(inner.grammars[1] or "")
     assert free.accepts("Done.") and free.accepts(CALL)
 
 
 @pytest.mark.parametrize(
-    ("history", "repick"),
+    ("history", "repick", "tools"),
     [
-        (_after(FIX, ("FileRead", "def recieve(box):")), "off"),  # the setting
-        (_after(ASK, ("Grep", "fruit.py:1: pineapple")), "after_read"),  # only reads
-        (_after("How do I fix the typo?", ("FileRead", "x")), "after_read"),  # asks about one
+        (_after(FIX, ("FileRead", "def recieve(box):")), "off", WITH_EDIT),  # the setting
+        (_after(ASK, ("Grep", "fruit.py:1: pineapple")), "after_read", WITH_EDIT),  # only reads
+        (_after("How do I fix the typo?", ("FileRead", "x")), "after_read", WITH_EDIT),  # asks
         # a change was made in the turn (a failed one too): the model goes on, asked nothing
-        (_after(FIX, ("FileRead", "x"), ("FileWrite", "Error: ...")), "after_read"),
-        (_after(FIX, ("Bash", "ok")), "after_read"),
-        (_after(FIX, ("FileRead", "x"))[:-1], "after_read"),  # the call's result not in yet
+        (_after(FIX, ("FileRead", "x"), ("FileWrite", "Error: ...")), "after_read", WITH_EDIT),
+        (_after(FIX, ("Bash", "ok")), "after_read", WITH_EDIT),
+        (_after(FIX, ("FileRead", "x"))[:-1], "after_read", WITH_EDIT),  # no result yet
+        # "fix" is made with FileEdit; a mode that does not offer it is asked nothing
+        (_after(FIX, ("FileRead", "x")), "after_read", TOOLS),
     ],
 )
-async def test_nothing_is_asked_again_otherwise(history: list[ChatMessage], repick: str) -> None:
-    inner, _ = await _run("two_step", [reply("ok")], history, repick)
+async def test_nothing_is_asked_again_otherwise(
+    history: list[ChatMessage], repick: str, tools: list[ToolSpec]
+) -> None:
+    inner, _ = await _run("two_step", [reply("ok")], history, repick, tools)
     assert len(inner.requests) == 1 and Grammar(inner.grammars[0] or "").accepts("ok")
 
 

@@ -137,8 +137,8 @@ def after_read(messages: Sequence[ChatMessage], tools: Sequence[ToolSpec]) -> As
     if not asked:
         return None
     made_with = [_TOOL_OF[v] for v in asked if _TOOL_OF.get(v) in names]
-    if not made_with:
-        return Ask(request, changers, plain=False)
+    if not made_with:  # a mode that offers no such tool (plan: the shell alone): nothing to ask
+        return None
     tool = next(t for t in changers if t.name == made_with[0])
     # a file's change among the tools that write files, a command's among the shells: offered
     # the shell for "Fix the typo in mail.py", the 135M model ran a command every time
