@@ -23,17 +23,16 @@ as before, with one exception (`llm.tool_repick`):
 
     after_read  a request that asks for a change (`permissions.asks_change`: "Fix the typo in
                 mail.py", "Delete old.tmp"), whose turn has so far only read, is asked again
-                when a result comes in, among the tools that change something (writers and the
-                shell) and `answer`. The 135M model picked `read` for six of the held-out change
-                requests, read the file, then described the change in prose instead of making
-                it. Once a changing call was made in the turn, nothing is asked again. Asked
-                as the first step is, it picked `run` for most edit requests (the shell's
-                example came last: no scene word in common) and, once the shell was left out,
-                `answer` (after the examples of questions that need no tool). So the request's
-                first change verb says which tools are offered, those that write files or the
-                shell (`MADE_WITH`: "fix" is a file's change, "delete" a command), its tool's
-                example goes last, and there is no example of a question; `answer` stays
-                allowed.
+                when a result comes in. The 135M model picked `read` for six of the held-out
+                change requests, read the file, then described the change in prose instead of
+                making it. Offered every tool that changes something, it then picked `run` for
+                most edits (with no scene word in common the shell's example came last); offered
+                the writers, `answer` (after the examples of questions that need no tool). So
+                the request's first change verb says what is offered (`MADE_WITH`: "fix" is a
+                file's change, made among the tools that write files; "delete" a command, among
+                the shells), that tool's example goes last, no question is shown, and `answer`
+                stays allowed. Once a call of the turn changed something, or tried to, nothing
+                is asked again.
 
 Both requests' tokens are counted (one `Usage`).
 """
@@ -51,7 +50,6 @@ from openmono.llm._prompted import tool_line
 from openmono.permissions import change_verbs
 
 ToolPick = Literal["off", "two_step"]
-ToolRepick = Literal["off", "after_read"]
 NONE = "answer"
 PICK_MAX_TOKENS = 8
 

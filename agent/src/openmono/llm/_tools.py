@@ -10,11 +10,10 @@ how the model was shown its tools (`_protocol` decides from the setting and the 
               reply; in a request that only reads, writers may be left out of the examples, or of
               everything the model sees (`_intent`, `llm.tool_intent`); a turn's first request may
               be asked its action first and then allowed only that tool's calls (`_pick`,
-              `llm.tool_pick`; a change request that has only read, again among the tools that
-              change something: `llm.tool_repick`), their path one the request names (`_ground`,
-              `llm.tool_ground`); a
-              server that refuses the grammar gets the request again without it, and from then on
-              none (said once, as a `Note`)
+              `llm.tool_pick`; a change request that has only read is asked again after the
+              result: `llm.tool_repick`), their path one the request names (`_ground`,
+              `llm.tool_ground`); a server that refuses the grammar gets the request again without
+              it, and from then on none (said once, as a `Note`)
 
 Either way a call the model writes into its answer is read back from the text (`textcalls`; under
 `native` unless `llm.recover_text_calls` is off) and its markup never reaches the text. Shown as it

@@ -20,6 +20,12 @@ used? Then rename it"), even "don't change anything" (the floor would rather mis
 task than refuse a change the user asked for). `bench/_eval_tasks.py`'s write tasks are a unit
 test of this: none of them may read as read-only.
 
+`asks_change` is the other direction, for `llm.tool_repick` (a change request that has only read
+is asked its action again): positive evidence that the message asks for a change. One of its
+sentences (paths and file names left out: "deploy/main.tf" names no action) does not open as a
+wh-question and has a change word of rule 2 whose word before it is not a subject that makes it a
+description ("the region we deploy to"). A message that asks for a change is never read-only.
+
 `writes_call` is what counts as a write: a tool that declares `writes` (FileWrite, FileEdit,
 ...), or a shell command that is not one of the read-only commands (`is_safe_read_only`, the
 same test ask mode applies).
