@@ -74,8 +74,16 @@ def test_every_read_task_of_the_eval_reads_as_read_only() -> None:
         # "In which file is MAX_RETRIES defined?" (held-out task b_search_const)
         ("In which file is MAX_RETRIES defined?", True),
         ("From where does the config load?", True),
-        ("In main.py, show me the config", False),
+        ("In main.py, show me the config", True),  # the path aside, it opens with "show"
         ("In which file should I rename it?", False),
+        # a path names no action: Gemma 3 270M wrote test/fixtures.txt when asked "list the files
+        # in tests/fixtures" (held-out set C, defaults, --yolo): the word "tests" had counted as
+        # asking for a test, so the request was shown every writer
+        ("list the files in tests/fixtures", True),
+        ("What does build.sh print?", True),
+        ("Show me deploy/main.tf", True),
+        ("Show me deploy/main.tf, then deploy it", False),
+        ("Read build.log and fix the build", False),
         ("Let's rename it", False),
         ("yes, go ahead", False),
         ("Don't change anything, just look", False),
@@ -162,12 +170,18 @@ def test_auto_edit_refuses_a_write_in_a_read_task(tmp_path: Path, ws: Path) -> N
 
 
 @pytest.mark.parametrize(
-    "task", ["What's inside the scripts folder?", "In which file is MAX_RETRIES defined?"]
+    "task",
+    [
+        "What's inside the scripts folder?",
+        "In which file is MAX_RETRIES defined?",
+        "list the files in tests/fixtures",
+    ],
 )
 def test_a_contracted_or_prefixed_question_is_held_to_reading_too(
     tmp_path: Path, ws: Path, task: str
 ) -> None:
-    # the held-out tasks where Gemma 3 270M wrote a file: before, neither opened a question
+    # the held-out tasks where Gemma 3 270M wrote a file: before, neither of the first two opened
+    # a question, and the third's path named a test
     engine = PermissionEngine(ws, allow=("FileWrite",))
     (write,), _ = _run(tmp_path, engine, [WRITE], task)
     assert not write.ok and REFUSED in write.content

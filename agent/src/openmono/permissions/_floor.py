@@ -9,7 +9,8 @@ says "read-only" only when both hold:
    `what's`, `doesn't`, or after a preposition, "In which file") or a reading verb (`read`,
    `show`, `list`, `find`, `explain`, `count`, ...);
 2. no word of it asks for a change: `create`, `write`, `edit`, `change`, `fix`, `rename`, `add`,
-   `delete`, `run`, `install`, `commit`, ... in any inflection (`changed`, `writing`, `wrote`).
+   `delete`, `run`, `install`, `commit`, ... in any inflection (`changed`, `writing`, `wrote`);
+   paths and file names aside, which name no action (`tests/fixtures`, `build.sh`).
    Mentioning a build or a test counts (answering may mean running them). Two verbs that are
    also nouns or participles (`set`, `make`) count only after a word that makes them a request
    (`you set`, `please make`, `and set`, `to make`), so "What port does server.ini set?" reads.
@@ -97,6 +98,8 @@ _WEAK_FORMS = {form: verb for verb in _WEAK for form in _inflections(verb)} | {"
 _CHANGE_WORDS = frozenset(_CHANGE_FORMS)
 _WEAK_WORDS = frozenset(_WEAK_FORMS)
 CHANGE_VERBS = (*_CHANGE, *_WEAK)
+# a path or file name names no action ("deploy/main.tf", "build.sh")
+_PATH = re.compile(r"\S*(?:/|\w\.\w)\S*")
 
 
 def read_only_task(message: str) -> bool:
@@ -104,7 +107,7 @@ def read_only_task(message: str) -> bool:
     text = message.strip().lower().replace("\u2019", "'")
     if not text or text.startswith("/"):
         return False
-    words = _WORD.findall(text)
+    words = _WORD.findall(_PATH.sub(" ", text))
     while words and words[0] == "please":
         words = words[1:]
     if len(words) > 1 and words[0] in _PREPOSITIONS and _uncontracted(words[1]) in _OPENERS:
@@ -124,8 +127,6 @@ _WH = frozenset({"what", "which", "who", "whom", "whose", "where", "when", "why"
 # a change word after one describes ("the region we deploy to", "the script it runs")
 _DESCRIBING = frozenset({"i", "we", "they", "it", "he", "she", "that", "which", "who"})
 _SENTENCE = re.compile(r"[.?!;]+(?:\s+|$)|\n+")
-# a path or file name names no action ("deploy/main.tf", "build.sh")
-_PATH = re.compile(r"\S*(?:/|\w\.\w)\S*")
 
 
 def asks_change(message: str) -> bool:
