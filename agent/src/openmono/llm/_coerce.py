@@ -40,9 +40,23 @@ def resolve_ref(schema: Mapping[str, Any], root: Mapping[str, Any]) -> Mapping[s
     return schema
 
 
+def forms(schema: Mapping[str, Any]) -> list[list[str]] | None:
+    """An object's alternative forms, each the keys it requires: an `anyOf` whose branches only
+    name required keys (FileEdit: `old_string` and `new_string`, or `edits`); None otherwise."""
+    branches = schema.get("anyOf")
+    if "properties" not in schema or not isinstance(branches, list) or not branches:
+        return None
+    if not all(isinstance(b, Mapping) and set(b) == {"required"} for b in branches):
+        return None
+    return [list(b["required"]) for b in branches]
+
+
 def _types(schema: Mapping[str, Any], root: Mapping[str, Any]) -> list[Mapping[str, Any]]:
-    """The alternatives a value may take: anyOf/oneOf branches or the schema itself."""
+    """The alternatives a value may take: anyOf/oneOf branches or the schema itself (an object's
+    forms are one object)."""
     schema = resolve_ref(schema, root)
+    if forms(schema) is not None:
+        return [schema]
     branches = schema.get("anyOf") or schema.get("oneOf")
     if isinstance(branches, list):
         return [resolve_ref(b, root) for b in branches if isinstance(b, Mapping)]

@@ -11,8 +11,10 @@ llama-server takes a per-request `grammar` and only samples tokens it allows. Th
 and the arguments follow the tool's JSON schema: required keys present, optional ones allowed in
 the schema's order, no other keys, values of the declared type (string, integer, number, boolean,
 null, arrays, nested objects, `$ref`s to `$defs`, `anyOf`), enums spelt out, a string's
-`minLength` and an integer's `minimum`/`maximum`. What a schema cannot say (one field or another,
-a `maxLength`) is left to the tool's own validation, which reports it to the model.
+`minLength` and an integer's `minimum`/`maximum`, and an object's alternative forms (an `anyOf`
+of `required` lists, as FileEdit's: each form's keys required, the other forms' left out). What a
+schema does not say (a `maxLength`, old and new text that differ) is left to the tool's own
+validation, which reports it to the model.
 
 `prose` is a small automaton: a state per prefix of "<tool_" matched so far, so the text may hold
 "<" and "<tool" but never "<tool_" outside a call. A small model that starts to invent a
@@ -29,7 +31,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from openmono.llm._calltext import CALL_CLOSE, CALL_OPEN
-from openmono.llm._coerce import resolve_ref
+from openmono.llm._coerce import forms, resolve_ref
 from openmono.llm._messages import ToolSpec
 
 MAX_CALLS = 4
@@ -120,7 +122,7 @@ class _Builder:
             body = " | ".join(_json_literal(v) for v in schema["enum"])
             return self.add(f"{hint}-enum", body)
         branches = schema.get("anyOf") or schema.get("oneOf")
-        if isinstance(branches, list) and branches:
+        if isinstance(branches, list) and branches and forms(schema) is None:
             alts = [self.value(b, root, hint, depth + 1) for b in branches]
             return self.add(hint, " | ".join(dict.fromkeys(alts)))
         kind = schema.get("type")
@@ -145,6 +147,19 @@ class _Builder:
         self, schema: Mapping[str, Any], root: Mapping[str, Any], hint: str, depth: int
     ) -> str:
         props = schema.get("properties")
+        shapes = forms(schema)
+        if shapes is not None and isinstance(props, Mapping):
+            # one object per form: its keys required and not null, another form's left out
+            alts = []
+            for i, keys in enumerate(shapes):
+                others = {k for j, o in enumerate(shapes) if j != i for k in o} - set(keys)
+                kept = {
+                    k: _given(v) if k in keys else v for k, v in props.items() if k not in others
+                }
+                alts.append(self.object({
+                    "properties": kept, "required": [*(schema.get("required") or ()), *keys],
+                }, root, f"{hint}-form{i}", depth))  # fmt: skip
+            return self.add(f"{hint}-args", " | ".join(dict.fromkeys(alts)))
         if not isinstance(props, Mapping) or not props:
             closed = schema.get("additionalProperties") is False
             return self.add(f"{hint}-empty", '"{" ws "}"') if closed else "object"
@@ -172,6 +187,18 @@ class _Builder:
 
         inner = rest(0, True)
         return self.add(f"{hint}-args", f'"{{" ws {inner} ws "}}"' if inner else '"{" ws "}"')
+
+
+def _given(schema: Any) -> Any:
+    """`schema` without its `null` branch (a form's key is given, not null)."""
+    branches = schema.get("anyOf") if isinstance(schema, Mapping) else None
+    if not isinstance(branches, list):
+        return schema
+    kept = [b for b in branches if not (isinstance(b, Mapping) and b.get("type") == "null")]
+    if len(kept) == len(branches) or not kept:
+        return schema
+    rest = {k: v for k, v in schema.items() if k != "anyOf"}
+    return {**rest, **kept[0]} if len(kept) == 1 else {**rest, "anyOf": kept}
 
 
 def int_range(lo: Any, hi: Any) -> str:

@@ -31,7 +31,14 @@ class Edit(BaseModel):
 
 
 class Params(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    # the two forms in the schema too, so a grammar (and a model reading it) can keep to one: a
+    # call with a new_string and no old_string was the 135M model's most common invalid call
+    model_config = ConfigDict(
+        extra="forbid",
+        json_schema_extra={
+            "anyOf": [{"required": ["old_string", "new_string"]}, {"required": ["edits"]}]
+        },
+    )
 
     file_path: str = Field(
         min_length=1,
