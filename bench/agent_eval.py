@@ -36,7 +36,7 @@ bundled SmolLM2 and its tool template on a free port, stopped at the end. Temper
     uv run python bench/agent_eval.py --intent off    # the levers off (llm.tool_intent)
     uv run python bench/agent_eval.py --pick off      # one request a turn (llm.tool_pick)
     uv run python bench/agent_eval.py --ground off    # the picked call's path free (tool_ground)
-    uv run python bench/agent_eval.py --repick after_read  # a change request asked again after a
+    uv run python bench/agent_eval.py --repick off    # a change request not asked again after a
                                                       # read (llm.tool_repick)
     uv run python bench/agent_eval.py --full --endpoint http://gpu-box:47480 --key K \\
         --protocols native,grammar --timeout 600      # a bigger model (docs/agent-eval.md)
@@ -464,9 +464,9 @@ def main() -> None:
     ap.add_argument(
         "--repick",
         choices=["off", "after_read"],
-        default="off",
-        help="llm.tool_repick for every run (after_read: with two_step, a change request that "
-        "has only read is asked its action again, among the tools that change something)",
+        default="after_read",
+        help="llm.tool_repick for every run (after_read, the default: with two_step, a change "
+        "request that has only read is asked its action again; off: never)",
     )
     ap.add_argument(
         "--floor",

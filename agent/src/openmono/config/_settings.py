@@ -96,8 +96,10 @@ class LLMSettings(BaseModel):
     # (openmono.llm._ground)
     tool_ground: Annotated[Literal["off", "named"], APPLIES] = "named"
     # with two_step: a request that asks for a change and has only read is asked its action again
-    # when the result comes in, among the tools that change something (openmono.llm._pick)
-    tool_repick: Annotated[Literal["off", "after_read"], APPLIES] = "off"
+    # when the result comes in, among the tools its change verb is made with (openmono.llm._pick);
+    # the default since it raised the bundled model's right kinds on three held-out sets and lost
+    # no task on either family measured (agent-eval.md)
+    tool_repick: Annotated[Literal["off", "after_read"], APPLIES] = "after_read"
     max_tokens: Annotated[int | None, APPLIES] = Field(default=None, ge=1)
     temperature: Annotated[float | None, APPLIES] = Field(default=None, ge=0)
     # Used until `/props` answers; the probe's real n_ctx replaces it.
