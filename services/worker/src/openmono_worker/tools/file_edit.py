@@ -31,8 +31,8 @@ class Edit(BaseModel):
 
 
 class Params(BaseModel):
-    # the two forms in the schema too, so a grammar (and a model reading it) can keep to one: a
-    # call with a new_string and no old_string was the 135M model's most common invalid call
+    # the two forms in the schema too, so a grammar (and a model reading it) can keep to one: the
+    # 135M model wrote a new_string and no old_string four times in a row in two held-out tasks
     model_config = ConfigDict(
         extra="forbid",
         json_schema_extra={
