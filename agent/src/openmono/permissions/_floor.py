@@ -95,31 +95,44 @@ def _inflections(verb: str) -> set[str]:
 # each form of a change verb -> the verb
 _CHANGE_FORMS = {form: verb for verb in _CHANGE for form in _inflections(verb)} | _IRREGULAR
 _WEAK_FORMS = {form: verb for verb in _WEAK for form in _inflections(verb)} | {"made": "make"}
-_CHANGE_WORDS = frozenset(_CHANGE_FORMS)
-_WEAK_WORDS = frozenset(_WEAK_FORMS)
 CHANGE_VERBS = (*_CHANGE, *_WEAK)
 # a path or file name names no action ("deploy/main.tf", "build.sh")
 _PATH = re.compile(r"\S*(?:/|\w\.\w)\S*")
 
 
-def read_only_task(message: str) -> bool:
-    """Does the user's `message` only ask to read, list or explain (see the module docstring)?"""
+def _text(message: str) -> str | None:
+    """`message` as the rules read it: lower case, straight apostrophes, paths and file names
+    left out; None for an empty message or a slash command."""
     text = message.strip().lower().replace("\u2019", "'")
     if not text or text.startswith("/"):
+        return None
+    return _PATH.sub(" ", text)
+
+
+def _verb_at(words: list[str], i: int) -> str | None:
+    """The change verb `words[i]` is (rule 2: a weak one only after a word that makes it a
+    request), or None."""
+    word = words[i]
+    if word in _CHANGE_FORMS:
+        return _CHANGE_FORMS[word]
+    if word in _WEAK_FORMS and (i == 0 or words[i - 1] in _REQUEST_BEFORE):
+        return _WEAK_FORMS[word]
+    return None
+
+
+def read_only_task(message: str) -> bool:
+    """Does the user's `message` only ask to read, list or explain (see the module docstring)?"""
+    text = _text(message)
+    if text is None:
         return False
-    words = _WORD.findall(_PATH.sub(" ", text))
+    words = _WORD.findall(text)
     while words and words[0] == "please":
         words = words[1:]
     if len(words) > 1 and words[0] in _PREPOSITIONS and _uncontracted(words[1]) in _OPENERS:
         words = words[1:]
     if not words or _uncontracted(words[0]) not in _OPENERS:
         return False
-    for i, word in enumerate(words):
-        if word in _CHANGE_WORDS:
-            return False
-        if word in _WEAK_WORDS and (i == 0 or words[i - 1] in _REQUEST_BEFORE):
-            return False
-    return True
+    return all(_verb_at(words, i) is None for i in range(len(words)))
 
 
 # a sentence that opens with one asks about a change ("How do I rename it?"), not for one
@@ -140,11 +153,10 @@ def asks_change(message: str) -> bool:
 
 def change_verbs(message: str) -> list[str]:
     """The change verbs (of `CHANGE_VERBS`) `message` asks for, in its order (`asks_change`)."""
-    text = message.strip().lower().replace("\u2019", "'")
-    if not text or text.startswith("/"):
+    text = _text(message)
+    if text is None:
         return []
-    sentences = _SENTENCE.split(_PATH.sub(" ", text))
-    return [verb for sentence in sentences for verb in _asked(_WORD.findall(sentence))]
+    return [verb for sentence in _SENTENCE.split(text) for verb in _asked(_WORD.findall(sentence))]
 
 
 def _asked(words: list[str]) -> list[str]:
@@ -152,14 +164,8 @@ def _asked(words: list[str]) -> list[str]:
         words = words[1:]
     if not words or _uncontracted(words[0]) in _WH:
         return []
-    out = []
-    for i, word in enumerate(words):
-        before = words[i - 1] if i else ""
-        if word in _CHANGE_FORMS and before not in _DESCRIBING:
-            out.append(_CHANGE_FORMS[word])
-        elif word in _WEAK_FORMS and (i == 0 or before in _REQUEST_BEFORE):
-            out.append(_WEAK_FORMS[word])
-    return out
+    verbs = [(i, _verb_at(words, i)) for i in range(len(words))]
+    return [verb for i, verb in verbs if verb and (i == 0 or words[i - 1] not in _DESCRIBING)]
 
 
 def _uncontracted(word: str) -> str:
