@@ -41,9 +41,16 @@ def latest_request(messages: Sequence[ChatMessage]) -> str | None:
     """The user's latest words (a tool result is a `tool` message, never a `user` one; the
     loop's own instructions are passed over: a continuation's "send that call again, ... append
     the rest with FileEdit" is not the user asking for a change)."""
-    for message in reversed(messages):
+    at = request_at(messages)
+    return None if at is None else messages[at].content
+
+
+def request_at(messages: Sequence[ChatMessage]) -> int | None:
+    """Where the user's latest words are (`latest_request`): the turn is what follows."""
+    for i in range(len(messages) - 1, -1, -1):
+        message = messages[i]
         if message.role == "user" and message.content and not message.from_loop:
-            return message.content
+            return i
     return None
 
 

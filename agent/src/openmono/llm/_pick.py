@@ -45,6 +45,7 @@ from typing import Literal
 
 from openmono.llm._examples import PLAIN, chosen_scenes
 from openmono.llm._grammar import literal
+from openmono.llm._intent import request_at
 from openmono.llm._messages import ChatMessage, ToolSpec
 from openmono.llm._prompted import tool_line
 from openmono.permissions import change_verbs
@@ -116,19 +117,12 @@ def after_read(messages: Sequence[ChatMessage], tools: Sequence[ToolSpec]) -> As
     """For `after_read`: the request and the tools that change something, when a result just
     came in for a request that asks for a change and no call of the turn changed anything yet;
     else None (the model goes on as before)."""
-    if not messages or messages[-1].role != "tool":
-        return None
-    start = next(
-        (i for i in range(len(messages) - 1, -1, -1)
-         if messages[i].role == "user" and messages[i].content and not messages[i].from_loop),
-        None,
-    )  # fmt: skip
-    if start is None:
+    start = request_at(messages)
+    if start is None or messages[-1].role != "tool":
         return None
     changers = [t for t in tools if t.writes or t.shell]
     names = {t.name for t in changers}
-    turn = messages[start + 1 :]
-    if not changers or any(c.name in names for m in turn for c in m.tool_calls):
+    if any(c.name in names for m in messages[start + 1 :] for c in m.tool_calls):
         return None
     request = messages[start].content or ""
     asked = change_verbs(request)
